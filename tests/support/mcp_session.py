@@ -1,0 +1,179 @@
+"""Run a verifiers Toolset module as a real MCP server process with a real state channel.
+
+This is what verifiers does for a shared (per-eval) toolset, minus the interception server: the
+server process gets `VF_CONFIG` and `VF_STATE_SECRET`; each rollout reaches it through signed URL
+parameters naming its state route; the state channel here is a small aiohttp server that keeps one
+JSON state per route, as the interception server keeps one `trace.state` per rollout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+from aiohttp import web
+from mcp.client import Client
+from verifiers.v1.mcp.server import (
+    STATE_ROUTE_PARAM,
+    STATE_SIGNATURE_PARAM,
+    STATE_URL_PARAM,
+    state_signature,
+)
+
+SECRET = "test-state-secret"
+START_DEADLINE_S = 30.0
+
+
+@dataclass
+class StateChannel:
+    """Per-route JSON states behind `GET/PUT /state`, authenticated like the interception server."""
+
+    states: dict[str, dict] = field(default_factory=dict)
+    url: str = ""
+
+    def app(self) -> web.Application:
+        async def get(request: web.Request) -> web.Response:
+            if request.headers.get("Authorization") != f"Bearer {SECRET}":
+                return web.json_response({"error": "unauthorized"}, status=401)
+            route = request.headers.get("X-Verifiers-State-Route", "")
+            return web.json_response(self.states.get(route, {}))
+
+        async def put(request: web.Request) -> web.Response:
+            if request.headers.get("Authorization") != f"Bearer {SECRET}":
+                return web.json_response({"error": "unauthorized"}, status=401)
+            route = request.headers.get("X-Verifiers-State-Route", "")
+            self.states[route] = await request.json()
+            return web.json_response({"ok": True})
+
+        app = web.Application()
+        app.router.add_get("/state", get)
+        app.router.add_put("/state", put)
+        return app
+
+
+@contextlib.contextmanager
+def state_channel() -> Iterator[StateChannel]:
+    """Serve a StateChannel on 127.0.0.1 from a background thread."""
+    channel = StateChannel()
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    runner = web.AppRunner(channel.app())
+
+    async def start() -> None:
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        channel.url = f"http://127.0.0.1:{port}/state"
+        ready.set()
+
+    thread = threading.Thread(target=lambda: (loop.run_until_complete(start()), loop.run_forever()), daemon=True)
+    thread.start()
+    if not ready.wait(START_DEADLINE_S):
+        raise RuntimeError("state channel did not start")
+    try:
+        yield channel
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+@dataclass
+class ToolsetProcess:
+    """A running toolset server; `client(route)` opens an MCP session for one rollout."""
+
+    port: int
+    channel: StateChannel
+    log_path: Path
+
+    def url(self, route: str) -> str:
+        query = urlencode(
+            {
+                STATE_URL_PARAM: self.channel.url,
+                STATE_ROUTE_PARAM: route,
+                STATE_SIGNATURE_PARAM: state_signature(SECRET, self.channel.url, route),
+            }
+        )
+        return f"http://127.0.0.1:{self.port}/mcp?{query}"
+
+    def client(self, route: str, state: dict | None = None) -> Client:
+        """An MCP client for rollout `route`, whose state starts as `state` (if given)."""
+        if state is not None:
+            self.channel.states[route] = state
+        return Client(self.url(route))
+
+    def state(self, route: str) -> dict:
+        return self.channel.states.get(route, {})
+
+
+@contextlib.contextmanager
+def running_toolset(module: str, config: dict | None = None) -> Iterator[ToolsetProcess]:
+    """Start `python -m module` as verifiers would start a shared toolset, and stop it after."""
+    with state_channel() as channel, tempfile.TemporaryDirectory() as tmp:
+        port_file = Path(tmp) / "port"
+        log_path = Path(tmp) / "server.log"
+        env = {
+            **os.environ,
+            "VF_CONFIG": json.dumps(config or {}),
+            "VF_STATE_SECRET": SECRET,
+            "MCP_HOST": "127.0.0.1",
+            "MCP_PORT": "0",
+            "MCP_PORT_FILE": str(port_file),
+        }
+        env.pop("VF_STATE_URL", None)
+        tests_dir = str(Path(__file__).resolve().parents[1])  # so test-only toolsets import too
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [tests_dir, env.get("PYTHONPATH")]))
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdout=log, stderr=log)
+        try:
+            port = _wait_for_port(proc, port_file, log_path)
+            yield ToolsetProcess(port=port, channel=channel, log_path=log_path)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def _wait_for_port(proc: subprocess.Popen, port_file: Path, log_path: Path) -> int:
+    """Wait until the server listens (port file written and a TCP connect succeeds)."""
+    import socket
+
+    deadline = time.monotonic() + START_DEADLINE_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"toolset exited with {proc.returncode}:\n{log_path.read_text()[-2000:]}")
+        if port_file.exists() and port_file.read_text().strip():
+            port = int(port_file.read_text())
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return port
+        time.sleep(0.05)
+    raise RuntimeError(f"toolset did not listen within {START_DEADLINE_S}s:\n{log_path.read_text()[-2000:]}")
+
+
+def result_text(result) -> str:
+    """The concatenated text content of an MCP CallToolResult."""
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def call(process: ToolsetProcess, route: str, tool: str, arguments: dict | None = None):
+    """One tool call in its own MCP session (verifiers' shared servers are stateless HTTP)."""
+    async with process.client(route) as client:
+        return await client.call_tool(tool, arguments or {})
+
+
+__all__ = ["ToolsetProcess", "call", "result_text", "running_toolset", "state_channel"]
