@@ -1,0 +1,119 @@
+"""The `arena` command: one entry point, one subcommand per job.
+
+Exit codes: 0 success; 1 a run or gate failed; 2 usage, config or prerequisite error; 130 Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from arena.errors import ArenaError, PrerequisiteError
+
+__all__ = ["main"]
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _images_build(args: argparse.Namespace) -> int:
+    from arena.images import build_images, default_ca_bundle
+
+    ca_bundle = args.ca_bundle if args.ca_bundle is not None else default_ca_bundle()
+    if ca_bundle is not None and not ca_bundle.is_file():
+        raise PrerequisiteError(f"--ca-bundle {ca_bundle} is not a file")
+    kwargs = {"mirror": args.mirror} if args.mirror else {}
+    results = build_images(args.names or _all_images(), base=args.base, rebuild=args.rebuild, ca_bundle=ca_bundle, **kwargs)
+    built = sum(r.built for r in results)
+    print(f"{len(results)} images ready ({built} built, {len(results) - built} up to date)")
+    return 0
+
+
+def _all_images() -> tuple[str, ...]:
+    from arena.images import IMAGE_NAMES
+
+    return IMAGE_NAMES
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from arena.server import serve
+
+    serve(args.host, args.port)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from arena.demo import run_demo
+
+    return run_demo(harness=args.harness, output_dir=args.output_dir, skip_build=args.skip_build)
+
+
+def _reap(args: argparse.Namespace) -> int:
+    from arena.reaper import reap
+
+    removed = reap(run=args.run, everything=args.all)
+    print(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))
+    return 0
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    images = sub.add_parser("images", help="build the Docker images (no registry needed)")
+    images.set_defaults(run=lambda _args: _usage(images))
+    images_sub = images.add_subparsers(dest="images_command", metavar="ACTION")
+    build = images_sub.add_parser("build", help="build images (content-hash cached: unchanged = no-op)")
+    build.add_argument("names", nargs="*", metavar="NAME", help="images to build with their parents (default: all)")
+    build.add_argument("--base", metavar="IMAGE", help="start from this local image instead of a debootstrap rootfs")
+    build.add_argument("--rebuild", action="store_true", help="build even when an image with the same content hash exists")
+    build.add_argument("--mirror", metavar="URL", help="Debian mirror for debootstrap (default deb.debian.org)")
+    build.add_argument(
+        "--ca-bundle", type=Path, metavar="PATH",
+        help="extra CA bundle trusted during the build only (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)",
+    )
+    build.set_defaults(run=_images_build)
+
+    serve = sub.add_parser("serve", help="serve the scripted-policy model (chat, responses, messages)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.set_defaults(run=_serve)
+
+    demo = sub.add_parser("demo", help="the main job on the embedded default: build images, run a small eval")
+    demo.add_argument("--harness", default="bash", choices=["bash", "claude_code", "codex"])
+    demo.add_argument("--output-dir", type=Path, default=Path("outputs"))
+    demo.add_argument("--skip-build", action="store_true", help="assume the images are built")
+    demo.set_defaults(run=_demo)
+
+    reap = sub.add_parser("reap", help="remove containers Arena started (labelled arena.managed=true)")
+    reap.add_argument("--run", metavar="ID", help="only this run's containers")
+    reap.add_argument("--all", action="store_true", help="every Arena container, whatever run")
+    reap.set_defaults(run=_reap)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    run: Command = getattr(args, "run", lambda _args: _usage(parser))
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except ArenaError as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, PrerequisiteError) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+"""Arena's registry-free image builder (see `builder` for the order and tagging scheme)."""
+
+from arena.images.builder import BuildResult, build_images, image_ref, resolve_order
+from arena.images.context import default_ca_bundle
+from arena.images.specs import ENV_IMAGES, IMAGE_NAMES, NETWORK_TAG
+
+__all__ = [
+    "ENV_IMAGES",
+    "IMAGE_NAMES",
+    "NETWORK_TAG",
+    "BuildResult",
+    "build_images",
+    "default_ca_bundle",
+    "image_ref",
+    "resolve_order",
+]
