@@ -1,0 +1,62 @@
+"""Helpers for tests that run real verifiers rollouts on the docker runtime."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+from arena.evalrun import EvalOutcome, EvalRequest, run_eval
+
+SUPPORT = Path(__file__).resolve().parent
+EGRESS_CUT_COMMENT = "arena-test-egress-cut"
+_CUT_RULE = ["DOCKER-USER", "-i", "docker0", "!", "-o", "docker0", "-m", "comment", "--comment", EGRESS_CUT_COMMENT, "-j", "DROP"]
+
+
+def smoke_eval(base_url: str, harness: str, model: str, image: str, output_dir: Path, **kwargs) -> EvalOutcome:
+    """Run the one-task `arena-smoke` taskset (tests/support/arena_smoke) with one harness."""
+    request = EvalRequest(
+        taskset="arena-smoke", harness=harness, model=model, image=image, base_url=base_url,  # type: ignore[arg-type]
+        run_name=f"smoke-{harness}-{model.rsplit('/', 1)[-1]}", output_dir=output_dir, max_concurrent=1,
+        env={"PYTHONPATH": str(SUPPORT)}, **kwargs,
+    )
+    return run_eval(request, progress=lambda _line: None)
+
+
+def tool_results(run_dir: Path) -> list[str]:
+    """Every tool-result text recorded in a run's traces (what the model saw)."""
+    texts: list[str] = []
+    for line in (run_dir / "traces.jsonl").read_text().splitlines():
+        for trace in json.loads(line).get("traces") or []:
+            for node in trace.get("nodes") or []:
+                message = node.get("message") or node
+                if message.get("role") == "tool":
+                    content = message.get("content")
+                    texts.append(content if isinstance(content, str) else json.dumps(content))
+    return texts
+
+
+@contextlib.contextmanager
+def container_egress_cut() -> Iterator[None]:
+    """Drop every container's forwarded traffic (DNS included) while the block runs.
+
+    Rules are inserted once per user and deleted once per user, so overlapping users (parallel
+    test workers) keep the cut in place until the last one leaves. The interception and MCP
+    callbacks of verifiers' docker runtime do not use forwarded traffic, so rollouts still work.
+    """
+    subprocess.run(["iptables", "-I", *_CUT_RULE], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["iptables", "-D", *_CUT_RULE], check=True, capture_output=True)
+
+
+def docker_gateway() -> str:
+    """The host's address on the default bridge (what a container sees as its gateway)."""
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show", "docker0"], capture_output=True, text=True, check=True)
+    address = out.stdout.split("inet ", 1)[1].split("/", 1)[0] if "inet " in out.stdout else ""
+    if not address:
+        raise RuntimeError(f"docker0 has no IPv4 address: {out.stdout!r}")
+    return address
