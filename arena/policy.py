@@ -22,7 +22,15 @@ __all__ = [
     "RunShell",
     "Step",
     "ToolSpec",
+    "tool_matches",
 ]
+
+
+def tool_matches(offered: str, name: str) -> bool:
+    """Whether the offered tool name is the logical tool `name`: equal, or `name` behind an MCP
+    prefix ending in `_` or `__` (`search_logs`, `log_search_search_logs`,
+    `mcp__log_search__search_logs`)."""
+    return offered == name or offered.endswith(("_" + name, "__" + name))
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,10 @@ class Step:
     action: CallTool | RunShell
     result: str | None
 
+    def tool_is(self, name: str) -> bool:
+        """Whether this step called the logical tool `name` (see `tool_matches`)."""
+        return isinstance(self.action, CallTool) and tool_matches(self.action.name, name)
+
 
 @dataclass(frozen=True)
 class Observation:
@@ -77,15 +89,19 @@ class Observation:
     """The requested model name, e.g. `arena/fault-localisation/oracle`."""
     system: str
     prompt: str
-    """The text of the first user message (the task prompt)."""
+    """The text of every user message before the first assistant turn: the task prompt, plus any
+    harness preamble (codex's `<environment_context>`, Claude Code's `<system-reminder>` blocks)."""
     tools: tuple[ToolSpec, ...]
     steps: tuple[Step, ...]
     """This policy's own tool calls so far, oldest first, with their results."""
     dialect: str
     """`chat`, `responses` or `anthropic`: for logging only; policies must not branch on it."""
+    last_user: str = ""
+    """The text of the latest user message, without tool results or Claude Code's
+    `<system-reminder>` blocks (what `arena/echo` replies with)."""
 
     def has_tool(self, name: str) -> bool:
-        return any(t.name == name or t.name.endswith(("_" + name, "__" + name)) for t in self.tools)
+        return any(tool_matches(t.name, name) for t in self.tools)
 
     def rng(self) -> random.Random:
         """A generator seeded by the prompt and the turn number: same conversation, same draws."""

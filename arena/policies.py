@@ -1,0 +1,162 @@
+"""Generic policies and model-name resolution; environment policies come only via entry points.
+
+The platform never imports an environment package by name. An environment publishes its policies
+under the entry-point group `arena.policies`, named by its verifiers id, whose value is a
+`dict[str, Policy]` (or a zero-argument callable returning one); `arena/<env-id>/<policy>` then
+resolves to that dict's entry. Names registered explicitly (tests, `start_in_thread(policies=…)`)
+win over the built-ins, which win over entry points.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from arena.policy import Action, Answer, Observation, Policy
+
+__all__ = [
+    "BUILTIN",
+    "ENTRY_POINT_GROUP",
+    "PolicyLoadError",
+    "PolicyResolver",
+    "ScriptedPolicy",
+    "UnknownPolicy",
+    "echo",
+    "staller",
+]
+
+ENTRY_POINT_GROUP = "arena.policies"
+STALLER_TEXT = "I have looked at the task and have nothing further to add."
+
+logger = logging.getLogger(__name__)
+
+
+def echo(obs: Observation) -> Action:
+    """Reply with the latest user text."""
+    return Answer(obs.last_user or obs.prompt)
+
+
+def staller(obs: Observation) -> Action:
+    """End the rollout at once with a short text and no tool call: the do-nothing baseline."""
+    return Answer(STALLER_TEXT)
+
+
+@dataclass(frozen=True)
+class ScriptedPolicy:
+    """Plays `actions` in order: turn i (i tool calls already made) gets `actions[i]`.
+
+    Past the end of the script it answers `done_text`, so a script without a final `Answer`
+    still ends the rollout.
+    """
+
+    actions: Sequence[Action]
+    done_text: str = "The script has no further actions."
+
+    def __call__(self, obs: Observation) -> Action:
+        index = len(obs.steps)
+        return self.actions[index] if index < len(self.actions) else Answer(self.done_text)
+
+
+BUILTIN: dict[str, Policy] = {"arena/echo": echo, "arena/staller": staller}
+
+
+class UnknownPolicy(LookupError):
+    """No policy is registered under the requested model name."""
+
+    def __init__(self, model: str, available: Sequence[str]):
+        listing = ", ".join(available) or "none"
+        super().__init__(f"model {model!r} not found; available policies: {listing}")
+        self.model = model
+        self.available = list(available)
+
+
+class PolicyLoadError(RuntimeError):
+    """An environment's `arena.policies` entry point failed to load or has the wrong shape."""
+
+
+EntryPoints = Callable[[], Sequence[importlib.metadata.EntryPoint]]
+
+
+def _installed_entry_points() -> Sequence[importlib.metadata.EntryPoint]:
+    return tuple(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+class PolicyResolver:
+    """Maps a request's model name to a policy (see module docstring for the order)."""
+
+    def __init__(
+        self, policies: Mapping[str, Policy] | None = None, *, entry_points: EntryPoints | None = None
+    ):
+        self._explicit = {**BUILTIN, **(policies or {})}
+        self._entry_points = entry_points or _installed_entry_points
+        self._loaded: dict[str, dict[str, Policy]] = {}
+        self._failed: dict[str, PolicyLoadError] = {}
+
+    def resolve(self, model: str) -> Policy:
+        """The policy for `model`.
+
+        Raises:
+            UnknownPolicy: nothing is registered under that name.
+            PolicyLoadError: the environment's entry point is broken.
+        """
+        if model in self._explicit:
+            return self._explicit[model]
+        env_id, name = _split(model)
+        if env_id is not None:
+            policies = self._environment(env_id)
+            if policies is not None and name in policies:
+                return policies[name]
+        raise UnknownPolicy(model, self.available())
+
+    def available(self) -> list[str]:
+        """Every resolvable model name; environments whose entry point fails are logged and left out."""
+        names = list(self._explicit)
+        for point in self._entry_points():
+            try:
+                policies = self._environment(point.name)
+            except PolicyLoadError:
+                continue  # logged once, when it first failed
+            names += [f"arena/{point.name}/{name}" for name in policies or {}]
+        return sorted(set(names))
+
+    def _environment(self, env_id: str) -> dict[str, Policy] | None:
+        if env_id in self._loaded:
+            return self._loaded[env_id]
+        if env_id in self._failed:
+            raise self._failed[env_id]
+        point = next((p for p in self._entry_points() if p.name == env_id), None)
+        if point is None:
+            return None
+        try:
+            self._loaded[env_id] = _load(point)
+        except PolicyLoadError as e:
+            logger.exception("environment %r: its policies cannot be used until the server restarts", env_id)
+            self._failed[env_id] = e
+            raise
+        return self._loaded[env_id]
+
+
+def _load(point: importlib.metadata.EntryPoint) -> dict[str, Policy]:
+    """Import an entry point and check it gives `dict[str, Policy]` (directly or from a factory)."""
+    where = f"entry point {ENTRY_POINT_GROUP}:{point.name} ({point.value})"
+    try:
+        value = point.load()
+        policies = value() if callable(value) and not isinstance(value, Mapping) else value
+    except Exception as e:
+        raise PolicyLoadError(f"{where} failed to load: {e!r}") from e
+    if not isinstance(policies, Mapping) or not all(
+        isinstance(k, str) and callable(v) for k, v in policies.items()
+    ):
+        raise PolicyLoadError(f"{where} must give a dict of name -> policy, got {type(policies).__name__}")
+    return dict(policies)
+
+
+def _split(model: str) -> tuple[str | None, str]:
+    """`arena/<env-id>/<policy>` -> (env-id, policy); (None, model) for any other shape."""
+    prefix, _, rest = model.partition("/")
+    env_id, _, name = rest.rpartition("/")
+    if prefix != "arena" or not env_id or not name:
+        return None, model
+    return env_id, name
