@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     images = sub.add_parser("images", help="build the Docker images (no registry needed)")
-    images.set_defaults(run=lambda _args: _usage(images))
+    images.set_defaults(handler=lambda _args: _usage(images))
     images_sub = images.add_subparsers(dest="images_command", metavar="ACTION")
     build = images_sub.add_parser("build", help="build images (content-hash cached: unchanged = no-op)")
     build.add_argument("names", nargs="*", metavar="NAME", help="images to build with their parents (default: all)")
@@ -80,23 +80,23 @@ def _parser() -> argparse.ArgumentParser:
         "--ca-bundle", type=Path, metavar="PATH",
         help="extra CA bundle trusted during the build only (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)",
     )
-    build.set_defaults(run=_images_build)
+    build.set_defaults(handler=_images_build)
 
     serve = sub.add_parser("serve", help="serve the scripted-policy model (chat, responses, messages)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
-    serve.set_defaults(run=_serve)
+    serve.set_defaults(handler=_serve)
 
     demo = sub.add_parser("demo", help="the main job on the embedded default: build images, run a small eval")
     demo.add_argument("--harness", default="bash", choices=["bash", "claude_code", "codex"])
     demo.add_argument("--output-dir", type=Path, default=Path("outputs"))
     demo.add_argument("--skip-build", action="store_true", help="assume the images are built")
-    demo.set_defaults(run=_demo)
+    demo.set_defaults(handler=_demo)
 
     reap = sub.add_parser("reap", help="remove containers Arena started (labelled arena.managed=true)")
     reap.add_argument("--run", metavar="ID", help="only this run's containers")
     reap.add_argument("--all", action="store_true", help="every Arena container, whatever run")
-    reap.set_defaults(run=_reap)
+    reap.set_defaults(handler=_reap)
     return parser
 
 
@@ -104,9 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    run: Command = getattr(args, "run", lambda _args: _usage(parser))
+    handler: Command = getattr(args, "handler", lambda _args: _usage(parser))
     try:
-        return run(args)
+        return handler(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

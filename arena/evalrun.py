@@ -22,7 +22,7 @@ import tomli_w
 
 from arena.errors import ArenaError, PrerequisiteError
 
-__all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "read_outcome", "run_eval"]
+__all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "launch_eval", "read_outcome", "run_eval"]
 
 Harness = Literal["bash", "claude_code", "codex"]
 API_KEY_VAR = "ARENA_MODEL_KEY"
@@ -118,25 +118,36 @@ def eval_config(request: EvalRequest) -> dict[str, Any]:
     return config
 
 
-def run_eval(request: EvalRequest, progress: Callable[[str], None] = print) -> EvalOutcome:
-    """Run vf-eval for `request`; its console output goes to `<run_dir>/vf-eval.log`."""
+def launch_eval(request: EvalRequest, log_path: Path) -> subprocess.Popen:
+    """Start vf-eval for `request` in its own process group; output goes to `log_path`."""
     vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).with_name("vf-eval"))
     if not Path(vf_eval).exists():
         raise PrerequisiteError("vf-eval not found; install the project (make install) into this Python")
     request.output_dir.mkdir(parents=True, exist_ok=True)
     config_path = request.output_dir / f"{request.run_name}.arena.toml"
     config_path.write_text(tomli_w.dumps(eval_config(request)))
-    log_path = request.output_dir / f"{request.run_name}.vf-eval.log"
     env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name, **request.env}
-    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {log_path}")
     with open(log_path, "wb") as log:
-        proc = subprocess.run(
+        return subprocess.Popen(
             [vf_eval, "@", str(config_path), "--no-rich", "--clean"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL,
+            stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
         )
+
+
+def run_eval(request: EvalRequest, progress: Callable[[str], None] = print) -> EvalOutcome:
+    """Run vf-eval for `request` to the end and summarise its traces; the log is kept in the run dir."""
+    log_path = request.output_dir / f"{request.run_name}.vf-eval.log"
+    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {log_path}")
+    proc = launch_eval(request, log_path)
+    try:
+        returncode = proc.wait()
+    except BaseException:
+        proc.terminate()  # Ctrl-C: let vf-eval tear its containers down
+        proc.wait()
+        raise
     if request.run_dir.exists():
         shutil.copy(log_path, request.run_dir / "vf-eval.log")
-    return read_outcome(request.run_dir, proc.returncode)
+    return read_outcome(request.run_dir, returncode)
 
 
 def read_outcome(run_dir: Path, returncode: int = 0) -> EvalOutcome:
