@@ -63,6 +63,16 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from arena.audit import build_report, write_report
+
+    report = build_report(args.run_dir)
+    json_path, md_path = write_report(report, args.out or args.run_dir)
+    print(f"{report.total} rewrite(s)/denial(s) in {len(report.rollouts)} rollout(s): " + ", ".join(f"{k} {v}" for k, v in report.by_rule.items()))
+    print(f"report: {md_path} and {json_path}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -97,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     reap.add_argument("--run", metavar="ID", help="only this run's containers")
     reap.add_argument("--all", action="store_true", help="every Arena container, whatever run")
     reap.set_defaults(handler=_reap)
+
+    audit = sub.add_parser("audit", help="report every tool-result rewrite and denial of a run")
+    audit.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a vf-eval run directory (holds traces.jsonl)")
+    audit.add_argument("--out", type=Path, help="where to write audit.md and audit.json (default: RUN_DIR)")
+    audit.set_defaults(handler=_audit)
     return parser
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import tomli_w
 
 from arena.errors import ArenaError, PrerequisiteError
+from arena.rewrite_hook import RUN_DIR_ENV
 
 __all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "launch_eval", "read_outcome", "run_eval"]
 
@@ -126,7 +127,10 @@ def launch_eval(request: EvalRequest, log_path: Path) -> subprocess.Popen:
     request.output_dir.mkdir(parents=True, exist_ok=True)
     config_path = request.output_dir / f"{request.run_name}.arena.toml"
     config_path.write_text(tomli_w.dumps(eval_config(request)))
-    env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name, **request.env}
+    env = {
+        **os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name,
+        RUN_DIR_ENV: str(request.run_dir.resolve()), **request.env,
+    }
     with open(log_path, "wb") as log:
         return subprocess.Popen(
             [vf_eval, "@", str(config_path), "--no-rich", "--clean"],

@@ -1,0 +1,117 @@
+"""Apply Arena's rewrite rules inside an environment's `@vf.intercept` hook, and record each one.
+
+verifiers keeps only the hook's name in `trace.request_rewrites`; this keeps the rest: for every
+denial or rewrite, an `AuditRecord` goes into `trace.info["arena_rewrites"]` (so it lands in
+`traces.jsonl`) and, when Arena launched the eval, into `<run dir>/rewrites.jsonl` as it happens.
+Records hold the original result's SHA-256 and an excerpt with every held-out string masked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import verifiers.v1 as vf
+from pydantic import BaseModel
+
+from arena.rules import Rule, match_post, match_pre, shell_command
+
+__all__ = ["RUN_DIR_ENV", "AuditRecord", "apply_rules", "mask"]
+
+RUN_DIR_ENV = "ARENA_RUN_DIR"
+EXCERPT_CHARS = 240
+MASK = "[held-out]"
+
+
+class AuditRecord(BaseModel):
+    id: str
+    run: str
+    rollout: str
+    harness: str
+    environment: str
+    task: str
+    rule: str
+    stage: str
+    tool: str
+    arguments: dict
+    original_sha256: str
+    original_excerpt: str
+    replacement: str
+    time: float
+
+
+def mask(text: str, secrets: Sequence[str]) -> str:
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
+async def apply_rules(request: vf.Request, trace: vf.Trace, secrets: Sequence[str], environment: str) -> vf.Request | None:
+    """Deny a proposed shell call (probe) or rewrite a leaking result; None when no rule fires."""
+    last = request.messages[-1]
+    if not isinstance(last, vf.ToolMessage):
+        return None
+    call = _find_call(request.messages, last.tool_call_id)
+    tool = call.name if call else (last.name or "?")
+    arguments = _arguments(call)
+    if last.content == "":  # a pre-execution probe: the call has not run yet
+        command = shell_command(tool, arguments)
+        rule = match_pre(command, secrets) if command is not None else None
+        original = ""
+    else:
+        original = last.content if isinstance(last.content, str) else json.dumps(last.content, default=str)
+        rule = match_post(original, secrets)
+    if rule is None:
+        return None
+    _record(trace, rule, environment, tool, arguments, original, secrets)
+    messages = [*request.messages[:-1], last.model_copy(update={"content": rule.replacement})]
+    return request.model_copy(update={"messages": messages})
+
+
+def _find_call(messages: Sequence, call_id: str) -> vf.ToolCall | None:
+    for message in reversed(messages):
+        for call in getattr(message, "tool_calls", None) or []:
+            if call.id == call_id:
+                return call
+    return None
+
+
+def _arguments(call: vf.ToolCall | None) -> dict:
+    if call is None:
+        return {}
+    try:
+        value = json.loads(call.arguments)
+    except ValueError:
+        return {"raw": call.arguments}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _record(trace: vf.Trace, rule: Rule, environment: str, tool: str, arguments: dict, original: str, secrets: Sequence[str]) -> None:
+    data = trace.task.data if trace.task is not None else None
+    record = AuditRecord(
+        id=uuid.uuid4().hex,
+        run=os.environ.get("VF_RUN_ID", ""),
+        rollout=trace.id,
+        harness=str(getattr(trace.agent.config.harness, "id", "?")) if trace.agent else "?",
+        environment=environment,
+        task=str(getattr(data, "name", None) or getattr(data, "idx", "?")),
+        rule=rule.id,
+        stage=rule.stage,
+        tool=tool,
+        arguments={key: mask(value, secrets) if isinstance(value, str) else value for key, value in arguments.items()},
+        original_sha256=hashlib.sha256(original.encode()).hexdigest(),
+        original_excerpt=mask(original, secrets)[:EXCERPT_CHARS],
+        replacement=rule.replacement,
+        time=time.time(),
+    )
+    trace.info.setdefault("arena_rewrites", []).append(record.model_dump())
+    run_dir = os.environ.get(RUN_DIR_ENV)
+    if run_dir:
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        with open(Path(run_dir) / "rewrites.jsonl", "a") as out:
+            out.write(record.model_dump_json() + "\n")
