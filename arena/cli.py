@@ -73,6 +73,26 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe(args: argparse.Namespace) -> int:
+    from arena.demo import environment_ids
+    from arena.probe import render_table, run_probe
+
+    envs = args.envs or environment_ids()
+    unknown = sorted(set(envs) - set(environment_ids()))
+    if unknown:
+        raise PrerequisiteError(f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}")
+    scores, failures, report = run_probe(
+        envs, harness=args.harness, tasks=args.tasks, seed=args.seed, output_dir=args.output_dir, max_concurrent=args.concurrency
+    )
+    print("\n" + render_table(scores))
+    print(f"\nreport: {report}")
+    for failure in failures:
+        print(f"GATE FAILED [{failure.env}] {failure.rule}: {failure.detail}", file=sys.stderr)
+    if not failures:
+        print("gate passed")
+    return 1 if failures else 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -107,6 +127,15 @@ def _parser() -> argparse.ArgumentParser:
     reap.add_argument("--run", metavar="ID", help="only this run's containers")
     reap.add_argument("--all", action="store_true", help="every Arena container, whatever run")
     reap.set_defaults(handler=_reap)
+
+    probe = sub.add_parser("probe", help="the degenerate-policy gate: every scripted policy through a real harness")
+    probe.add_argument("envs", nargs="*", metavar="ENV", help="environment ids (default: every installed one)")
+    probe.add_argument("--harness", default="bash", choices=["bash", "claude_code", "codex"])
+    probe.add_argument("--tasks", type=int, default=20, help="dev tasks per policy (default 20)")
+    probe.add_argument("--seed", type=int, default=0, help="offset into the dev split")
+    probe.add_argument("--concurrency", type=int, default=4, help="rollouts at once per policy")
+    probe.add_argument("--output-dir", type=Path, default=Path("outputs"))
+    probe.set_defaults(handler=_probe)
 
     audit = sub.add_parser("audit", help="report every tool-result rewrite and denial of a run")
     audit.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a vf-eval run directory (holds traces.jsonl)")

@@ -121,6 +121,18 @@ class PolicyResolver:
             names += [f"arena/{point.name}/{name}" for name in policies or {}]
         return sorted(set(names))
 
+    def environment_policies(self, env_id: str) -> list[str]:
+        """The policy names an installed environment publishes (in its own order).
+
+        Raises:
+            UnknownPolicy: no environment with that id publishes policies.
+            PolicyLoadError: its entry point is broken.
+        """
+        policies = self._environment(env_id)
+        if policies is None:
+            raise UnknownPolicy(f"arena/{env_id}/*", self.available())
+        return list(policies)
+
     def _environment(self, env_id: str) -> dict[str, Policy] | None:
         if env_id in self._loaded:
             return self._loaded[env_id]

@@ -1,0 +1,39 @@
+"""The gate's rules, one by one, on hand-made score tables (the full probe runs in docker tests)."""
+
+from arena.probe import PolicyScore, gate
+
+
+def _s(policy: str, mean: float, env: str = "e", failed: int = 0) -> PolicyScore:
+    return PolicyScore(env=env, policy=policy, episodes=4, failed=failed, mean=mean, min=mean, max=mean, turns=3, budget_used=None)
+
+
+GOOD = [_s("staller", 0.0), _s("oracle", 1.0), _s("exhaustive", 0.7), _s("impatient", 0.1), _s("spammer", 0.0), _s("cheater_x", 0.02)]
+
+
+def _rules(scores) -> set[str]:
+    return {f.rule for f in gate(scores)}
+
+
+def test_a_healthy_table_passes():
+    assert gate(GOOD) == []
+
+
+def test_each_rule_fails_on_its_own_violation():
+    swap = lambda name, mean: [s if s.policy != name else _s(name, mean) for s in GOOD]  # noqa: E731
+    assert _rules(swap("staller", 0.01)) >= {"staller-scores-zero"}
+    assert _rules(swap("oracle", 0.97)) >= {"oracle-reaches-ceiling"}
+    assert _rules(swap("exhaustive", 0.9)) == {"budget-binds"}
+    assert _rules(swap("impatient", 0.75)) == {"impatient-below-oracle"}
+    assert _rules(swap("spammer", 0.71)) == {"spammer-below-oracle"}
+    assert _rules(swap("cheater_x", 0.06)) == {"cheaters-gain-nothing"}
+
+
+def test_failed_episodes_fail_the_gate_even_with_good_means():
+    scores = [s if s.policy != "oracle" else _s("oracle", 1.0, failed=1) for s in GOOD]
+    assert _rules(scores) == {"episodes-ran"}
+
+
+def test_environments_are_gated_separately():
+    other = [_s(s.policy, s.mean, env="f") for s in GOOD if s.policy != "oracle"]
+    failures = gate([*GOOD, *other])
+    assert [(f.env, f.rule) for f in failures] == [("f", "policies-present")]
