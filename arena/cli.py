@@ -132,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("envs", nargs="*", metavar="ENV", help="environment ids (default: every installed one)")
     probe.add_argument("--harness", default="bash", choices=["bash", "claude_code", "codex"])
     probe.add_argument("--tasks", type=int, default=20, help="dev tasks per policy (default 20)")
-    probe.add_argument("--seed", type=int, default=0, help="offset into the dev split")
+    probe.add_argument("--seed", type=int, default=None, help="shuffle the dev split with this seed (default: its first N tasks)")
     probe.add_argument("--concurrency", type=int, default=4, help="rollouts at once per policy")
     probe.add_argument("--output-dir", type=Path, default=Path("outputs"))
     probe.set_defaults(handler=_probe)

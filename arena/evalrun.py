@@ -46,6 +46,8 @@ class EvalRequest:
     num_tasks: int | None = None
     max_concurrent: int = 4
     max_turns: int = 40
+    select: dict[str, Any] = field(default_factory=dict)
+    """verifiers `[select]` keys besides `limit` (e.g. `shuffle`, `seed`, `skip`)."""
     taskset_args: dict[str, Any] = field(default_factory=dict)
     runtime_args: dict[str, Any] = field(default_factory=dict)
     harness_args: dict[str, Any] = field(default_factory=dict)
@@ -114,8 +116,9 @@ def eval_config(request: EvalRequest) -> dict[str, Any]:
             },
         },
     }
-    if request.num_tasks is not None:
-        config["select"] = {"limit": request.num_tasks}
+    select = {**request.select, **({"limit": request.num_tasks} if request.num_tasks is not None else {})}
+    if select:
+        config["select"] = select
     return config
 
 

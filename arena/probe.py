@@ -91,7 +91,7 @@ def run_probe(
     *,
     harness: str = "bash",
     tasks: int = 20,
-    seed: int = 0,
+    seed: int | None = None,
     output_dir: Path = Path("outputs"),
     max_concurrent: int = 4,
     progress: Callable[[str], None] = print,
@@ -111,7 +111,8 @@ def run_probe(
                         taskset=env, harness=harness, model=model, image=image_ref(env),  # type: ignore[arg-type]
                         base_url=server.url, output_dir=output_dir / f"probe-{stamp}",
                         run_name=f"{env}-{policy}-{harness}", num_tasks=tasks, max_concurrent=max_concurrent,
-                        taskset_args={"split": "dev", "seed": seed},
+                        taskset_args={"split": "dev"},
+                        select={"shuffle": True, "seed": seed} if seed is not None else {},
                     ),
                     progress=lambda _line: None,
                 )
