@@ -1,0 +1,204 @@
+"""The fault catalogue: each kind's answer id, the roles it can strike, and the natural log lines
+its root and its callers write.
+
+Design rule: no message ever contains a kind's id (`connection_pool_exhaustion`, ...). The ids are
+the answer vocabulary; the evidence is in the wording an engineer would recognise ("timeout
+acquiring connection from pool (active=50/50)"), so a test can check that the answer never
+appears in any tool result.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["FAULT_KINDS", "KINDS_BY_ID", "FaultKind", "Line"]
+
+Render = Callable[[random.Random, str, str], str]
+"""(rng, service, dep) -> message: `service` logs the line, `dep` is the service it concerns."""
+
+
+@dataclass(frozen=True)
+class Line:
+    level: str
+    render: Render
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    id: str
+    """The answer id the agent submits."""
+    description: str
+    """One line for the prompt's vocabulary."""
+    roles: frozenset[str]
+    """Roles a root of this kind can have."""
+    root: tuple[Line, ...]
+    """Lines the root writes; the first one opens the fault (its timestamp is the onset)."""
+    caller: tuple[Line, ...]
+    """Lines a caller writes about the failing service it calls (`dep`)."""
+    needs_dep_role: str | None = None
+    """A root must call a service of this role (e.g. a database for pool exhaustion)."""
+    precursor: Line | None = None
+    """An INFO line the root writes shortly before the onset (a rollout, a config reload)."""
+
+
+APP = frozenset({"service"})
+DATA = frozenset({"database", "queue", "search"})
+
+
+def _ms(r: random.Random) -> int:
+    return r.randrange(3000, 30001)
+
+
+def _version(r: random.Random) -> str:
+    return f"{r.randrange(1, 9)}.{r.randrange(0, 40)}.{r.randrange(0, 20)}"
+
+
+def _ip(r: random.Random) -> str:
+    return f"10.{r.randrange(0, 8)}.{r.randrange(0, 256)}.{r.randrange(2, 255)}"
+
+
+_OPS = ("POST /charge", "GET /items", "PUT /cart", "POST /checkout", "GET /profile", "POST /reserve")
+_FIELDS = ("currency", "amount", "userId", "sku", "region", "items")
+_CLASSES = ("OrderMapper", "PriceCalculator", "CartService", "TokenParser", "LedgerWriter")
+_DATA_FILES = ("pg_wal/xlogtemp", "segments/00000412.log", "index/_4f.tmp", "snapshots/tmp-8812")
+_PROVIDERS = ("stripe", "sendgrid", "twilio", "maps", "taxjar", "shipengine")
+
+
+def _caller_http(status: str) -> Line:
+    return Line("ERROR", lambda r, s, d: f"call to {d} failed: {status} after {_ms(r)}ms")
+
+
+FAULT_KINDS: tuple[FaultKind, ...] = (
+    FaultKind(
+        id="connection_pool_exhaustion",
+        description="a service ran out of pooled database connections and queues or fails requests",
+        roles=APP,
+        needs_dep_role="database",
+        root=(
+            Line("ERROR", lambda r, s, d: f"timeout acquiring connection from pool {d} after 5000ms "
+                 f"(active=50/50, idle=0, waiting={r.randrange(5, 120)})"),
+            Line("WARN", lambda r, s, d: f"connection pool {d} saturated: active=50/50, waiting={r.randrange(5, 120)}"),
+            Line("ERROR", lambda r, s, d: f"could not get a connection to {d}: pool has no free connections"),
+        ),
+        caller=(_caller_http("503 Service Unavailable"),
+                Line("ERROR", lambda r, s, d: f"POST {d}/api timed out after {_ms(r)}ms")),
+    ),
+    FaultKind(
+        id="bad_deploy",
+        description="a freshly rolled-out version of a service has a code defect",
+        roles=APP,
+        precursor=Line("INFO", lambda r, s, d: f"rolling update complete: {s} now at version {_version(r)}"),
+        root=(
+            Line("ERROR", lambda r, s, d: f"unhandled exception in {r.choice(_OPS)}: TypeError: Cannot read "
+                 f"properties of undefined (reading '{r.choice(_FIELDS)}')"),
+            Line("ERROR", lambda r, s, d: f"NullPointerException at {r.choice(_CLASSES)}.apply"
+                 f"({r.choice(_CLASSES)}.java:{r.randrange(40, 900)})"),
+            Line("ERROR", lambda r, s, d: f"500 Internal Server Error on {r.choice(_OPS)}: unhandled exception"),
+        ),
+        caller=(_caller_http("500 Internal Server Error"),),
+    ),
+    FaultKind(
+        id="oom_restart_loop",
+        description="a service keeps being killed for exceeding its memory limit and restarting",
+        roles=APP,
+        root=(
+            Line("ERROR", lambda r, s, d: f"container terminated: OOMKilled (memory limit "
+                 f"{r.choice((256, 512, 1024))}Mi, exit code 137)"),
+            Line("WARN", lambda r, s, d: f"back-off restarting failed container (restart count {r.randrange(2, 40)})"),
+            Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(92, 100)}% of limit; GC cannot reclaim memory"),
+        ),
+        caller=(Line("ERROR", lambda r, s, d: f"call to {d} failed: connection refused ({_ip(r)}:8080)"),
+                Line("ERROR", lambda r, s, d: f"upstream {d} reset the connection mid-request")),
+    ),
+    FaultKind(
+        id="certificate_expiry",
+        description="a service's TLS serving certificate expired, so handshakes with it fail",
+        roles=APP | DATA,
+        root=(
+            Line("ERROR", lambda r, s, d: f"TLS handshake error from {_ip(r)}: remote error: tls: bad certificate "
+                 "(serving certificate expired)"),
+            Line("WARN", lambda r, s, d: f"serving certificate for {s}.internal is past its notAfter date"),
+        ),
+        caller=(Line("ERROR", lambda r, s, d: f"TLS handshake with {d}:443 failed: x509: certificate has expired "
+                     "or is not yet valid"),),
+    ),
+    FaultKind(
+        id="disk_full",
+        description="a service or data store ran out of disk space and cannot write",
+        roles=DATA,
+        root=(
+            Line("ERROR", lambda r, s, d: f"could not write to file \"{r.choice(_DATA_FILES)}\": "
+                 "No space left on device"),
+            Line("WARN", lambda r, s, d: f"filesystem /var/lib/data is {r.randrange(97, 101)}% used "
+                 f"({r.randrange(0, 40)} MiB free)"),
+            Line("ERROR", lambda r, s, d: "failed to append to write-ahead log: No space left on device"),
+        ),
+        caller=(Line("ERROR", lambda r, s, d: f"write to {d} failed: the server rejected the write (storage error)"),
+                _caller_http("503 Service Unavailable")),
+    ),
+    FaultKind(
+        id="dns_failure",
+        description="a service can no longer resolve the hostnames of the services it calls",
+        roles=APP,
+        root=(
+            Line("ERROR", lambda r, s, d: f"dial tcp: lookup {d}.internal on 10.0.0.10:53: no such host"),
+            Line("ERROR", lambda r, s, d: f"getaddrinfo EAI_AGAIN {d}.internal (temporary failure in name resolution)"),
+        ),
+        caller=(_caller_http("502 Bad Gateway"),),
+    ),
+    FaultKind(
+        id="config_error",
+        description="a service loaded an invalid configuration and rejects work",
+        roles=APP,
+        precursor=Line("INFO", lambda r, s, d: f"configuration reloaded from /etc/{s}/app.yaml "
+                       f"(revision {r.randrange(100, 999)})"),
+        root=(
+            Line("ERROR", lambda r, s, d: f"invalid configuration: {s}.retry.max_attempts must be a positive "
+                 "integer, got \"ten\""),
+            Line("ERROR", lambda r, s, d: f"rejecting request: feature 'checkout-v2' misconfigured "
+                 f"(missing key {s}.limits.per_user)"),
+        ),
+        caller=(_caller_http("500 Internal Server Error"),),
+    ),
+    FaultKind(
+        id="rate_limited",
+        description="an external provider a service depends on is throttling its requests",
+        roles=APP,
+        root=(
+            Line("WARN", lambda r, s, d: f"provider {r.choice(_PROVIDERS)} responded 429 Too Many Requests "
+                 f"(retry-after {r.randrange(5, 60)}s)"),
+            Line("ERROR", lambda r, s, d: f"request quota exceeded for provider {r.choice(_PROVIDERS)} "
+                 f"({r.choice((100, 300, 600))}/min)"),
+        ),
+        caller=(_caller_http("503 Service Unavailable"),),
+    ),
+    FaultKind(
+        id="cache_stampede",
+        description="hot cache entries expired at once and a flood of concurrent misses overloads the cache",
+        roles=frozenset({"cache"}),
+        root=(
+            Line("WARN", lambda r, s, d: f"hot key product:{r.randrange(1000, 9999)} expired; "
+                 f"{r.randrange(200, 5000)} concurrent misses"),
+            Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(80, 99)}% over the last 10s"),
+            Line("ERROR", lambda r, s, d: f"client output buffer overflow; closing {r.randrange(20, 400)} clients"),
+        ),
+        caller=(Line("WARN", lambda r, s, d: f"lookup in {d} missed; recomputing from the database ({_ms(r)}ms)"),
+                Line("ERROR", lambda r, s, d: f"request timed out waiting on {d} after {_ms(r)}ms")),
+    ),
+    FaultKind(
+        id="clock_skew",
+        description="a service's system clock drifted, so the tokens and signatures it issues are rejected",
+        roles=APP,
+        root=(
+            Line("WARN", lambda r, s, d: f"system clock offset {r.randrange(3, 90)}.{r.randrange(10)}s from NTP "
+                 "source exceeds tolerance 0.5s"),
+            Line("ERROR", lambda r, s, d: "NTP synchronisation lost: no reachable time source"),
+        ),
+        caller=(Line("ERROR", lambda r, s, d: f"token from {d} rejected: issued-at time is in the future"),
+                Line("ERROR", lambda r, s, d: f"request signed by {d} rejected: timestamp outside the allowed window")),
+    ),
+)
+
+KINDS_BY_ID: dict[str, FaultKind] = {kind.id: kind for kind in FAULT_KINDS}

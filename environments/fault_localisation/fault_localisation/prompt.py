@@ -1,0 +1,44 @@
+"""The agent's instructions: the tools, the incident window, the budget and the answer vocabulary.
+
+Scripted policies read the window and budget back from this text (see `policies`), so the two
+sentences carrying them keep a fixed shape: "between <start> and <end> (UTC)" and "a budget of
+<n> queries".
+"""
+
+from __future__ import annotations
+
+from fault_localisation.catalogue import FAULT_KINDS
+from fault_localisation.generate import Incident, iso
+
+__all__ = ["SYSTEM_PROMPT", "task_prompt"]
+
+SYSTEM_PROMPT = (
+    "You are an on-call site reliability engineer. You investigate incidents from their logs, "
+    "which you can only reach through the log_search tools, and you report the root cause."
+)
+
+
+def task_prompt(incident: Incident, budget: int, free_queries: int) -> str:
+    kinds = "\n".join(f"- {kind.id}: {kind.description}" for kind in FAULT_KINDS)
+    return f"""\
+Users reported errors from a production system of {len(incident.services)} services between \
+{iso(incident.start_ms)} and {iso(incident.end_ms)} (UTC). Find the root cause, if there is one.
+
+The logs are not in your workspace; query them with the log_search tools:
+- list_services(): every service, its role and the services it calls (free)
+- search_logs(start, end, service, min_level, text, limit): matching log lines, oldest first (1 query)
+- count_logs(start, end, group_by, service, min_level, text): line counts per service, level or minute (1 query)
+- budget(): queries used and remaining (free)
+- submit_root_cause(service, fault_kind, onset): your final answer, accepted once (free)
+
+You have a budget of {budget} queries. A focused investigation needs about {free_queries}; every \
+query beyond that lowers your score. Failures spread from a failing service to the services that \
+call it, and some services are noisy or were redeployed for unrelated reasons.
+
+Fault kinds (submit the id):
+{kinds}
+
+Answer by calling submit_root_cause with the root-cause service, its fault kind id, and the onset: \
+the ISO timestamp of the root cause's first anomalous log line (within two minutes counts). If \
+nothing went wrong in the window, submit service "none".
+"""

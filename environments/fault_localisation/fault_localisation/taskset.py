@@ -1,0 +1,150 @@
+"""Fault localisation: the incident's log is reachable only through the budgeted log_search toolset;
+the agent names the root-cause service, fault kind and onset.
+
+Each task is one seed of the pure generator. `setup` builds (or finds) the incident's log store on
+the host and hands the toolset only its path, via the rollout state; the label stays on TaskData,
+which the agent's box never receives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Literal
+
+import verifiers.v1 as vf
+from pydantic import Field
+
+from fault_localisation import background, catalogue, rng, topology
+from fault_localisation import generate as generate_module
+from fault_localisation.catalogue import FAULT_KINDS
+from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
+from fault_localisation.grade import RULES, Claim, grade
+from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
+from log_search.store import ensure_store
+from log_search.toolset import (
+    LogSearchConfig,
+    LogSearchState,
+    LogSearchToolset,
+    QueryRecord,
+    ServiceInfo,
+    Submission,
+)
+
+__all__ = ["FaultLocalisationConfig", "FaultLocalisationData", "FaultLocalisationTask",
+           "FaultLocalisationTaskConfig", "FaultLocalisationTaskset"]
+
+
+class FaultLocalisationData(vf.TaskData):
+    seed: int
+    knobs: Knobs
+    """Generation knobs; with `seed` they reproduce the incident exactly."""
+    budget: int
+    label: Label
+    """Held out: the root cause (service, fault kind, onset). Never in the prompt or a tool result."""
+
+
+class FaultLocalisationTaskConfig(vf.TaskConfig):
+    store_dir: Path | None = None
+    """Host directory caching built log stores; None means ~/.cache/arena/log_search."""
+
+
+class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, FaultLocalisationTaskConfig]):
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        incident = generate(self.data.seed, self.data.knobs)
+        path = await asyncio.to_thread(build_incident_store, incident, self.config.store_dir)
+        state = trace.state
+        state.store_path = str(path)
+        state.budget = self.data.budget
+        state.window_start, state.window_end = iso(incident.start_ms), iso(incident.end_ms)
+        state.services = [ServiceInfo(name=s.name, role=s.role, calls=list(s.calls)) for s in incident.services]
+        state.fault_kinds = [kind.id for kind in FAULT_KINDS]
+
+    @vf.reward(weight=1.0)
+    async def root_cause(self, trace: vf.Trace) -> float:
+        sub, queries = _what_the_agent_did(trace)
+        claim = None if sub is None else Claim(sub.service, sub.fault_kind, sub.onset)
+        result = grade(claim, self.data.label, len(queries))
+        trace.info["grade"] = asdict(result)
+        trace.info["submission"] = None if sub is None else sub.model_dump()
+        trace.info["queries"] = [record.model_dump() for record in queries]
+        return result.score
+
+    @vf.metric
+    async def queries_used(self, trace: vf.Trace) -> float:
+        return float(len(_what_the_agent_did(trace)[1]))
+
+
+def _what_the_agent_did(trace: vf.Trace) -> tuple[Submission | None, list[QueryRecord]]:
+    """The submission and charged queries: from the live rollout state, or, on a trace re-scored
+    offline (`vf-replay`; `trace.state` is never serialized), from what the live scoring recorded."""
+    state = trace.state  # a plain vf.State on a trace read back from traces.jsonl
+    if isinstance(state, LogSearchState) and (state.store_path or "queries" not in trace.info):
+        return state.submission, list(state.query_log)
+    recorded = trace.info.get("submission")
+    return (None if recorded is None else Submission.model_validate(recorded),
+            [QueryRecord.model_validate(q) for q in trace.info.get("queries", [])])
+
+
+class FaultLocalisationConfig(vf.TasksetConfig):
+    task: FaultLocalisationTaskConfig = FaultLocalisationTaskConfig()
+    tools: LogSearchConfig = LogSearchConfig()
+    """Placement of the shared log_search server (a host subprocess by default)."""
+    split: Literal["train", "dev", "test"] = "dev"
+    """Seed range: train from 0, dev from 1,000,000, test from 2,000,000."""
+    num_tasks: int = Field(50, ge=1, le=1_000_000)
+    services: int = Field(20, ge=8, le=40)
+    """Services in each incident's topology."""
+    lines: int = Field(20_000, ge=1_000, le=5_000_000)
+    """Approximate log lines per incident (one hour of logs)."""
+    red_herrings: int = Field(2, ge=0, le=6)
+    """Distractors per incident: a harmless deploy, an always-noisy service, a short error blip, ..."""
+    budget: int = Field(20, ge=1, le=500)
+    """Queries (search_logs/count_logs) per rollout; the score falls for each one past RULES.free_queries."""
+
+
+class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisationConfig]):
+    def load(self) -> Iterator[FaultLocalisationTask]:
+        cfg = self.config
+        knobs = Knobs(services=cfg.services, lines=cfg.lines, red_herrings=cfg.red_herrings)
+        for i, seed in enumerate(split_seeds(cfg.split, cfg.num_tasks)):
+            incident = generate(seed, knobs)
+            yield FaultLocalisationTask(
+                FaultLocalisationData(
+                    name=f"fault-localisation/{cfg.split}#{i}",
+                    id=f"{cfg.split}-{seed}",
+                    prompt=task_prompt(incident, cfg.budget, RULES.free_queries),
+                    system_prompt=SYSTEM_PROMPT,
+                    seed=seed,
+                    knobs=knobs,
+                    budget=cfg.budget,
+                    label=incident.label,
+                ),
+                cfg.task,
+            )
+
+    @classmethod
+    def toolsets(cls, config: FaultLocalisationConfig) -> list[vf.Toolset]:
+        return [LogSearchToolset(config.tools)]
+
+
+@functools.cache
+def generator_fingerprint() -> str:
+    """A hash of the generator's source, so an edited generator never reuses a stale store."""
+    digest = hashlib.sha256()
+    for module in (background, catalogue, generate_module, rng, topology):
+        digest.update(inspect.getsource(module).encode())
+    return digest.hexdigest()[:12]
+
+
+def build_incident_store(incident: Incident, store_dir: Path | None = None) -> Path:
+    """Build (or reuse) the incident's log store; the key covers everything that shapes the log."""
+    k = incident.knobs
+    key = f"fl-{generator_fingerprint()}-s{incident.seed}-n{k.services}-l{k.lines}-h{k.red_herrings}"
+    directory = store_dir if store_dir is not None else Path.home() / ".cache" / "arena" / "log_search"
+    return ensure_store(directory, key, incident.rows, {"seed": str(incident.seed)})

@@ -1,0 +1,91 @@
+"""Run a scripted policy against one fault-localisation task in process: the real Task setup and
+scoring, the real LogSearchToolset methods, and verifiers' per-call state binding — no MCP
+transport (tests/log_search covers that through real sessions)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import verifiers.v1 as vf
+from mcp.server.mcpserver.exceptions import ToolError
+from verifiers.v1.mcp import server as vf_server
+
+from arena.policy import Answer, CallTool, Observation, Policy, Step, ToolSpec, tool_matches
+from fault_localisation.taskset import (
+    FaultLocalisationConfig,
+    FaultLocalisationTask,
+    FaultLocalisationTaskConfig,
+    FaultLocalisationTaskset,
+)
+from log_search.toolset import LogSearchConfig, LogSearchState, LogSearchToolset
+
+TOOLS = ("list_services", "search_logs", "count_logs", "budget", "submit_root_cause")
+MAX_TURNS = 80
+
+
+@dataclass
+class Episode:
+    task: FaultLocalisationTask
+    trace: vf.Trace
+    results: list[str] = field(default_factory=list)
+    """Every tool result text the policy saw."""
+
+    @property
+    def reward(self) -> float:
+        return self.trace.reward
+
+
+def dev_tasks(count: int, store_dir: Path, **knobs) -> list[FaultLocalisationTask]:
+    config = FaultLocalisationConfig(id="fault-localisation", split="dev", num_tasks=count,
+                                     task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
+    return list(FaultLocalisationTaskset(config))
+
+
+def new_trace(task: FaultLocalisationTask) -> vf.Trace:
+    return vf.Trace(task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
+                    agent=vf.AgentInfo(config=vf.AgentConfig()), state=LogSearchState())
+
+
+async def call_tool(toolset: LogSearchToolset, state: LogSearchState, name: str, arguments: dict) -> tuple[bool, str]:
+    """One tool call with `state` bound as verifiers binds it; (is_error, text) as MCP would report."""
+    token = vf_server._call_state.set(state)
+    try:
+        return False, await getattr(toolset, name)(**arguments)
+    except ToolError as e:
+        return True, f"Error executing tool {name}: {e}"
+    finally:
+        vf_server._call_state.reset(token)
+
+
+async def run_episode(policy: Policy, task: FaultLocalisationTask, wrap: bool = True) -> Episode:
+    """Drive `policy` until it answers; tool results are wrapped in harness text when `wrap`."""
+    trace = new_trace(task)
+    await task.setup(trace, runtime=None)  # type: ignore[arg-type]
+    toolset = LogSearchToolset(LogSearchConfig())
+    episode = Episode(task, trace)
+    offered = tuple(ToolSpec(f"log_search_{name}") for name in TOOLS)
+    steps: list[Step] = []
+    for _ in range(MAX_TURNS):
+        obs = Observation(model="arena/fault-localisation/test", system=task.data.system_prompt or "",
+                          prompt=task.data.prompt_text, tools=offered, steps=tuple(steps), dialect="chat")
+        action = policy(obs)
+        if isinstance(action, Answer):
+            break
+        assert isinstance(action, CallTool), f"unexpected action {action!r}"
+        name = next(t for t in TOOLS if tool_matches(f"log_search_{t}", action.name))
+        _, text = await call_tool(toolset, trace.state, name, dict(action.arguments))
+        if wrap:
+            text = f"[tool log_search_{name} returned]\n{text}\n[end of tool result]"
+        episode.results.append(text)
+        steps.append(Step(action, text))
+    await task.score(trace)
+    return episode
+
+
+def run_all(policy: Policy, tasks: list[FaultLocalisationTask]) -> list[Episode]:
+    async def go() -> list[Episode]:
+        return [await run_episode(policy, task) for task in tasks]
+
+    return asyncio.run(go())

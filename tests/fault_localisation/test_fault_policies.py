@@ -1,0 +1,67 @@
+"""The degenerate-policy gate: scripted policies over 20 dev tasks, in process.
+
+The oracle must localise nearly everything; spending the whole budget, guessing and spamming
+must all score clearly below it; and no tool result may carry the answer.
+"""
+
+import asyncio
+import json
+from dataclasses import asdict
+from statistics import mean
+
+import pytest
+
+from fault_episode import Episode, dev_tasks, run_all, run_episode
+from fault_localisation.policies import POLICIES
+
+TASKS = 20
+
+
+@pytest.fixture(scope="module")
+def episodes(tmp_path_factory) -> dict[str, list[Episode]]:
+    tasks = dev_tasks(TASKS, tmp_path_factory.mktemp("stores"))
+    return {name: run_all(policy, tasks) for name, policy in POLICIES.items()}
+
+
+def score(episodes: list[Episode]) -> float:
+    return mean(e.reward for e in episodes)
+
+
+def test_the_oracle_localises_nearly_every_incident_within_the_free_queries(episodes):
+    assert score(episodes["oracle"]) >= 0.98
+    assert all(e.trace.state.queries_used <= 8 for e in episodes["oracle"])
+    assert any(e.task.data.label.service == "none" for e in episodes["oracle"]), "the sample holds no control"
+
+
+def test_spending_the_whole_budget_scores_at_least_0_15_below_the_oracle(episodes):
+    assert all(e.trace.state.queries_used == e.task.data.budget for e in episodes["exhaustive"])
+    assert score(episodes["exhaustive"]) <= score(episodes["oracle"]) - 0.15
+
+
+@pytest.mark.parametrize("name", ["impatient", "spammer"])
+def test_guessing_or_spamming_scores_far_below_the_oracle(episodes, name):
+    assert score(episodes[name]) <= score(episodes["oracle"]) - 0.3
+
+
+def test_the_spammer_runs_the_budget_dry_before_it_answers(episodes):
+    for episode in episodes["spammer"]:
+        assert episode.trace.state.queries_used == episode.task.data.budget
+        assert episode.trace.state.submission is not None
+
+
+def test_no_tool_result_carries_the_fault_kind_the_label_or_a_host_path(episodes):
+    for name, runs in episodes.items():
+        for episode in runs:
+            label = episode.task.data.label
+            secrets = [json.dumps(asdict(label)), episode.trace.state.store_path]
+            if label.fault_kind != "none":
+                secrets.append(label.fault_kind)
+            for text in episode.results:
+                assert not any(secret in text for secret in secrets), (name, label, text[:300])
+
+
+def test_policies_are_deterministic_and_read_unwrapped_results_alike(episodes):
+    first = episodes["oracle"][0]
+    again = asyncio.run(run_episode(POLICIES["oracle"], first.task, wrap=False))
+    assert again.trace.state.query_log == first.trace.state.query_log
+    assert again.trace.state.submission == first.trace.state.submission

@@ -1,0 +1,160 @@
+"""fault_localisation.taskset: resolvable by id, held-out labels, host-side setup, reward wiring."""
+
+import asyncio
+import json
+from dataclasses import asdict
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pydantic
+import pytest
+import verifiers.v1 as vf
+from verifiers.v1.state import state_cls
+
+import fault_localisation
+from fault_episode import dev_tasks, new_trace
+from fault_localisation.catalogue import FAULT_KINDS
+from fault_localisation.generate import generate, iso
+from fault_localisation.taskset import (
+    FaultLocalisationConfig,
+    FaultLocalisationData,
+    FaultLocalisationTask,
+    FaultLocalisationTaskset,
+)
+from log_search.toolset import LogSearchState, LogSearchToolset, QueryRecord, Submission
+
+
+def test_the_taskset_resolves_by_its_id_and_the_package_exports_only_it():
+    assert fault_localisation.__all__ == ["FaultLocalisationTaskset"]
+    config_type = vf.taskset_config_type("fault-localisation")
+    config = config_type.model_validate({"id": "fault-localisation", "num_tasks": 2})
+    taskset = vf.load_taskset(config)
+    assert isinstance(taskset, FaultLocalisationTaskset)
+    assert [t.data.name for t in taskset] == ["fault-localisation/dev#0", "fault-localisation/dev#1"]
+
+
+def test_each_split_draws_from_its_own_seed_range():
+    def seeds_of(split: str) -> set[int]:
+        config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=5)
+        return {t.data.seed for t in FaultLocalisationTaskset(config)}
+
+    seeds = {split: seeds_of(split) for split in ("train", "dev", "test")}
+    assert seeds["train"] == set(range(5))
+    assert not seeds["train"] & seeds["dev"] and not seeds["dev"] & seeds["test"]
+
+
+def test_tasks_carry_the_generation_knobs_and_the_held_out_label(tmp_path: Path):
+    task = dev_tasks(1, tmp_path, services=12, lines=3_000, red_herrings=3, budget=9)[0]
+    incident = generate(task.data.seed, task.data.knobs)
+    assert (task.data.knobs.services, task.data.knobs.lines, task.data.knobs.red_herrings) == (12, 3_000, 3)
+    assert task.data.budget == 9
+    assert task.data.label == incident.label
+
+
+def test_task_data_survives_the_trace_round_trip_controls_included(tmp_path: Path):
+    tasks = dev_tasks(12, tmp_path)
+    assert any(t.data.label.service == "none" for t in tasks)
+    for task in tasks:  # traces store task data without None fields; vf-replay rebuilds it from that
+        wire = task.data.model_dump(mode="json", exclude_none=True)
+        assert FaultLocalisationData.model_validate(wire) == task.data
+
+
+def test_the_prompt_gives_window_budget_and_vocabulary_but_not_the_label(tmp_path: Path):
+    for task in dev_tasks(8, tmp_path):
+        incident = generate(task.data.seed, task.data.knobs)
+        prompt = task.data.prompt_text
+        assert f"between {iso(incident.start_ms)} and {iso(incident.end_ms)} (UTC)" in prompt
+        assert "a budget of 20 queries" in prompt and "submit_root_cause" in prompt
+        assert all(kind.id in prompt for kind in FAULT_KINDS)
+        label = task.data.label
+        assert json.dumps(asdict(label)) not in prompt
+        assert label.onset is None or label.onset not in prompt
+
+
+def test_setup_builds_the_store_on_the_host_and_fills_the_rollout_state(tmp_path: Path):
+    task = dev_tasks(1, tmp_path)[0]
+    trace = new_trace(task)
+    asyncio.run(task.setup(trace, runtime=None))
+    state: LogSearchState = trace.state
+    incident = generate(task.data.seed, task.data.knobs)
+    assert Path(state.store_path).is_file() and Path(state.store_path).parent == tmp_path
+    assert state.budget == 20 and state.queries_used == 0 and state.submission is None
+    assert (state.window_start, state.window_end) == (iso(incident.start_ms), iso(incident.end_ms))
+    assert [s.name for s in state.services] == [s.name for s in incident.services]
+    assert state.fault_kinds == [k.id for k in FAULT_KINDS]
+    # The same JSON must validate on the toolset side of the state channel.
+    assert LogSearchState.model_validate_json(state.model_dump_json()) == state
+
+
+def test_a_second_rollout_of_the_incident_reuses_the_built_store(tmp_path: Path):
+    task = dev_tasks(1, tmp_path)[0]
+    first, second = new_trace(task), new_trace(task)
+    asyncio.run(task.setup(first, runtime=None))
+    built = Path(first.state.store_path).stat().st_mtime_ns
+    asyncio.run(task.setup(second, runtime=None))
+    assert second.state.store_path == first.state.store_path
+    assert Path(second.state.store_path).stat().st_mtime_ns == built
+
+
+def scored_trace(task: FaultLocalisationTask, queries: int) -> vf.Trace:
+    """A trace whose rollout charged `queries` queries and submitted the right answer."""
+    label = task.data.label
+    trace = new_trace(task)
+    asyncio.run(task.setup(trace, runtime=None))
+    trace.state.submission = Submission(service=label.service, fault_kind=label.fault_kind, onset=label.onset)
+    trace.state.queries_used = queries
+    trace.state.query_log = [QueryRecord(tool="count_logs", args={}, matched=1) for _ in range(queries)]
+    asyncio.run(task.score(trace))
+    return trace
+
+
+def test_the_reward_grades_the_submission_and_records_why(tmp_path: Path):
+    task = next(t for t in dev_tasks(5, tmp_path) if t.data.label.service != "none")
+    trace = scored_trace(task, queries=12)
+    assert trace.rewards["root_cause"].score == pytest.approx(1.0 - 4 * 0.04)
+    assert trace.metrics["queries_used"] == 12
+    assert trace.info["grade"]["reason"].startswith("service right")
+    assert trace.info["submission"]["service"] == task.data.label.service
+    assert len(trace.info["queries"]) == 12
+
+
+def test_an_offline_rescore_of_a_serialized_trace_gives_the_same_reward(tmp_path: Path):
+    task = next(t for t in dev_tasks(5, tmp_path) if t.data.label.service != "none")
+    live = scored_trace(task, queries=10)
+    wire = vf.Trace[FaultLocalisationData, LogSearchState, vf.AgentConfig]  # as vf-replay reads traces back
+    replayed = wire.model_validate_json(live.model_dump_json())  # trace.state is not serialized
+    replayed.rewards.clear()
+    assert not isinstance(replayed.state, LogSearchState)
+    asyncio.run(task.score(replayed))
+    assert replayed.rewards["root_cause"].score == live.rewards["root_cause"].score == pytest.approx(0.92)
+    assert replayed.metrics["queries_used"] == 10
+
+
+def test_no_submission_scores_zero(tmp_path: Path):
+    task = dev_tasks(1, tmp_path)[0]
+    trace = new_trace(task)
+    asyncio.run(task.score(trace))
+    assert trace.rewards["root_cause"].score == 0.0
+    assert trace.info["grade"]["reason"] == "no root cause was submitted"
+
+
+def test_the_task_and_the_toolset_declare_the_same_state_class():
+    assert state_cls(FaultLocalisationTask) is state_cls(LogSearchToolset) is LogSearchState
+
+
+def test_the_log_search_toolset_is_shared_across_the_eval():
+    config = FaultLocalisationConfig(id="fault-localisation")
+    [toolset] = FaultLocalisationTaskset.toolsets(config)
+    assert isinstance(toolset, LogSearchToolset) and toolset.server_name == "log_search"
+    assert FaultLocalisationTask.toolsets(config.task) == []
+
+
+@pytest.mark.parametrize("knob", [{"services": 7}, {"services": 41}, {"budget": 0}, {"lines": 10}, {"split": "x"}])
+def test_knobs_outside_their_range_are_refused(knob):
+    with pytest.raises(pydantic.ValidationError):
+        FaultLocalisationConfig(id="fault-localisation", **knob)
+
+
+def test_the_scripted_policies_are_registered_for_the_model_server():
+    [entry] = [e for e in entry_points(group="arena.policies") if e.name == "fault-localisation"]
+    assert set(entry.load()) == {"oracle", "exhaustive", "impatient", "spammer"}

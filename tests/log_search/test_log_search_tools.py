@@ -1,0 +1,197 @@
+"""LogSearchToolset through real MCP sessions on one shared server, with a real state channel."""
+
+import asyncio
+import json
+import uuid
+
+import pytest
+
+from log_fixture import END, SERVICES, START, synthetic_store
+from support.mcp_session import call, result_text, running_toolset
+
+KINDS = ["connection_pool_exhaustion", "disk_full"]
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    return synthetic_store(tmp_path_factory.mktemp("logs"))
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_toolset("log_search.toolset") as process:
+        yield process
+
+
+def rollout(server, path, budget: int = 5, **overrides) -> str:
+    """A fresh rollout route whose state the host filled in as Task.setup does."""
+    route = uuid.uuid4().hex
+    server.channel.states[route] = {
+        "store_path": str(path), "budget": budget, "window_start": START, "window_end": END,
+        "services": [{"name": s, "role": "service", "calls": []} for s in SERVICES],
+        "fault_kinds": KINDS, **overrides,
+    }
+    return route
+
+
+def tool(server, route: str, name: str, **arguments):
+    return asyncio.run(call(server, route, name, arguments))
+
+
+def used(server, route: str) -> int:
+    """Queries charged so far (a state the toolset never changed was never pushed back)."""
+    return server.state(route).get("queries_used", 0)
+
+
+def payload(result) -> dict:
+    assert not result.is_error, result_text(result)
+    return json.loads(result_text(result))
+
+
+def test_tools_are_served_with_descriptions_that_state_their_cost(server):
+    async def listed():
+        async with server.client(uuid.uuid4().hex) as client:
+            return (await client.list_tools()).tools
+
+    tools = {t.name: t.description or "" for t in asyncio.run(listed())}
+    assert set(tools) == {"list_services", "search_logs", "count_logs", "budget", "submit_root_cause"}
+    assert "Costs 1 query" in tools["search_logs"] and "Costs 1 query" in tools["count_logs"]
+    assert all("Free" in tools[name] for name in ("list_services", "budget", "submit_root_cause"))
+
+
+def test_listing_services_and_reading_the_budget_are_free(server, store_path):
+    route = rollout(server, store_path, budget=4)
+    listed = payload(tool(server, route, "list_services"))
+    assert [s["name"] for s in listed["services"]] == list(SERVICES)
+    assert listed["window"] == {"start": START, "end": END}
+    assert payload(tool(server, route, "budget")) == {"used": 0, "remaining": 4, "total": 4}
+    assert used(server, route) == 0
+
+
+def test_a_search_returns_matching_lines_oldest_first_and_costs_one_query(server, store_path):
+    route = rollout(server, store_path)
+    found = payload(tool(server, route, "search_logs", start=START, end=END, service="payments",
+                         min_level="ERROR", limit=200))
+    stamps = [line.split(" ", 1)[0] for line in found["lines"]]
+    assert stamps == sorted(stamps) and found["returned"] == len(stamps) > 0
+    assert all(line.split(" ")[1:3] in (["ERROR", "payments"], ["FATAL", "payments"]) for line in found["lines"])
+    assert found["budget"] == {"used": 1, "remaining": 4, "total": 5}
+    state = server.state(route)
+    assert state["queries_used"] == 1
+    assert state["query_log"][0]["tool"] == "search_logs" and state["query_log"][0]["matched"] == found["matched"]
+
+
+def test_a_search_marks_truncation_only_when_more_lines_match_than_it_returns(server, store_path):
+    route = rollout(server, store_path)
+    cut = payload(tool(server, route, "search_logs", start=START, end=END, limit=3))
+    assert cut["truncated"] is True and cut["returned"] == 3 and cut["matched"] > 3
+    assert "first 3 of" in cut["note"]
+    whole = payload(tool(server, route, "search_logs", start=START, end="2024-03-05T14:00:05Z", limit=200))
+    assert whole["truncated"] is False and "note" not in whole and whole["returned"] == whole["matched"]
+
+
+def test_counts_group_by_service_level_or_minute(server, store_path):
+    route = rollout(server, store_path)
+    by_service = payload(tool(server, route, "count_logs", start=START, end=END, group_by="service"))
+    by_level = payload(tool(server, route, "count_logs", start=START, end=END, group_by="level"))
+    by_minute = payload(tool(server, route, "count_logs", start=START, end=END, group_by="minute", text="pool"))
+    assert set(by_service["counts"]) == set(SERVICES)
+    assert list(by_service["counts"].values()) == sorted(by_service["counts"].values(), reverse=True)
+    assert by_service["total"] == by_level["total"] == 3000
+    severity = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+    assert list(by_level["counts"]) == [level for level in severity if level in by_level["counts"]]
+    assert list(by_minute["counts"]) == sorted(by_minute["counts"]) and 0 < by_minute["total"] < 3000
+    assert used(server, route) == 3
+
+
+def test_a_query_past_the_budget_is_refused_with_no_data(server, store_path):
+    route = rollout(server, store_path, budget=2)
+    for _ in range(2):
+        payload(tool(server, route, "count_logs", start=START, end=END))
+    refused = tool(server, route, "search_logs", start=START, end=END)
+    assert refused.is_error
+    text = result_text(refused)
+    assert "query budget spent (2 of 2)" in text and "submit_root_cause" in text
+    assert "lines" not in text and "trace=" not in text
+    assert used(server, route) == 2
+
+
+def test_concurrent_queries_of_one_rollout_cannot_overspend_its_budget(server, store_path):
+    route = rollout(server, store_path, budget=3)
+
+    async def burst():
+        return await asyncio.gather(*(call(server, route, "count_logs", {"start": START, "end": END})
+                                      for _ in range(8)))
+
+    results = asyncio.run(burst())
+    assert sum(not r.is_error for r in results) == 3
+    assert all("query budget spent (3 of 3)" in result_text(r) for r in results if r.is_error)
+    assert used(server, route) == 3 and len(server.state(route)["query_log"]) == 3
+
+
+WINDOW = {"start": START, "end": END}
+BAD_INPUT = [
+    pytest.param("search_logs", {**WINDOW, "service": "billing"}, "unknown service", id="unknown-service"),
+    pytest.param("search_logs", {**WINDOW, "start": "yesterday"}, "ISO 8601", id="malformed-start"),
+    pytest.param("count_logs", {**WINDOW, "end": "14:00"}, "ISO 8601", id="malformed-end"),
+    pytest.param("search_logs", {"start": END, "end": START}, "start must be before end", id="reversed-window"),
+    pytest.param("count_logs", {"start": START, "end": START}, "start must be before end", id="empty-window"),
+    pytest.param("search_logs", {**WINDOW, "limit": 201}, "limit must be between 1 and 200", id="limit-too-large"),
+    pytest.param("search_logs", {**WINDOW, "limit": 0}, "limit must be between 1 and 200", id="limit-zero"),
+    pytest.param("search_logs", {**WINDOW, "text": '"unclosed'}, "not a valid full-text query", id="malformed-text"),
+    pytest.param("count_logs", {**WINDOW, "text": "orders-db"}, "not a valid full-text query",
+                 id="unquoted-punctuation"),
+    pytest.param("count_logs", {**WINDOW, "group_by": "instance"}, "group_by must be one of", id="unknown-group-by"),
+    pytest.param("count_logs", {**WINDOW, "min_level": "LOUD"}, "min_level must be one of", id="unknown-level"),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments", "message"), BAD_INPUT)
+def test_bad_input_is_refused_clearly_and_costs_nothing(server, store_path, name, arguments, message):
+    route = rollout(server, store_path)
+    result = tool(server, route, name, **arguments)
+    text = result_text(result)
+    assert result.is_error and message in text
+    assert "Traceback" not in text and str(store_path.parent) not in text
+    assert used(server, route) == 0
+
+
+def test_a_missing_store_is_reported_without_its_path_and_costs_nothing(server, store_path):
+    missing = store_path.parent / "gone" / "incident.sqlite"
+    route = rollout(server, store_path, store_path=str(missing))
+    result = tool(server, route, "count_logs", start=START, end=END)
+    assert result.is_error and "no incident log" in result_text(result)
+    assert str(store_path.parent) not in result_text(result)
+    assert used(server, route) == 0
+
+
+def test_a_root_cause_is_accepted_once(server, store_path):
+    route = rollout(server, store_path)
+    first = tool(server, route, "submit_root_cause", service="payments", fault_kind="disk_full",
+                 onset="2024-03-05T14:21:07+00:00")
+    assert payload(first) == {"accepted": True}
+    second = tool(server, route, "submit_root_cause", service="gateway", fault_kind="disk_full",
+                  onset="2024-03-05T14:22:00Z")
+    assert second.is_error and "already submitted" in result_text(second)
+    assert server.state(route)["submission"] == {"service": "payments", "fault_kind": "disk_full",
+                                                 "onset": "2024-03-05T14:21:07.000Z"}
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    pytest.param({"service": "billing", "fault_kind": "disk_full", "onset": START}, "unknown service", id="service"),
+    pytest.param({"service": "payments", "fault_kind": "gremlins", "onset": START}, "fault_kind must be one of",
+                 id="kind"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": "soon"}, "ISO 8601", id="onset"),
+])
+def test_an_invalid_submission_is_refused_and_leaves_the_answer_open(server, store_path, arguments, message):
+    route = rollout(server, store_path)
+    refused = tool(server, route, "submit_root_cause", **arguments)
+    assert refused.is_error and message in result_text(refused)
+    assert server.state(route).get("submission") is None
+    assert payload(tool(server, route, "submit_root_cause", service="none")) == {"accepted": True}
+
+
+def test_no_incident_is_submitted_as_service_none(server, store_path):
+    route = rollout(server, store_path, budget=0)
+    assert payload(tool(server, route, "submit_root_cause", service="none")) == {"accepted": True}
+    assert server.state(route)["submission"] == {"service": "none", "fault_kind": "none", "onset": None}

@@ -1,0 +1,8 @@
+"""log_search: a budgeted MCP toolset over one incident's log store (SQLite + FTS5).
+
+`log_search.store` builds and reads the stores (host side); `log_search.toolset` is the MCP server,
+launched by verifiers as `python -m log_search.toolset`. Nothing is re-exported here, so that
+launch does not import the server module twice.
+"""
+
+__all__: list[str] = []
