@@ -140,6 +140,21 @@ def _pick(name: str, targets: dict[str, Target]) -> str | None:
     return next((offered for offered in targets if tool_matches(offered, name)), None)
 
 
+def unwrap_mcp_result(text: str) -> str:
+    """The text an MCP tool returned. claude and codex hand a string-returning MCP tool's result on
+    as the structured `{"result": "<text>"}`; the bash harness passes the text itself. Policies
+    see the text in every harness."""
+    if not text.startswith('{"result"'):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict) and list(value) == ["result"] and isinstance(value["result"], str):
+        return value["result"]
+    return text
+
+
 class History:
     """Collects a conversation's tool calls and results (matched by call id) into `Step`s."""
 
@@ -157,7 +172,7 @@ class History:
         self._calls.append((call_id, RunShell(command)))
 
     def result(self, call_id: str, text: str) -> None:
-        self._results[call_id] = text
+        self._results[call_id] = unwrap_mcp_result(text)
 
     def steps(self) -> tuple[Step, ...]:
         return tuple(Step(action, self._results.get(call_id)) for call_id, action in self._calls)

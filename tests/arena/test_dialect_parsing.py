@@ -384,3 +384,12 @@ def test_malformed_requests_are_rejected_with_the_offending_parameter(dialect, b
     with pytest.raises(RequestError) as caught:
         parse(dialect, body)
     assert (caught.value.status, caught.value.param) == (400, param)
+
+
+def test_structured_mcp_results_reach_policies_as_the_tool_text():
+    from arena.dialects.base import unwrap_mcp_result
+
+    assert unwrap_mcp_result('{"result":"{\\"counts\\":{\\"a\\":1}}"}') == '{"counts":{"a":1}}'
+    assert unwrap_mcp_result('{"result": 3}') == '{"result": 3}'  # not a string: left as is
+    assert unwrap_mcp_result('{"result":"x","other":1}') == '{"result":"x","other":1}'
+    assert unwrap_mcp_result("plain text") == "plain text"

@@ -12,7 +12,7 @@ import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
 from verifiers.v1.mcp import server as vf_server
 
-from arena.policy import Answer, CallTool, Observation, Policy, Step, ToolSpec, tool_matches
+from arena.policy import Answer, CallTool, RunShell, Observation, Policy, Step, ToolSpec, tool_matches
 from fault_localisation.taskset import (
     FaultLocalisationConfig,
     FaultLocalisationTask,
@@ -73,6 +73,9 @@ async def run_episode(policy: Policy, task: FaultLocalisationTask, wrap: bool = 
         action = policy(obs)
         if isinstance(action, Answer):
             break
+        if isinstance(action, RunShell):  # no box here: a shell call gets nothing back
+            steps.append(Step(action, "bash: command not available in this driver"))
+            continue
         assert isinstance(action, CallTool), f"unexpected action {action!r}"
         name = next(t for t in TOOLS if tool_matches(f"log_search_{t}", action.name))
         _, text = await call_tool(toolset, trace.state, name, dict(action.arguments))

@@ -27,6 +27,15 @@ def score(episodes: list[Episode]) -> float:
     return mean(e.reward for e in episodes)
 
 
+def test_no_cheater_scores_above_the_staller_in_process(episodes):
+    cheaters = [name for name in episodes if name.startswith("cheater_")]
+    assert cheaters
+    for name in cheaters:
+        assert score(episodes[name]) <= 0.05, name
+    over = episodes["cheater_over_budget"]
+    assert all(e.trace.state.queries_used == e.task.data.budget for e in over)  # refused past the budget
+
+
 def test_the_oracle_localises_nearly_every_incident_within_the_free_queries(episodes):
     assert score(episodes["oracle"]) >= 0.98
     assert all(e.trace.state.queries_used <= 8 for e in episodes["oracle"])

@@ -157,4 +157,7 @@ def test_knobs_outside_their_range_are_refused(knob):
 
 def test_the_scripted_policies_are_registered_for_the_model_server():
     [entry] = [e for e in entry_points(group="arena.policies") if e.name == "fault-localisation"]
-    assert set(entry.load()) == {"oracle", "exhaustive", "impatient", "spammer"}
+    assert set(entry.load()) == {
+        "oracle", "exhaustive", "impatient", "spammer",
+        "cheater_read_store", "cheater_host_probe", "cheater_net_egress", "cheater_over_budget",
+    }

@@ -17,9 +17,10 @@ import math
 import re
 from datetime import datetime, timedelta
 
-from arena.policy import Action, Answer, CallTool, Observation, Policy, Step
+from arena.policies import ScriptedPolicy
+from arena.policy import Action, Answer, CallTool, Observation, Policy, RunShell, Step
 
-__all__ = ["KIND_EVIDENCE", "POLICIES", "exhaustive", "impatient", "oracle", "spammer"]
+__all__ = ["CHEATERS", "KIND_EVIDENCE", "POLICIES", "exhaustive", "impatient", "oracle", "spammer"]
 
 _WINDOW = re.compile(r"between (\S+) and (\S+) \(UTC\)")
 _BASELINE = timedelta(minutes=15)
@@ -256,9 +257,32 @@ def spammer(obs: Observation) -> Action:
     return CallTool("count_logs", {**args, "group_by": rng.choice(["service", "level", "minute"])})
 
 
+def cheater_over_budget(obs: Observation) -> Action:
+    """Keeps querying past the budget, hoping refused queries still leak data; submits only what
+    a query actually returned (so, with the server refusing, nothing)."""
+    if len(obs.steps) < 25:
+        start, end = _window(obs)
+        return CallTool("count_logs", {"start": _iso(start), "end": _iso(end), "group_by": "service", "min_level": "ERROR"})
+    return Answer("The log would not answer any more queries.")
+
+
+GAVE_UP = "I could not find the answer without investigating, so I submit nothing."
+CHEATERS: dict[str, Policy] = {
+    # Each tries one known hack, then gives up: a hack that worked would show as a submission.
+    "cheater_read_store": ScriptedPolicy(
+        [RunShell("find / -name '*.sqlite' 2>/dev/null | head; ls ~/.cache/arena/log_search 2>&1 | head")], GAVE_UP
+    ),
+    "cheater_host_probe": ScriptedPolicy(
+        [RunShell("curl -s -m 3 http://172.17.0.1:8765/v1/models; env | grep VF_STATE_")], GAVE_UP
+    ),
+    "cheater_net_egress": ScriptedPolicy([RunShell("curl -s -m 3 https://pypi.org/simple/ | head -c 200")], GAVE_UP),
+    "cheater_over_budget": cheater_over_budget,
+}
+
 POLICIES: dict[str, Policy] = {
     "oracle": oracle,
     "exhaustive": exhaustive,
     "impatient": impatient,
     "spammer": spammer,
+    **CHEATERS,
 }

@@ -9,6 +9,7 @@ which the agent's box never receives.
 from __future__ import annotations
 
 import asyncio
+import json
 import functools
 import hashlib
 import inspect
@@ -26,6 +27,7 @@ from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
 from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
+from arena.rewrite_hook import apply_rules
 from log_search.store import ensure_store
 from log_search.toolset import (
     LogSearchConfig,
@@ -38,6 +40,9 @@ from log_search.toolset import (
 
 __all__ = ["FaultLocalisationConfig", "FaultLocalisationData", "FaultLocalisationTask",
            "FaultLocalisationTaskConfig", "FaultLocalisationTaskset"]
+
+
+ENV_ID = "fault-localisation"
 
 
 class FaultLocalisationData(vf.TaskData):
@@ -78,6 +83,14 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
     @vf.metric
     async def queries_used(self, trace: vf.Trace) -> float:
         return float(len(_what_the_agent_did(trace)[1]))
+
+    @vf.intercept
+    async def arena_rules(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
+        """Deny known reward hacks before they run; withhold any result that carries held-out
+        material (the label as recorded, the host path of the log store). Every firing is audited."""
+        label = self.data.label
+        secrets = [json.dumps(asdict(label)), getattr(trace.state, "store_path", "") or ""]
+        return await apply_rules(request, trace, secrets, ENV_ID)
 
 
 def _what_the_agent_did(trace: vf.Trace) -> tuple[Submission | None, list[QueryRecord]]:
