@@ -1,0 +1,102 @@
+"""Rename a table and some of its columns, keeping a compatibility view under the old names."""
+
+from __future__ import annotations
+
+import random
+
+from schema_migration import values
+from schema_migration.values import pick, randrange
+from schema_migration.families.base import Family, Params, ids
+from schema_migration.schema import Column, Index, Rows, Schema, Table, View
+
+PAIRS = (("clients", "customers", "orders"), ("staff", "employees", "shifts"), ("parts", "components", "part_usage"), ("vendors", "partners", "contracts"))
+RENAMES = (("nm", "name"), ("tel", "phone"), ("addr", "address"), ("created", "created_at"))
+
+
+class RenameView(Family):
+    name = "rename_with_view"
+    title = "rename, keeping a compatibility view"
+
+    def draw(self, rng: random.Random) -> Params:
+        old, new, child = pick(rng, PAIRS)
+        renames = sorted(rng.sample(range(len(RENAMES)), rng.randint(1, 2)))
+        return {
+            "old": old,
+            "new": new,
+            "child": child,
+            "fk": f"{old.rstrip('s')}_id",
+            "renames": [list(RENAMES[k]) for k in renames],
+        }
+
+    def _table(self, p: Params, name: str, renamed: bool) -> Table:
+        mapping = dict(p["renames"]) if renamed else {}
+        cols = (("id", "INTEGER", True, True), ("nm", "TEXT", True, False), ("tel", "TEXT", False, False), ("addr", "TEXT", False, False), ("created", "TEXT", False, False))
+        return Table(name, tuple(Column(mapping.get(c, c), k, notnull=nn and not pk, primary_key=pk) for c, k, nn, pk in cols))  # type: ignore[arg-type]
+
+    def _child(self, p: Params, parent: str) -> Table:
+        return Table(
+            p["child"],
+            (
+                Column("id", "INTEGER", primary_key=True),
+                Column(p["fk"], "INTEGER", references=(parent, "id")),
+                Column("detail", "TEXT"),
+            ),
+        )
+
+    def view(self, p: Params) -> View:
+        mapping = dict(p["renames"])
+        old_cols = self._table(p, p["old"], False).column_names
+        select = ", ".join(f"{mapping[c]} AS {c}" if c in mapping else c for c in old_cols)
+        return View(p["old"], old_cols, f"SELECT {select} FROM {p['new']}", key="id")
+
+    def schemas(self, p: Params) -> tuple[Schema, Schema]:
+        tel_old = Index(f"idx_{p['old']}_tel", p["old"], ("tel",))
+        tel_new = Index(f"idx_{p['old']}_tel", p["new"], (dict(p["renames"]).get("tel", "tel"),))
+        child_idx = Index(f"idx_{p['child']}_{p['fk']}", p["child"], (p["fk"],))
+        source = Schema((self._table(p, p["old"], False), self._child(p, p["old"])), (tel_old, child_idx))
+        target = Schema((self._table(p, p["new"], True), self._child(p, p["new"])), (tel_new, child_idx), (self.view(p),))
+        return source, target
+
+    def rules(self, p: Params) -> str:
+        renames = ", ".join(f"`{a}` to `{b}`" for a, b in p["renames"])
+        tel = dict(p["renames"]).get("tel", "tel")
+        return (
+            f"Rename table `{p['old']}` to `{p['new']}` and rename its columns {renames}. The foreign key "
+            f"`{p['child']}`.`{p['fk']}` must then reference `{p['new']}`(id), and the index on `{p['new']}`(`{tel}`) "
+            f"must exist (its name does not matter). For old readers, create a view named `{p['old']}` with exactly the old "
+            f"columns, old names and old order ({', '.join(self._table(p, p['old'], False).column_names)}), one "
+            f"row per row of `{p['new']}`. No data changes: every row keeps all its values."
+        )
+
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+        parent = []
+        for i in ids(rng, n, 10_000 if hard else 1):
+            first, last = values.person(rng)
+            tel = pick(rng, (None, "", f"+47 {randrange(rng, 10**7, 10**8)}", f"({randrange(rng, 100, 999)}) 555-01{randrange(rng, 10, 99)}"))
+            addr = pick(rng, (None, pick(rng, values.STREETS), " " + pick(rng, values.CITIES) + " "))
+            parent.append((i, f"{first} {last}", tel, addr, values.date(rng) if rng.random() < 0.8 else None))
+        parent_ids = [r[0] for r in parent]
+        child = [
+            (j, pick(rng, parent_ids) if rng.random() < 0.9 else None, pick(rng, (None, values.word(rng))))
+            for j in ids(rng, max(1, n // 2), 50_000 if hard else 1)
+        ]
+        return {p["old"]: parent, p["child"]: child}
+
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+        parent = list(rows[p["old"]])
+        return {p["new"]: parent, p["child"]: list(rows[p["child"]]), p["old"]: parent}
+
+    def migration(self, p: Params) -> str:
+        lines = [f"ALTER TABLE {p['old']} RENAME TO {p['new']};"]
+        lines += [f"ALTER TABLE {p['new']} RENAME COLUMN {a} TO {b};" for a, b in p["renames"]]
+        lines.append(self.view(p).ddl())
+        return "\n".join(lines)
+
+    def examples(self, p: Params) -> dict[str, list[tuple]]:
+        return {
+            p["old"]: [(1, "Ann Lee", "+47 12345678", "1 Main St", "2024-01-01")],
+            p["child"]: [(1, 1, "first")],
+        }
+
+
+FAMILY = RenameView()

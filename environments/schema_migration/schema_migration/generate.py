@@ -1,0 +1,97 @@
+"""Pure, seeded task generator: schema, visible rows, prompt, and the held-out rows the grader uses.
+
+Every draw comes from `random.Random` streams derived from the seed and a label ("params",
+"visible", "heldout"), so a task and its held-out rows can be rebuilt from the seed alone: the
+held-out rows never need to be stored, shipped to the container, or put in task data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from schema_migration import fillers
+from schema_migration.families import FAMILIES, Family, Params
+from schema_migration.schema import Schema
+
+Split = Literal["train", "dev", "test"]
+SPLITS: dict[str, range] = {
+    "train": range(0, 1_000_000),
+    "dev": range(1_000_000, 1_100_000),
+    "test": range(2_000_000, 2_100_000),
+}
+VISIBLE_ROWS = 30
+HELDOUT_ROWS = 2000
+
+
+def stream(seed: int, label: str) -> random.Random:
+    digest = hashlib.sha256(f"{label}:{seed}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def family_of(seed: int) -> Family:
+    return FAMILIES[seed % len(FAMILIES)]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything about a task except its rows."""
+
+    seed: int
+    family: str
+    params: Params
+    source: Schema
+    """The whole database before the migration (touched tables first)."""
+    target: Schema
+    """The whole database after the migration."""
+    touched: tuple[str, ...]
+    """Source tables the family touches; the others are fillers that must not change."""
+    fillers: tuple[str, ...]
+
+
+def spec(seed: int) -> Spec:
+    family = family_of(seed)
+    rng = stream(seed, "params")
+    params = family.draw(rng)
+    source, target = family.schemas(params)
+    filler_schema, names = fillers.choose(rng, len(source.tables))
+    return Spec(
+        seed=seed,
+        family=family.name,
+        params=params,
+        source=source.merged(filler_schema),
+        target=target.merged(filler_schema),
+        touched=tuple(t.name for t in source.tables),
+        fillers=names,
+    )
+
+
+def _rows(s: Spec, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    family = family_of(s.seed)
+    out = family.rows(s.params, rng, n, hard)
+    out.update(fillers.rows(rng, s.fillers, n, hard))
+    return out
+
+
+def visible_rows(s: Spec, n: int = VISIBLE_ROWS) -> dict[str, list[tuple]]:
+    """The sample that goes into the agent's container."""
+    return _rows(s, stream(s.seed, "visible"), n, hard=False)
+
+
+def heldout_rows(s: Spec, n: int = HELDOUT_ROWS) -> dict[str, list[tuple]]:
+    """The grader's rows: `n` rows in the main touched table, other ids, more awkward values."""
+    return _rows(s, stream(s.seed, "heldout"), n, hard=True)
+
+
+def expected_rows(s: Spec, rows: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    """The reference result: target tables and family views after migrating `rows`."""
+    out = family_of(s.seed).transform(s.params, rows)
+    out.update({name: rows[name] for name in s.fillers})
+    return out
+
+
+def seeds(split: Split, count: int) -> range:
+    r = SPLITS[split]
+    return r[: min(count, len(r))]

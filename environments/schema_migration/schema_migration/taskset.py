@@ -1,0 +1,129 @@
+"""The schema-migration taskset: a seeded SQLite database in the agent's container, graded on held-out rows.
+
+Task data carries only the seed and the budget knobs: the spec, the visible rows (written into the
+container at setup) and the held-out rows (rebuilt on the host at grading) all come from the seed,
+so nothing held out is ever stored in task data, the container or a tool result. The agent's one
+submission arrives in `trace.state.submission` from the `sqlite_sandbox` toolset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Literal
+
+import verifiers.v1 as vf
+from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
+from sqlite_sandbox.toolset import SqliteSandboxToolset
+
+from schema_migration import dbfile, prompt
+from schema_migration.generate import HELDOUT_ROWS, heldout_rows, seeds, spec, visible_rows
+from schema_migration.grade import grade
+
+SYSTEM_PROMPT = (
+    "You are a careful database engineer. Inspect the database, rehearse your migration with the "
+    "sqlite_sandbox tools (roll back after rehearsing), and submit the final migration exactly once "
+    "with submit_migration. Your migration will run on different data than you can see."
+)
+
+
+def efficiency(used: int, free: int, budget: int) -> float:
+    """1.0 up to `free` execute calls, falling linearly to 0.5 at the full budget."""
+    if used <= free or budget <= free:
+        return 1.0
+    return max(0.5, 1.0 - 0.5 * (used - free) / (budget - free))
+
+
+class SchemaMigrationData(vf.TaskData):
+    seed: int
+    """The seed the spec, visible rows and held-out rows are rebuilt from (host-side only)."""
+    heldout_rows: int = HELDOUT_ROWS
+    """Rows in the main table of the held-out database."""
+    statement_budget: int = 30
+    """execute calls the sandbox allows."""
+    free_statements: int = 8
+    """execute calls that cost no score; each one beyond lowers it (see `efficiency`)."""
+
+
+class SchemaMigrationTaskConfig(vf.TaskConfig):
+    statement_budget: int = 30
+    """execute calls the sandbox allows per rollout."""
+    free_statements: int = 8
+    """execute calls an efficient rehearsal needs; beyond them the reward falls to x0.5 at the budget."""
+    heldout_rows: int = HELDOUT_ROWS
+    """Rows in the main table of the held-out database the grader builds."""
+
+
+class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigrationTaskConfig]):
+    NEEDS_CONTAINER = True
+
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        container = runtime.info.id
+        if not container:
+            raise vf.TaskError("schema-migration needs a local container runtime (docker/podman) with a container id")
+        s = spec(self.data.seed)
+        db = dbfile.to_bytes(s.source, visible_rows(s))
+        await runtime.write(DEFAULT_DB_PATH, db)
+        await runtime.write(checkpoint_path(DEFAULT_CHECKPOINT_DIR, START), db)
+        state = trace.state
+        state.container_id = container
+        state.db_path = DEFAULT_DB_PATH
+        state.checkpoint_dir = DEFAULT_CHECKPOINT_DIR
+        state.statement_budget = self.data.statement_budget
+
+    @vf.reward(weight=1.0)
+    async def migration(self, trace: vf.Trace) -> float:
+        state = trace.state
+        used = state.statements_used
+        if state.submission is None:
+            trace.info["grade"] = {"score": 0.0, "reason": "no migration was submitted", "statements_used": used}
+            return 0.0
+        s = spec(self.data.seed)
+        sql, n = state.submission, self.data.heldout_rows
+        result = await asyncio.to_thread(lambda: grade(sql, s, heldout_rows(s, n)))
+        factor = efficiency(used, self.data.free_statements, self.data.statement_budget)
+        trace.info["grade"] = {
+            "score": result.score,
+            "reason": result.reason,
+            "stage": result.stage,
+            "statements_used": used,
+            "efficiency": factor,
+        }
+        return result.score * factor
+
+    @vf.metric
+    async def statements_used(self, trace: vf.Trace) -> float:
+        return float(trace.state.statements_used)
+
+
+class SchemaMigrationConfig(vf.TasksetConfig):
+    task: SchemaMigrationTaskConfig = SchemaMigrationTaskConfig()
+    tools: SandboxConfig = SandboxConfig()
+    split: Literal["train", "dev", "test"] = "train"
+    """Seed range to draw tasks from (train 0.., dev 1,000,000.., test 2,000,000..)."""
+    num_tasks: int = 100
+    """Tasks to yield: the first seeds of the split, which cycle through the ten families."""
+
+
+class SchemaMigrationTaskset(vf.Taskset[SchemaMigrationTask, SchemaMigrationConfig]):
+    def load(self) -> Iterator[SchemaMigrationTask]:
+        knobs = self.config.task
+        for seed in seeds(self.config.split, self.config.num_tasks):
+            s = spec(seed)
+            yield SchemaMigrationTask(
+                SchemaMigrationData(
+                    id=f"{self.config.split}-{seed}",
+                    name=f"schema-migration#{seed}",
+                    prompt=prompt.render(s, DEFAULT_DB_PATH, knobs.statement_budget, knobs.free_statements),
+                    system_prompt=SYSTEM_PROMPT,
+                    seed=seed,
+                    heldout_rows=knobs.heldout_rows,
+                    statement_budget=knobs.statement_budget,
+                    free_statements=knobs.free_statements,
+                ),
+                knobs,
+            )
+
+    @classmethod
+    def toolsets(cls, config: SchemaMigrationConfig) -> list[vf.Toolset]:
+        return [SqliteSandboxToolset(config.tools)]

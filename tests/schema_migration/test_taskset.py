@@ -1,0 +1,105 @@
+"""Taskset wiring: id resolution, setup writes only the visible database, the reward gathers and grades."""
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+from schema_migration import dbfile
+from schema_migration.families import BY_NAME
+from schema_migration.generate import spec, visible_rows
+from schema_migration.taskset import SchemaMigrationConfig, SchemaMigrationTaskset, efficiency
+from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, SandboxState, checkpoint_path
+from sqlite_sandbox.toolset import SqliteSandboxToolset
+
+
+def _tasks(n: int = 3):
+    return list(SchemaMigrationTaskset(SchemaMigrationConfig(id="schema-migration", split="dev", num_tasks=n)))
+
+
+def test_the_id_schema_migration_resolves_to_the_one_exported_taskset():
+    # A fresh interpreter: under pytest, tests/schema_migration/ shadows the package's __init__.
+    code = (
+        "import verifiers.v1 as vf, schema_migration as m;"
+        "cfg = vf.taskset_config_type('schema-migration').model_validate({'id': 'schema-migration', 'num_tasks': 2});"
+        "ts = vf.load_taskset(cfg);"
+        "print(m.__all__, type(ts).__name__, [t.data.name for t in ts], type(next(iter(ts))).NEEDS_CONTAINER)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["['SchemaMigrationTaskset']", "SchemaMigrationTaskset", "['schema-migration#0',", "'schema-migration#1']", "True"]
+
+
+def test_task_data_holds_the_seed_and_knobs_but_no_rows():
+    task = _tasks(1)[0]
+    data = json.loads(task.data.model_dump_json())
+    assert data["seed"] == 1_000_000
+    assert {"heldout_rows", "statement_budget", "free_statements"} <= set(data)
+    s = spec(data["seed"])
+    assert not any(repr(row) in task.data.prompt for rows in visible_rows(s).values() for row in rows)
+
+
+def test_the_taskset_shares_one_sqlite_sandbox_toolset():
+    toolsets = SchemaMigrationTaskset.toolsets(SchemaMigrationConfig(id="schema-migration"))
+    assert [type(t) for t in toolsets] == [SqliteSandboxToolset]
+    assert toolsets[0].server_name == "sqlite_sandbox"
+
+
+class FakeRuntime:
+    def __init__(self, container: str | None) -> None:
+        self.info = SimpleNamespace(id=container)
+        self.files: dict[str, bytes] = {}
+
+    async def write(self, path: str, data: bytes) -> None:
+        self.files[path] = data
+
+
+def test_setup_writes_the_visible_database_and_start_checkpoint_and_fills_the_state():
+    task = _tasks(1)[0]
+    runtime = FakeRuntime("abc123def456")
+    trace = SimpleNamespace(state=SandboxState(), info={})
+    asyncio.run(task.setup(trace, runtime))
+    start = checkpoint_path(DEFAULT_CHECKPOINT_DIR, "start")
+    assert set(runtime.files) == {DEFAULT_DB_PATH, start}
+    assert runtime.files[DEFAULT_DB_PATH] == runtime.files[start]
+    s = spec(task.data.seed)
+    assert runtime.files[DEFAULT_DB_PATH] == dbfile.to_bytes(s.source, visible_rows(s))
+    assert (trace.state.container_id, trace.state.db_path, trace.state.statement_budget) == ("abc123def456", DEFAULT_DB_PATH, 30)
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(runtime.files[DEFAULT_DB_PATH])
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] == len(s.source.tables)
+
+
+def test_setup_refuses_a_runtime_without_a_container_id():
+    task = _tasks(1)[0]
+    with pytest.raises(Exception, match="container"):
+        asyncio.run(task.setup(SimpleNamespace(state=SandboxState(), info={}), FakeRuntime(None)))
+
+
+def test_no_submission_scores_zero_with_a_reason():
+    task = _tasks(1)[0]
+    trace = SimpleNamespace(state=SandboxState(statements_used=3), info={})
+    assert asyncio.run(task.migration(trace)) == 0.0
+    assert trace.info["grade"]["reason"] == "no migration was submitted"
+
+
+@pytest.mark.parametrize(("used", "expected"), [(2, 1.0), (30, 0.5)])
+def test_the_reward_grades_the_submission_from_state_times_the_statement_efficiency(used, expected):
+    task = _tasks(2)[1]
+    s = spec(task.data.seed)
+    sql = BY_NAME[s.family].migration(s.params)
+    trace = SimpleNamespace(state=SandboxState(submission=sql, statements_used=used), info={})
+    assert asyncio.run(task.migration(trace)) == pytest.approx(expected)
+    assert trace.info["grade"]["score"] == 1.0 and trace.info["grade"]["statements_used"] == used
+    assert trace.info["grade"]["reason"].startswith("score 1.000")
+
+
+def test_efficiency_is_one_up_to_the_free_statements_then_falls_to_half_at_the_budget():
+    values = [efficiency(used, 8, 30) for used in range(0, 31)]
+    assert values[:9] == [1.0] * 9
+    assert values[-1] == 0.5
+    assert all(a >= b for a, b in zip(values, values[1:]))
+    assert values[9] < 1.0

@@ -1,0 +1,117 @@
+"""The in-container engine and its rendering: statement splitting, all-or-nothing execute, bounded output, checkpoints."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlite_sandbox import engine, render
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = tmp_path / "db.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"v{i}") for i in range(1, 6)])
+    conn.commit()
+    conn.close()
+    return str(path)
+
+
+def _count(db: str) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT count(*) FROM t").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_split_ignores_semicolons_in_strings_comments_and_trigger_bodies():
+    sql = (
+        "INSERT INTO t VALUES (9, 'a;b'); -- note; here\n"
+        "CREATE TRIGGER g AFTER INSERT ON t BEGIN UPDATE t SET v = ';' WHERE id = new.id; END;\n"
+        "/* ; */ SELECT 1"
+    )
+    parts = engine.split_statements(sql)
+    assert len(parts) == 3
+    assert parts[1].rstrip().endswith("END;") and parts[2].endswith("SELECT 1")
+
+
+def test_blank_scripts_split_into_nothing():
+    assert engine.split_statements(" ;; -- only a comment\n /* x */ ") == []
+
+
+@pytest.mark.parametrize(
+    ("statement", "kind"),
+    [
+        ("BEGIN", engine.IGNORED), ("begin immediate transaction", engine.IGNORED), ("COMMIT", engine.IGNORED),
+        ("END TRANSACTION", engine.IGNORED), ("ROLLBACK", engine.REFUSED), ("ROLLBACK TO sp", engine.PLAIN),
+        ("rollback transaction to savepoint sp", engine.PLAIN), ("ATTACH 'x' AS y", engine.REFUSED),
+        ("DETACH y", engine.REFUSED), ("VACUUM INTO 'x'", engine.REFUSED), ("-- c\nSELECT 1", engine.PLAIN),
+    ],
+)  # fmt: skip
+def test_statements_are_classified_for_transaction_control(statement, kind):
+    assert engine.classify(statement) == kind
+
+
+def test_execute_commits_every_statement_and_reports_rows_and_changes(db):
+    reply = engine.execute(db, "INSERT INTO t VALUES (10, 'x'); SELECT id, v FROM t WHERE id >= 5 ORDER BY id;")
+    assert reply["ok"]
+    assert reply["results"][0]["changes"] == 1
+    assert reply["results"][1]["rows"] == [[5, "v5"], [10, "x"]]
+    assert _count(db) == 6
+
+
+def test_a_failing_statement_rolls_back_the_whole_call(db):
+    before = Path(db).read_bytes()
+    reply = engine.execute(db, "DELETE FROM t; INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (1, 'dup');")
+    assert not reply["ok"]
+    assert reply["statement"] == 3 and "UNIQUE" in reply["error"]
+    assert Path(db).read_bytes() == before
+
+
+def test_begin_and_commit_are_skipped_and_a_bare_rollback_is_refused(db):
+    ok = engine.execute(db, "BEGIN; UPDATE t SET v = 'u'; COMMIT;")
+    assert ok["ok"] and ok["ignored"] == [1, 3]
+    refused = engine.execute(db, "UPDATE t SET v = 'w'; ROLLBACK;")
+    assert not refused["ok"] and "ROLLBACK" in refused["error"]
+    assert sqlite3.connect(db).execute("SELECT DISTINCT v FROM t").fetchall() == [("u",)]
+
+
+def test_results_are_bounded_and_the_rendering_says_it_cut_them(db):
+    sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5000) SELECT x, printf('%.500c', 'a') FROM c"
+    reply = engine.execute(db, sql)
+    assert len(reply["results"][0]["rows"]) == engine.ROW_LIMIT and reply["results"][0]["truncated"]
+    text = render.execute_result(reply, max_chars=3000)
+    assert render.TRUNCATED in text
+    assert len(text) < 4000
+    assert "…[500 chars]" in text
+
+
+def test_a_runaway_query_is_cancelled_by_the_deadline(db):
+    reply = engine.execute(db, "UPDATE t SET v = 'z'; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;", deadline_s=0.5)
+    assert not reply["ok"] and "cancelled" in reply["error"]
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM t WHERE v = 'z'").fetchone()[0] == 0
+
+
+def test_checkpoint_and_restore_bring_back_the_saved_database(db, tmp_path):
+    saved = str(tmp_path / "ck" / "a.sqlite")
+    assert engine.checkpoint(db, saved)["ok"]
+    engine.execute(db, "DELETE FROM t")
+    assert _count(db) == 0
+    assert engine.restore(db, saved)["ok"]
+    assert _count(db) == 5
+
+
+def test_a_missing_database_is_reported_not_created(tmp_path):
+    missing = str(tmp_path / "gone.sqlite")
+    reply = engine.handle({"op": "execute", "db": missing, "sql": "SELECT 1"})
+    assert not reply["ok"] and "missing" in reply["error"]
+    assert not Path(missing).exists()
+
+
+def test_schema_lists_objects_with_row_counts(db):
+    engine.execute(db, "CREATE INDEX t_v ON t(v); CREATE VIEW tv AS SELECT v FROM t;")
+    text = render.schema_result(engine.schema(db))
+    assert "CREATE TABLE t" in text and "-- 5 rows" in text
+    assert "CREATE INDEX t_v" in text and "CREATE VIEW tv" in text
