@@ -9,16 +9,41 @@ submission arrives in `trace.state.submission` from the `sqlite_sandbox` toolset
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Iterator
 from typing import Literal
 
 import verifiers.v1 as vf
+
+from arena.rewrite_hook import apply_rules
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 
 from schema_migration import dbfile, prompt
 from schema_migration.generate import HELDOUT_ROWS, heldout_rows, seeds, spec, visible_rows
 from schema_migration.grade import grade
+
+ENV_ID = "schema-migration"
+SECRET_SAMPLE = 64
+"""Held-out-only values the result rewrite watches for (a leak of any would be a leak of all)."""
+
+
+@functools.lru_cache(maxsize=256)
+def heldout_secrets(seed: int, n: int) -> tuple[str, ...]:
+    """Distinctive text values of the held-out rows that never occur in the visible sample."""
+    s = spec(seed)
+    visible = {str(v) for rows in visible_rows(s).values() for row in rows for v in row if v is not None}
+    found: list[str] = []
+    for rows in heldout_rows(s, n).values():
+        for row in rows:
+            for value in row:
+                text = str(value) if isinstance(value, str) else ""
+                if len(text) >= 8 and any(c.isalpha() for c in text) and text not in visible and text not in found:
+                    found.append(text)
+                    if len(found) == SECRET_SAMPLE:
+                        return tuple(found)
+    return tuple(found)
+
 
 SYSTEM_PROMPT = (
     "You are a careful database engineer. Inspect the database, rehearse your migration with the "
@@ -75,6 +100,7 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
     async def migration(self, trace: vf.Trace) -> float:
         state = trace.state
         used = state.statements_used
+        trace.info["submission"] = state.submission
         if state.submission is None:
             trace.info["grade"] = {"score": 0.0, "reason": "no migration was submitted", "statements_used": used}
             return 0.0
@@ -94,6 +120,13 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
     @vf.metric
     async def statements_used(self, trace: vf.Trace) -> float:
         return float(trace.state.statements_used)
+
+    @vf.intercept
+    async def arena_rules(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
+        """Deny known reward hacks before they run; withhold any result carrying a held-out-only
+        value (the held-out DB never enters the box, so that would be a leak). Every firing is audited."""
+        secrets = await asyncio.to_thread(heldout_secrets, self.data.seed, self.data.heldout_rows)
+        return await apply_rules(request, trace, secrets, ENV_ID)
 
 
 class SchemaMigrationConfig(vf.TasksetConfig):
