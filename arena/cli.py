@@ -82,7 +82,8 @@ def _probe(args: argparse.Namespace) -> int:
     if unknown:
         raise PrerequisiteError(f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}")
     scores, failures, report = run_probe(
-        envs, harness=args.harness, tasks=args.tasks, seed=args.seed, output_dir=args.output_dir, max_concurrent=args.concurrency
+        envs, harness=args.harness, tasks=args.tasks, seed=args.seed, output_dir=args.output_dir,
+        max_concurrent=args.concurrency, parallel_evals=args.parallel,
     )
     print("\n" + render_table(scores))
     print(f"\nreport: {report}")
@@ -134,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("--tasks", type=int, default=20, help="dev tasks per policy (default 20)")
     probe.add_argument("--seed", type=int, default=None, help="shuffle the dev split with this seed (default: its first N tasks)")
     probe.add_argument("--concurrency", type=int, default=4, help="rollouts at once per policy")
+    probe.add_argument("--parallel", type=int, default=2, help="policies (vf-eval runs) at once")
     probe.add_argument("--output-dir", type=Path, default=Path("outputs"))
     probe.set_defaults(handler=_probe)
 

@@ -12,6 +12,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -94,41 +95,44 @@ def run_probe(
     seed: int | None = None,
     output_dir: Path = Path("outputs"),
     max_concurrent: int = 4,
+    parallel_evals: int = 2,
     progress: Callable[[str], None] = print,
 ) -> tuple[list[PolicyScore], list[GateFailure], Path]:
-    """Run every policy of every env; returns the scores, the gate failures and the JSON report."""
+    """Run every policy of every env (`parallel_evals` vf-evals at once); returns the scores, the
+    gate failures and the path of the JSON report."""
     resolver = PolicyResolver()
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    scores: list[PolicyScore] = []
+    run_dir = output_dir / f"probe-{time.strftime('%Y%m%d-%H%M%S')}"
+    plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]]
     with start_in_thread(resolver=resolver) as server:
-        for env in envs:
-            policies = ["staller", *resolver.environment_policies(env)]
-            for policy in policies:
-                model = "arena/staller" if policy == "staller" else f"arena/{env}/{policy}"
-                started = time.monotonic()
-                outcome = run_eval(
-                    EvalRequest(
-                        taskset=env, harness=harness, model=model, image=image_ref(env),  # type: ignore[arg-type]
-                        base_url=server.url, output_dir=output_dir / f"probe-{stamp}",
-                        run_name=f"{env}-{policy}-{harness}", num_tasks=tasks, max_concurrent=max_concurrent,
-                        taskset_args={"split": "dev"},
-                        select={"shuffle": True, "seed": seed} if seed is not None else {},
-                    ),
-                    progress=lambda _line: None,
-                )
-                score = score_outcome(env, policy, outcome)
-                scores.append(score)
-                progress(f"{env:<20} {policy:<18} mean {score.mean:.3f}  ({score.episodes} ep, {score.failed} failed, {time.monotonic() - started:.0f}s)")
+
+        def one(env: str, policy: str) -> PolicyScore:
+            model = "arena/staller" if policy == "staller" else f"arena/{env}/{policy}"
+            started = time.monotonic()
+            outcome = run_eval(
+                EvalRequest(
+                    taskset=env, harness=harness, model=model, image=image_ref(env),  # type: ignore[arg-type]
+                    base_url=server.url, output_dir=run_dir, run_name=f"{env}-{policy}-{harness}",
+                    num_tasks=tasks, max_concurrent=max_concurrent, taskset_args={"split": "dev"},
+                    select={"shuffle": True, "seed": seed} if seed is not None else {},
+                ),
+                progress=lambda _line: None,
+            )
+            score = score_outcome(env, policy, outcome)
+            progress(f"{env:<20} {policy:<26} mean {score.mean:.3f}  ({score.episodes} ep, {score.failed} failed, {time.monotonic() - started:.0f}s)")
+            return score
+
+        with ThreadPoolExecutor(max_workers=parallel_evals) as pool:
+            scores = list(pool.map(lambda item: one(*item), plan))
     failures = gate(scores)
-    report = output_dir / f"probe-{stamp}" / "probe.json"
+    report = run_dir / "probe.json"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(json.dumps({"harness": harness, "tasks": tasks, "seed": seed, "scores": [asdict(s) for s in scores], "failures": [asdict(f) for f in failures]}, indent=2))
     return scores, failures, report
 
 
 def render_table(scores: Sequence[PolicyScore]) -> str:
-    lines = [f"{'environment':<20} {'policy':<18} {'mean':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'failed':>6}"]
+    lines = [f"{'environment':<20} {'policy':<26} {'mean':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'failed':>6}"]
     for s in scores:
         used = "—" if s.budget_used is None else f"{s.budget_used:.1f}"
-        lines.append(f"{s.env:<20} {s.policy:<18} {s.mean:>6.3f} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.failed:>6}")
+        lines.append(f"{s.env:<20} {s.policy:<26} {s.mean:>6.3f} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.failed:>6}")
     return "\n".join(lines)
