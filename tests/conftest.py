@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-# Lets tests import the helpers in tests/support as `support.*`.
-sys.path.insert(0, str(Path(__file__).parent))
+# Test-only packages (arena_testkit, arena_smoke) live in tests/support. Only that folder goes on
+# sys.path: tests/ itself would let tests/<package>/ shadow the installed package of that name.
+sys.path.insert(0, str(Path(__file__).parent / "support"))
 
 from arena.engine import ENGINE_HINT, engine_problem  # noqa: E402
 

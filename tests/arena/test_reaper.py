@@ -14,7 +14,7 @@ from arena.policies import ScriptedPolicy
 from arena.policy import Answer, RunShell
 from arena.reaper import leftovers
 from arena.server import start_in_thread
-from support.rollouts import SUPPORT
+from arena_testkit.rollouts import SUPPORT
 
 pytestmark = pytest.mark.docker
 DEADLINE_S = 120

@@ -2,12 +2,12 @@
 
 import asyncio
 
-from support.mcp_session import call, result_text, running_toolset
+from arena_testkit.mcp_session import call, result_text, running_toolset
 
 
 def test_concurrent_calls_of_one_rollout_cannot_overspend_its_budget():
     async def run() -> list:
-        with running_toolset("support.counter_toolset") as server:
+        with running_toolset("arena_testkit.counter_toolset") as server:
             server.channel.states["r1"] = {"budget": 3, "used": 0}
             results = await asyncio.gather(*(call(server, "r1", "spend") for _ in range(8)))
             return results, server.state("r1")
@@ -23,7 +23,7 @@ def test_concurrent_calls_of_one_rollout_cannot_overspend_its_budget():
 
 def test_rollouts_keep_separate_budgets_on_one_shared_server():
     async def run() -> tuple:
-        with running_toolset("support.counter_toolset") as server:
+        with running_toolset("arena_testkit.counter_toolset") as server:
             server.channel.states["a"] = {"budget": 1, "used": 0}
             server.channel.states["b"] = {"budget": 2, "used": 0}
             a = [await call(server, "a", "spend") for _ in range(2)]

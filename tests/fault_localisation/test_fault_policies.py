@@ -11,7 +11,7 @@ from statistics import mean
 
 import pytest
 
-from fault_episode import Episode, dev_tasks, run_all, run_episode
+from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode
 from fault_localisation.policies import POLICIES
 
 TASKS = 20

@@ -12,7 +12,7 @@ import verifiers.v1 as vf
 from verifiers.v1.state import state_cls
 
 import fault_localisation
-from fault_episode import dev_tasks, new_trace
+from arena_testkit.fault_episode import dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import generate, iso
 from fault_localisation.taskset import (

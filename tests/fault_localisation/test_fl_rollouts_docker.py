@@ -5,7 +5,7 @@ import pytest
 
 from arena.audit import build_report
 from arena.server import start_in_thread
-from support.env_runs import env_eval
+from arena_testkit.env_runs import env_eval
 
 pytestmark = pytest.mark.docker
 ENV = "fault-localisation"

@@ -12,7 +12,7 @@ import pytest
 from arena.policies import ScriptedPolicy
 from arena.policy import Answer, RunShell
 from arena.server import start_in_thread
-from support.rollouts import docker_gateway, smoke_eval, tool_results
+from arena_testkit.rollouts import docker_gateway, smoke_eval, tool_results
 
 pytestmark = pytest.mark.docker
 

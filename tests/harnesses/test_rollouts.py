@@ -11,7 +11,7 @@ import pytest
 from arena.policies import ScriptedPolicy
 from arena.policy import Answer, CallTool, RunShell
 from arena.server import start_in_thread
-from support.rollouts import container_egress_cut, smoke_eval, tool_results
+from arena_testkit.rollouts import container_egress_cut, smoke_eval, tool_results
 
 pytestmark = pytest.mark.docker
 

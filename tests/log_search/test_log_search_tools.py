@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from log_fixture import END, SERVICES, START, synthetic_store
-from support.mcp_session import call, result_text, running_toolset
+from arena_testkit.log_fixture import END, SERVICES, START, synthetic_store
+from arena_testkit.mcp_session import call, result_text, running_toolset
 
 KINDS = ["connection_pool_exhaustion", "disk_full"]
 

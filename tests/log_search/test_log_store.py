@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from log_fixture import END_MS, SERVICES, START_MS, WORDS, synthetic_rows, synthetic_store
+from arena_testkit.log_fixture import END_MS, SERVICES, START_MS, WORDS, synthetic_rows, synthetic_store
 from log_search import store as store_module
 from log_search.store import LEVELS, InvalidQuery, LogStore, Query, ensure_store, format_ts
 

@@ -6,8 +6,8 @@ import pytest
 
 from arena.audit import build_report
 from arena.server import start_in_thread
-from support.env_runs import env_eval
-from support.rollouts import tool_results
+from arena_testkit.env_runs import env_eval
+from arena_testkit.rollouts import tool_results
 
 pytestmark = pytest.mark.docker
 ENV = "schema-migration"

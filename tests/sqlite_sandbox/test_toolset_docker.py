@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import docker
 import pytest
 from sqlite_sandbox.state import SandboxState, checkpoint_path
-from support.mcp_session import ToolsetProcess, call, result_text, running_toolset
+from arena_testkit.mcp_session import ToolsetProcess, call, result_text, running_toolset
 
 pytestmark = pytest.mark.docker
 

@@ -1,7 +1,7 @@
 """Scripted policies over 20 dev tasks, through the real toolset logic in-process: the scoring ranks them."""
 
 import pytest
-from migration_sim import Episode, play
+from arena_testkit.migration_sim import Episode, play
 from schema_migration.generate import seeds
 from schema_migration.policies import POLICIES
 

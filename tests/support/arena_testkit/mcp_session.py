@@ -133,8 +133,8 @@ def running_toolset(module: str, config: dict | None = None) -> Iterator[Toolset
             "MCP_PORT_FILE": str(port_file),
         }
         env.pop("VF_STATE_URL", None)
-        tests_dir = str(Path(__file__).resolve().parents[1])  # so test-only toolsets import too
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [tests_dir, env.get("PYTHONPATH")]))
+        support = str(Path(__file__).resolve().parents[1])  # so test-only toolsets import too
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [support, env.get("PYTHONPATH")]))
         with open(log_path, "wb") as log:
             proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdout=log, stderr=log)
         try:

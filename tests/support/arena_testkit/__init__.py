@@ -1,0 +1,1 @@
+"""Test helpers shared across the suite (importable because tests/support is on sys.path)."""
