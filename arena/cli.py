@@ -124,6 +124,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--skip-build", action="store_true", help="assume the images are built")
     demo.set_defaults(handler=_demo)
 
+    from runtime_bench.cli import register as register_bench
+
+    register_bench(sub)
+
     reap = sub.add_parser("reap", help="remove containers Arena started (labelled arena.managed=true)")
     reap.add_argument("--run", metavar="ID", help="only this run's containers")
     reap.add_argument("--all", action="store_true", help="every Arena container, whatever run")

@@ -1,0 +1,12 @@
+"""Benchmarks of Arena's runtime: what a containerised rollout costs, per phase, under concurrency.
+
+`arena bench` (see `runtime_bench.cli`) runs the bench's own one-task taskset
+(`runtime_bench/bench_taskset`, verifiers id `arena-bench`) with a scripted policy, so model time
+is near zero and every rollout does the same work; whatever remains is infrastructure.
+"""
+
+from runtime_bench.config import BenchConfig, Combo
+from runtime_bench.report import build_report, render_markdown, render_plot, write_report
+from runtime_bench.runner import run_bench
+
+__all__ = ["BenchConfig", "Combo", "build_report", "render_markdown", "render_plot", "run_bench", "write_report"]

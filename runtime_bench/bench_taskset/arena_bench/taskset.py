@@ -1,0 +1,61 @@
+"""The bench taskset's classes.
+
+Every task is the same fixed job, so K tasks are K identical rollouts: the scripted policy runs
+`echo` into a file, calls `stamp`, and answers. `toolset` places the MCP server per rollout
+(`Task.toolsets`: one server process per rollout) or once per eval (`Taskset.toolsets`), which
+is the placement the benchmark compares.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import verifiers.v1 as vf
+
+from arena_bench.toolset import BenchState, BenchToolset
+
+EXPECTED = "arena-bench-ok"
+PROMPT = f"Write {EXPECTED} into bench.txt, call the stamp tool once, then say DONE."
+
+
+class BenchData(vf.TaskData):
+    path: str = "bench.txt"
+
+
+class BenchTaskConfig(vf.TaskConfig):
+    toolset: Literal["shared", "task"] = "shared"
+    """Where the `stamp` server runs: once per eval (`shared`) or once per rollout (`task`)."""
+
+
+class BenchTask(vf.Task[BenchData, BenchState, BenchTaskConfig]):
+    @classmethod
+    def toolsets(cls, config: BenchTaskConfig) -> list[vf.Toolset]:
+        return [BenchToolset(vf.ToolsetConfig())] if config.toolset == "task" else []
+
+    @vf.reward(weight=1.0)
+    async def wrote_file(self, runtime: vf.Runtime) -> float:
+        try:
+            data = await runtime.read(self.data.path)
+        except Exception:  # a missing file is a failed task, not a scoring error
+            return 0.0
+        return float(EXPECTED in data.decode(errors="replace"))
+
+    @vf.metric
+    async def stamps(self, trace: vf.Trace) -> float:
+        return float(trace.state.stamps)
+
+
+class BenchTasksetConfig(vf.TasksetConfig):
+    task: BenchTaskConfig = BenchTaskConfig()
+    num_tasks: int = 1
+    """How many identical tasks (one rollout each)."""
+
+
+class BenchTaskset(vf.Taskset[BenchTask, BenchTasksetConfig]):
+    @classmethod
+    def toolsets(cls, config: BenchTasksetConfig) -> list[vf.Toolset]:
+        return [BenchToolset(vf.ToolsetConfig())] if config.task.toolset == "shared" else []
+
+    def load(self):
+        for i in range(self.config.num_tasks):
+            yield BenchTask(BenchData(prompt=PROMPT, name=f"bench#{i}"), self.config.task)

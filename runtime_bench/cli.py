@@ -1,0 +1,101 @@
+"""`arena bench`: the concurrency cost report (wired into `arena` by `register`).
+
+Exit codes follow `arena`: 0 every rollout succeeded and nothing leaked; 1 a rollout failed or a
+container leaked (the report is still written); 2 a usage or prerequisite error, printed without
+a traceback; Ctrl-C is re-raised after the running eval is stopped and its containers reaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from arena.errors import ArenaError, PrerequisiteError
+from runtime_bench.config import QUICK, BenchConfig
+
+__all__ = ["handle", "register"]
+
+
+def _csv(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _levels(value: str) -> list[int]:
+    try:
+        return [int(part) for part in _csv(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"levels are comma-separated integers, got {value!r}") from None
+
+
+def register(subparsers: Any) -> None:
+    """Add the `bench` subcommand to an argparse subparsers object."""
+    bench = subparsers.add_parser(
+        "bench",
+        help="wall clock and CPU per rollout under concurrency, against the docker floor",
+        description=(
+            "Run K scripted rollouts per concurrency level for each configuration (runtime × harness × "
+            "toolset placement), measure the `docker run` / `docker exec` floor in the same run, and write "
+            "report.md, report.json and report.png."
+        ),
+    )
+    bench.add_argument("--quick", action="store_true", help="bash on docker, levels 1,2,4,8, 8 rollouts per level")
+    bench.add_argument("--runtime", type=_csv, metavar="LIST", help="docker,subprocess,prime (default docker)")
+    bench.add_argument("--harness", type=_csv, metavar="LIST", help="bash,claude_code,codex (default all three)")
+    bench.add_argument("--env", metavar="ID", help="verifiers taskset id (default arena-bench, the bench's own)")
+    bench.add_argument("--toolset", type=_csv, metavar="LIST", help="arena-bench MCP placement: shared,task (default shared)")
+    bench.add_argument("--levels", type=_levels, metavar="LIST", help="concurrency levels (default 1,2,4,8,16,32)")
+    bench.add_argument("-k", "--rollouts", type=int, metavar="K", help="rollouts per level, at least the level (default 16)")
+    bench.add_argument("--image", metavar="REF", help="container image (default arena/harness:latest; on prime: verifiers' default)")
+    bench.add_argument("--model", metavar="NAME", help="policy model name (default the bench script; arena/<env>/oracle for another env)")
+    bench.add_argument("--output-dir", type=Path, metavar="DIR", help="default outputs/bench-<stamp>")
+    bench.add_argument("--no-floor", action="store_true", help="skip the docker run / docker exec floor")
+    bench.set_defaults(handler=handle)
+
+
+def config_from_args(args: argparse.Namespace) -> BenchConfig:
+    """The BenchConfig the flags ask for (`--quick` supplies defaults; explicit flags win).
+
+    Raises:
+        PrerequisiteError: the flags do not make a valid configuration (the message names them).
+    """
+    base = QUICK if args.quick else BenchConfig()
+    fields = {
+        "runtimes": args.runtime,
+        "harnesses": args.harness,
+        "environment": args.env,
+        "toolsets": args.toolset,
+        "levels": args.levels,
+        "rollouts": args.rollouts,
+        "image": args.image,
+        "model": args.model,
+        "output_dir": args.output_dir,
+        "floor": False if args.no_floor else None,
+    }
+    try:
+        return BenchConfig.model_validate({**base.model_dump(), **{k: v for k, v in fields.items() if v is not None}})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise PrerequisiteError(f"invalid bench options: {problems}") from None
+
+
+def handle(args: argparse.Namespace) -> int:
+    from runtime_bench.runner import run_bench
+
+    if not getattr(args, "verbose", False):
+        # One INFO line per model turn would drown the per-level progress lines.
+        logging.getLogger("arena.server").setLevel(logging.WARNING)
+    try:
+        config = config_from_args(args)
+        report, paths = run_bench(config)
+    except ArenaError as exc:
+        print(f"arena bench: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, PrerequisiteError) else 1
+    totals = report["totals"]
+    print(f"report: {paths['md']} (also {paths['json'].name}, {paths['png'].name})")
+    print(f"{totals['rollouts']} rollouts, {totals['failures']} failed, {totals['leaked']} leaked container(s)")
+    return 1 if totals["failures"] or totals["leaked"] else 0

@@ -1,0 +1,210 @@
+"""Run a benchmark end to end: check prerequisites, serve the policy, run every level, write the report.
+
+Levels run in ascending order; at each level the floor is measured first and then every
+configuration, so a level's numbers share the machine's state (the host may be busy with other
+work; the report records the load average). Every run's containers are looked up by label when
+it ends and reaped if any survived; a leak is reported and makes the bench fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError, PrerequisiteError
+from arena.policies import PolicyResolver, ScriptedPolicy
+from arena.policy import Answer, CallTool, RunShell
+from arena.reaper import leftovers, reap
+from arena.server import start_in_thread
+from runtime_bench.config import BENCH_ENV, BENCH_MODEL, BenchConfig, Combo
+from runtime_bench.evals import run_level
+from runtime_bench.floor import measure_floor
+from runtime_bench.report import build_report, write_report
+
+__all__ = ["BENCH_SCRIPT", "check_prerequisites", "run_bench"]
+
+BENCH_SCRIPT = ScriptedPolicy(
+    [
+        RunShell("echo arena-bench-ok > bench.txt"),
+        CallTool("stamp", {"text": "bench"}),
+        Answer("DONE"),
+    ]
+)
+"""The fixed behaviour every bench rollout plays: one shell command, one MCP call, an answer."""
+
+Progress = Callable[[str], None]
+
+
+def check_prerequisites(config: BenchConfig) -> None:
+    """Fail fast, before anything starts, with what is missing and how to provide it.
+
+    Raises:
+        PrerequisiteError: a key, engine, image or environment the run needs is missing.
+    """
+    if "prime" in config.runtimes and not os.environ.get("PRIME_API_KEY"):
+        raise PrerequisiteError(
+            "--runtime prime needs PRIME_API_KEY, and it is not set. Export your Prime Intellect API key "
+            "(export PRIME_API_KEY=...) and pass a pullable image with --image REF (arena/* images exist "
+            "only on this machine); or bench locally with --runtime docker"
+        )
+    if config.environment != BENCH_ENV:
+        module = config.environment.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()
+        if importlib.util.find_spec(module) is None:
+            raise PrerequisiteError(
+                f"environment {config.environment!r} is not installed (no module {module!r}): "
+                "install it (make install) or bench the default arena-bench"
+            )
+    if "docker" in config.runtimes:
+        from arena.engine import docker_client
+
+        docker_client()  # raises PrerequisiteError with the fix
+        image = config.image_for("docker")
+        found = subprocess.run(["docker", "image", "inspect", str(image)], capture_output=True, text=True)
+        if found.returncode != 0:
+            name = str(image).split("/", 1)[-1].split(":", 1)[0]
+            raise PrerequisiteError(f"image {image} not found: build it with `arena images build {name}` or pass --image")
+
+
+def _meta(config: BenchConfig, bench_id: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "bench_id": bench_id,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "cpus": os.cpu_count(),
+        "memory_gib": _memory_gib(),
+        "platform": platform.platform(),
+        "load_before": _load(),
+        "levels": config.levels,
+        "rollouts": config.rollouts,
+        "model": config.model_name(),
+        "config": config.model_dump(mode="json"),
+        "cgroup": "v2" if Path("/sys/fs/cgroup/cgroup.controllers").exists() else "v1",
+    }
+    if "docker" in config.runtimes:
+        from arena.engine import docker_client
+
+        meta["docker_version"] = docker_client().version().get("Version")
+    return meta
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return None
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _level_line(elapsed: float, label: str, level: dict[str, Any]) -> str:
+    total = level["phases"]["total"]["p50"]
+    overhead = level["phases"]["overhead"]["p50"]
+    rate, cpu = level["throughput"], level["cpu"]["per_rollout_s"]
+    return (
+        f"[{elapsed:7.1f}s] {label:<36} c={level['level']:<3} {level['completed']}/{level['rollouts']} done  "
+        f"p50 {'–' if total is None else f'{total:.2f}s'} (overhead {'–' if overhead is None else f'{overhead:.2f}s'})  "
+        f"{'–' if rate is None else f'{rate:.2f}'} rollouts/s  CPU {'–' if cpu is None else f'{cpu:.2f}'} s/rollout  "
+        f"failed {level['failures']}  leaked {level['leaked']}"
+    )
+
+
+def _floor_line(elapsed: float, entry: dict[str, Any]) -> str:
+    run, exe = entry["docker_run"], entry["docker_exec"]
+    return (
+        f"[{elapsed:7.1f}s] {'floor':<36} c={entry['level']:<3} docker run p50 {run['wall']['p50']:.2f}s "
+        f"{run['throughput'] or 0:.2f}/s · docker exec p50 {exe['wall']['p50']:.3f}s {exe['throughput'] or 0:.2f}/s  "
+        f"failed {run['failures'] + exe['failures']}  leaked {entry['leaked']}"
+    )
+
+
+def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Run the benchmark and write its report; returns (report, paths of report.{json,md,png}).
+
+    Raises:
+        PrerequisiteError: see `check_prerequisites`.
+        KeyboardInterrupt: after the running eval is stopped and every run's containers are reaped.
+    """
+    check_prerequisites(config)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    bench_id = f"bench-{stamp}-{uuid.uuid4().hex[:4]}"
+    out_dir = config.output_dir or Path("outputs") / f"bench-{stamp}"
+    runs_dir = out_dir / "runs"
+    combos = config.combos()
+    meta = _meta(config, bench_id)
+    floor: list[dict[str, Any]] = []
+    results: dict[Combo, list[dict[str, Any]]] = {combo: [] for combo in combos}
+    runs: list[str] = []
+    measure_floor_here = config.floor and "docker" in config.runtimes
+    policies = {BENCH_MODEL: BENCH_SCRIPT}
+    resolver = PolicyResolver(policies, entry_points=lambda: ()) if config.environment == BENCH_ENV else PolicyResolver(policies)
+    started = time.monotonic()
+    progress(
+        f"bench {bench_id}: {len(combos)} configuration(s) × levels {config.levels} "
+        f"(rollouts per level: max({config.rollouts}, level)); output {out_dir}"
+    )
+    try:
+        with start_in_thread(resolver=resolver) as server:
+            for level in config.levels:
+                if measure_floor_here:
+                    run = f"{bench_id}-floor-c{level}"
+                    runs.append(run)
+                    entry = measure_floor(str(config.image_for("docker")), level, config.rollouts_at(level), bench_id, run)
+                    entry["leaked_names"] = leftovers(run)
+                    entry["leaked"] = len(entry["leaked_names"])
+                    if entry["leaked"]:
+                        reap(run)
+                    floor.append(entry)
+                    progress(_floor_line(time.monotonic() - started, entry))
+                for combo in combos:
+                    run = f"{bench_id}-{combo.slug}-c{level}"
+                    runs.append(run)
+                    result = run_level(config, combo, level, run, runs_dir, server.url)
+                    results[combo].append(result)
+                    progress(_level_line(time.monotonic() - started, combo.label, result))
+    except BaseException:
+        _reap_all(runs, progress)
+        raise
+    meta["elapsed_s"] = time.monotonic() - started
+    meta["load_after"] = _load()
+    configs = [
+        {
+            "label": combo.label,
+            "runtime": combo.runtime,
+            "harness": combo.harness,
+            "environment": combo.environment,
+            "toolset": combo.toolset,
+            "image": config.image_for(combo.runtime),
+            "levels": results[combo],
+        }
+        for combo in combos
+    ]
+    report = build_report(meta, floor, configs, config.skipped())
+    late = _reap_all(runs, progress)
+    report["totals"]["leaked"] += late
+    return report, write_report(report, out_dir)
+
+
+def _reap_all(runs: list[str], progress: Progress) -> int:
+    """Reap whatever any of `runs` left behind; the number of containers removed."""
+    removed = 0
+    for run in runs:
+        try:
+            names = reap(run)
+        except ArenaError as exc:
+            progress(f"could not reap run {run}: {exc}; run `arena reap --run {run}`")
+            continue
+        if names:
+            progress(f"reaped {len(names)} leaked container(s) of {run}: {', '.join(names)}")
+        removed += len(names)
+    return removed
