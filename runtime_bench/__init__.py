@@ -6,7 +6,12 @@ is near zero and every rollout does the same work; whatever remains is infrastru
 """
 
 from runtime_bench.config import BenchConfig, Combo
-from runtime_bench.report import build_report, render_markdown, render_plot, write_report
+from runtime_bench.report import (
+    build_report,
+    render_markdown,
+    render_plot,
+    write_report,
+)
 from runtime_bench.runner import run_bench
 
 __all__ = ["BenchConfig", "Combo", "build_report", "render_markdown", "render_plot", "run_bench", "write_report"]

@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
             "report.md, report.json and report.png."
         ),
     )
-    bench.add_argument("--quick", action="store_true", help="bash on docker, levels 1,2,4,8, 8 rollouts per level")
+    bench.add_argument("--quick", action="store_true", help="bash on docker, levels 1,4,8, 8 rollouts per level (a few minutes)")
     bench.add_argument("--runtime", type=_csv, metavar="LIST", help="docker,subprocess,prime (default docker)")
     bench.add_argument("--harness", type=_csv, metavar="LIST", help="bash,claude_code,codex (default all three)")
     bench.add_argument("--env", metavar="ID", help="verifiers taskset id (default arena-bench, the bench's own)")

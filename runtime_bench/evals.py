@@ -24,7 +24,13 @@ from typing import Any
 import tomli_w
 
 from arena.errors import PrerequisiteError
-from arena.evalrun import API_KEY_VAR, GOOD_STOPS, EvalRequest, eval_config, read_outcome
+from arena.evalrun import (
+    API_KEY_VAR,
+    GOOD_STOPS,
+    EvalRequest,
+    eval_config,
+    read_outcome,
+)
 from arena.reaper import leftovers, reap
 from runtime_bench.config import BENCH_ENV, BenchConfig, Combo
 from runtime_bench.containers import ContainerProbe, ContainerStats, daemon_cpu_seconds

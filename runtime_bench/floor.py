@@ -31,7 +31,7 @@ def _timed(argv: list[str]) -> tuple[float, str | None]:
     """Wall seconds of one docker CLI call, and its error (None when it exited 0)."""
     started = time.perf_counter()
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         return time.perf_counter() - started, f"timed out after {JOB_TIMEOUT_S} s: {' '.join(argv[:4])}"
     seconds = time.perf_counter() - started
@@ -80,7 +80,7 @@ def measure_floor(image: str, level: int, jobs: int, session: str, run: str) -> 
         runs = _concurrently(lambda: _timed(["docker", "run", "--rm", *labels, image, "true"]), jobs, level)
         started = subprocess.run(
             ["docker", "run", "-d", *labels, "--entrypoint", "sleep", image, "infinity"],
-            capture_output=True, text=True, timeout=JOB_TIMEOUT_S,
+            capture_output=True, text=True, timeout=JOB_TIMEOUT_S, check=False,
         )
         if started.returncode != 0:
             raise ArenaError(
@@ -91,7 +91,7 @@ def measure_floor(image: str, level: int, jobs: int, session: str, run: str) -> 
         execs = _concurrently(lambda: _timed(["docker", "exec", container, "true"]), jobs, level)
     finally:
         if container:
-            subprocess.run(["docker", "rm", "-f", container], capture_output=True, timeout=JOB_TIMEOUT_S)
+            subprocess.run(["docker", "rm", "-f", container], capture_output=True, timeout=JOB_TIMEOUT_S, check=False)
         seen = probe.stop()
     cpu = [c.cpu_s for c in seen.values() if c.cpu_s is not None]
     return {

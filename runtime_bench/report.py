@@ -27,6 +27,17 @@ PHASE_TITLES = {
     "total": "total",
     "overhead": "overhead (total − model)",
 }
+METHOD = (
+    "Times are seconds, shown as p50 / p95 / max across a level's rollouts. `overhead` is a rollout's wall "
+    "clock (boot start to container destroyed) minus its model time. Rollouts/s counts successful "
+    "rollouts over the window from the first boot to the last container destroyed; `eval wall` adds "
+    "vf-eval's own start-up (`eval start-up`: launch to first boot, a fixed cost per vf-eval) and shutdown. "
+    "CPU-s per rollout adds the rollout containers (cgroups, sampled at 10 Hz), vf-eval and every process "
+    "it reaped (docker CLI, tool servers) from its first rollout on, and dockerd + containerd (machine-wide: "
+    "other work on the host adds to it), divided by the rollouts; vf-eval's start-up CPU is in report.json "
+    "(`cpu.eval_startup_s`). containerd shims and runc are not counted, for rollouts or for the floor."
+)
+"""How the report's numbers are measured (printed under the header)."""
 STEP_PHASES = ("boot", "setup", "agent_model", "agent_harness", "finalize", "scoring", "teardown")
 """The phases that add up to `total` (the candidates for "what dominates")."""
 
@@ -106,22 +117,23 @@ def _ratio(value: float | None, met: bool | None, goal: str) -> str:
 def render_markdown(report: Mapping[str, Any]) -> str:
     """The report as Markdown: goals, floor, one table per configuration, failures and leaks."""
     meta = report["meta"]
+    host = (
+        f"Host: {meta.get('cpus')} CPUs, {_s(meta.get('memory_gib'), 1)} GiB, "
+        f"Docker {meta.get('docker_version', '?')}, cgroup {meta.get('cgroup', '?')}. "
+        f"Started {meta.get('started', '?')}, took {_s(meta.get('elapsed_s'), 0)} s; "
+        f"load average {meta.get('load_before', '?')} before, {meta.get('load_after', '?')} after."
+    )
+    policy = (
+        f"Policy `{meta.get('model')}` (scripted: model time is near zero and identical across rollouts). "
+        f"Levels {meta.get('levels')}; a level runs max({meta.get('rollouts')}, level) rollouts."
+    )
     lines = [
         f"# Concurrency cost report: {meta.get('bench_id', '')}",
         "",
-        f"Host: {meta.get('cpus')} CPUs, {_s(meta.get('memory_gib'), 1)} GiB, Docker {meta.get('docker_version', '?')}, "
-        f"cgroup {meta.get('cgroup', '?')}. Started {meta.get('started', '?')}, took {_s(meta.get('elapsed_s'), 0)} s; "
-        f"load average {meta.get('load_before', '?')} before, {meta.get('load_after', '?')} after.",
-        f"Policy `{meta.get('model')}` (scripted: model time is near zero and identical across rollouts). "
-        f"Levels {meta.get('levels')}; a level runs max({meta.get('rollouts')}, level) rollouts.",
+        host,
+        policy,
         "",
-        "Times are seconds, shown as p50 / p95 / max across a level's rollouts. `overhead` is a rollout's wall "
-        "clock (boot start to container destroyed) minus its model time. Rollouts/s counts successful "
-        "rollouts over the window from the first boot to the last container destroyed; `eval wall` adds "
-        "vf-eval's own start-up (`eval start-up`: launch to first boot, a fixed cost per vf-eval) and shutdown. CPU-s per rollout adds the rollout containers (cgroups, "
-        "sampled at 10 Hz), vf-eval and every process it reaped (docker CLI, tool servers) from its first "
-        "rollout on, and dockerd + containerd (machine-wide), divided by the rollouts; vf-eval's start-up "
-        "CPU is in report.json (`cpu.eval_startup_s`).",
+        METHOD,
         "",
         "## Goals (against the `docker run` floor of this run)",
         "",

@@ -66,7 +66,7 @@ def check_prerequisites(config: BenchConfig) -> None:
 
         docker_client()  # raises PrerequisiteError with the fix
         image = config.image_for("docker")
-        found = subprocess.run(["docker", "image", "inspect", str(image)], capture_output=True, text=True)
+        found = subprocess.run(["docker", "image", "inspect", str(image)], capture_output=True, text=True, check=False)
         if found.returncode != 0:
             name = str(image).split("/", 1)[-1].split(":", 1)[0]
             raise PrerequisiteError(f"image {image} not found: build it with `arena images build {name}` or pass --image")

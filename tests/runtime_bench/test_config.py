@@ -72,8 +72,8 @@ def test_invalid_flags_are_a_prerequisite_error_naming_the_field():
 def test_prime_without_a_key_exits_2_and_says_what_is_missing_without_a_traceback():
     env = {k: v for k, v in __import__("os").environ.items() if k != "PRIME_API_KEY"}
     done = subprocess.run(
-        [sys.executable, "-m", "runtime_bench", "--runtime", "prime", "--harness", "bash"],
-        capture_output=True, text=True, env=env, timeout=60,
+        [sys.executable, "-m", "arena.cli", "bench", "--runtime", "prime", "--harness", "bash"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
     )
     assert done.returncode == 2
     assert "PRIME_API_KEY" in done.stderr and "--image" in done.stderr

@@ -2,7 +2,13 @@
 
 import json
 
-from runtime_bench.report import build_report, dominant_phase, render_markdown, render_plot, write_report
+from runtime_bench.report import (
+    build_report,
+    dominant_phase,
+    render_markdown,
+    render_plot,
+    write_report,
+)
 from runtime_bench.stats import phase_summaries, rollout_row, summarize
 
 

@@ -2,7 +2,14 @@
 
 import pytest
 
-from runtime_bench.stats import goal_ratios, percentile, phase_summaries, rollout_row, summarize, throughput
+from runtime_bench.stats import (
+    goal_ratios,
+    percentile,
+    phase_summaries,
+    rollout_row,
+    summarize,
+    throughput,
+)
 
 
 def test_percentile_interpolates_between_closest_ranks_like_numpy():

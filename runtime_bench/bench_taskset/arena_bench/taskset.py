@@ -36,7 +36,7 @@ class BenchTask(vf.Task[BenchData, BenchState, BenchTaskConfig]):
     async def wrote_file(self, runtime: vf.Runtime) -> float:
         try:
             data = await runtime.read(self.data.path)
-        except Exception:  # a missing file is a failed task, not a scoring error
+        except vf.SandboxError:  # a missing file is a failed task, not a scoring error
             return 0.0
         return float(EXPECTED in data.decode(errors="replace"))
 
