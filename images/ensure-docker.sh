@@ -29,11 +29,29 @@ if ! command -v dockerd >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null
 fi
 
+# A daemon killed without cleanup (a machine's processes end with its session) leaves pid files
+# behind, and dockerd refuses to start over them. Remove them when no such process runs.
+for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  # Alive means: that pid is a dockerd/containerd and not a zombie (no init may reap it here).
+  if [ -f "$pidfile" ] && ! { grep -qsx -e dockerd -e containerd "/proc/$pid/comm" \
+       && ! grep -qs '^State:[[:space:]]*Z' "/proc/$pid/status"; }; then
+    say "removing stale $pidfile"
+    rm -f "$pidfile"
+  fi
+done
+
 say "starting dockerd (log: $log) ..."
 # No init system on these machines: run the daemon in the background, detached from this shell.
 nohup setsid dockerd >"$log" 2>&1 </dev/null &
+daemon=$!
 deadline=$((SECONDS + wait_s))
 until answers; do
+  if ! kill -0 "$daemon" 2>/dev/null; then
+    say "dockerd exited during start-up. Last lines of $log:"
+    tail -n 20 "$log" >&2 || true
+    exit 1
+  fi
   if [ "$SECONDS" -ge "$deadline" ]; then
     say "dockerd did not answer within ${wait_s}s. Last lines of $log:"
     tail -n 20 "$log" >&2 || true
