@@ -6,22 +6,11 @@ import anthropic
 import pytest
 
 from arena.policies import PolicyResolver, ScriptedPolicy
-from arena.policy import Action, Answer, Observation, RunShell
+from arena.policy import Answer, RunShell
 from arena.server import ServerHandle, start_in_thread
+from arena_testkit.recorder import Recorder
 
 LONG_ANSWER = "The command ran; the file now holds the greeting, as the task asked for."
-
-
-class Recorder:
-    """Wraps a policy and keeps every observation it was shown."""
-
-    def __init__(self, policy):
-        self.policy = policy
-        self.seen: list[Observation] = []
-
-    def __call__(self, obs: Observation) -> Action:
-        self.seen.append(obs)
-        return self.policy(obs)
 
 
 SCRIPT = Recorder(ScriptedPolicy([RunShell("echo hi > f"), Answer(LONG_ANSWER)]))

@@ -8,22 +8,11 @@ import openai
 import pytest
 
 from arena.policies import PolicyResolver, ScriptedPolicy
-from arena.policy import Action, Answer, CallTool, Observation, RunShell
+from arena.policy import Answer, CallTool, RunShell
 from arena.server import ServerHandle, start_in_thread
+from arena_testkit.recorder import Recorder
 
 LONG_ANSWER = "All done: the file was written and its contents were checked twice over."
-
-
-class Recorder:
-    """Wraps a policy and keeps every observation it was shown."""
-
-    def __init__(self, policy):
-        self.policy = policy
-        self.seen: list[Observation] = []
-
-    def __call__(self, obs: Observation) -> Action:
-        self.seen.append(obs)
-        return self.policy(obs)
 
 
 SCRIPT = Recorder(ScriptedPolicy([RunShell("echo hi > f"), Answer(LONG_ANSWER)]))

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from schema_migration import values
-from schema_migration.values import pick, randrange
+from schema_migration.values import pick
 from schema_migration.families.base import ids
 from schema_migration.schema import Column, Index, Schema, Table, Trigger, View
 

@@ -54,8 +54,8 @@ class CheckRepair(Family):
         q, r = p["qty"], p["rate"]
         cap = "" if p["cap"] is None else f" A value above {p['cap']} becomes {p['cap']}."
         percent = (
-            f" A value above 1 and at most 100 is a percentage: it becomes value / 100 (as REAL division)."
-            f" A value above 100 becomes 1.0."
+            " A value above 1 and at most 100 is a percentage: it becomes value / 100 (as REAL division)."
+            " A value above 100 becomes 1.0."
             if p["percent"]
             else " A value above 1 becomes 1.0."
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from schema_migration import values
-from schema_migration.values import pick, randrange
+from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ascii_lower, ids, sql_trim
 from schema_migration.schema import Column, Index, Rows, Schema, Table
 
