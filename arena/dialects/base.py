@@ -156,19 +156,43 @@ def unwrap_mcp_result(text: str) -> str:
 
 
 class History:
-    """Collects a conversation's tool calls and results (matched by call id) into `Step`s."""
+    """Collects what a request shows the model into an `Observation`: system text, the prompt (user
+    text before the first assistant turn), the latest user text, and the tool calls with their
+    results (matched by call id) as `Step`s."""
 
-    def __init__(self, shell_tools: Iterable[str]):
+    def __init__(self, shell_tools: Iterable[str], system: Iterable[str] = ()):
         self._shell = frozenset(shell_tools)
         self._calls: list[tuple[str, CallTool | RunShell]] = []
         self._results: dict[str, str] = {}
+        self.system: list[str] = [s for s in system if s]
+        self.prompt: list[str] = []
+        self.last_user = ""
+        self.answered = False
+
+    def message(self, role: str, content: Any, where: str) -> None:
+        """A chat-style message of a known role (validate roles before calling)."""
+        if content is not None and not isinstance(content, (str, list)):
+            raise RequestError(400, f"{where}.content: expected a string or an array", param=f"{where}.content")
+        if role in ("system", "developer"):
+            self.system.append(text_of(content))
+        elif role == "user":
+            self.user(text_of(content))
+        elif role == "assistant":
+            self.answered = True
+
+    def user(self, text: str) -> None:
+        self.last_user = text
+        if not self.answered:
+            self.prompt.append(text)
 
     def call(self, call_id: str, name: str, arguments: dict) -> None:
+        self.answered = True
         command = shell_command(arguments) if name in self._shell else None
         action: CallTool | RunShell = RunShell(command) if command is not None else CallTool(name, arguments)
         self._calls.append((call_id, action))
 
     def shell(self, call_id: str, command: str) -> None:
+        self.answered = True
         self._calls.append((call_id, RunShell(command)))
 
     def result(self, call_id: str, text: str) -> None:
@@ -176,6 +200,17 @@ class History:
 
     def steps(self) -> tuple[Step, ...]:
         return tuple(Step(action, self._results.get(call_id)) for call_id, action in self._calls)
+
+    def observation(self, model: str, tools: tuple, dialect: str) -> Observation:
+        return Observation(
+            model=model,
+            system="\n\n".join(s for s in self.system if s),
+            prompt="\n\n".join(p for p in self.prompt if p),
+            tools=tools,
+            steps=self.steps(),
+            dialect=dialect,
+            last_user=self.last_user,
+        )
 
 
 def sse(data: dict, event: str | None = None) -> bytes:

@@ -20,7 +20,7 @@ from arena.dialects.base import (
     sse,
     text_of,
 )
-from arena.policy import Observation, ToolSpec
+from arena.policy import ToolSpec
 
 __all__ = ["ChatDialect"]
 
@@ -37,10 +37,6 @@ class ChatDialect:
         messages = require(body, "messages", list, "an array")
         stream = bool(require(body, "stream", bool, "a boolean", optional=True))
         stream_options = require(body, "stream_options", dict, "an object", optional=True) or {}
-        system: list[str] = []
-        prompt: list[str] = []
-        last_user = ""
-        answered = False
         history = History(shell_tools=("bash",))
         for i, message in enumerate(messages):
             where = f"messages[{i}]"
@@ -52,38 +48,18 @@ class ChatDialect:
                     400, f"{where}.role: expected one of {', '.join(_ROLES)}", param=f"{where}.role"
                 )
             content = message.get("content")
-            if content is not None and not isinstance(content, (str, list)):
-                raise RequestError(
-                    400, f"{where}.content: expected a string or an array", param=f"{where}.content"
-                )
-            if role in ("system", "developer"):
-                system.append(text_of(content))
-            elif role == "user":
-                last_user = text_of(content)
-                if not answered:
-                    prompt.append(last_user)
-            elif role == "assistant":
-                answered = True
-                for j, call in enumerate(message.get("tool_calls") or []):
-                    function = call.get("function") if isinstance(call, dict) else None
-                    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-                        param = f"{where}.tool_calls[{j}].function"
-                        raise RequestError(400, f"{param}: expected an object with a name", param=param)
-                    history.call(
-                        str(call.get("id", "")), function["name"], parse_arguments(function.get("arguments"))
-                    )
-            elif role == "tool":
+            if role == "tool":
                 history.result(str(message.get("tool_call_id", "")), text_of(content))
+                continue
+            history.message(role, content, where)
+            for j, call in enumerate(message.get("tool_calls") or [] if role == "assistant" else []):
+                function = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                    param = f"{where}.tool_calls[{j}].function"
+                    raise RequestError(400, f"{param}: expected an object with a name", param=param)
+                history.call(str(call.get("id", "")), function["name"], parse_arguments(function.get("arguments")))
         specs, targets = _tools(require(body, "tools", list, "an array", optional=True) or [])
-        observation = Observation(
-            model=model,
-            system="\n\n".join(s for s in system if s),
-            prompt="\n\n".join(p for p in prompt if p),
-            tools=specs,
-            steps=history.steps(),
-            dialect=self.name,
-            last_user=last_user,
-        )
+        observation = history.observation(model, specs, self.name)
         return Parsed(
             observation=observation,
             model=model,

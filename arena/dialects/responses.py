@@ -29,7 +29,7 @@ from arena.dialects.base import (
     sse,
     text_of,
 )
-from arena.policy import Observation, ToolSpec
+from arena.policy import ToolSpec
 
 __all__ = ["ResponsesDialect", "full_name"]
 
@@ -60,11 +60,7 @@ class ResponsesDialect:
         raw_input = require(body, "input", (str, list), "a string or an array")
         instructions = require(body, "instructions", str, "a string", optional=True)
         stream = bool(require(body, "stream", bool, "a boolean", optional=True))
-        system = [instructions] if instructions else []
-        prompt: list[str] = []
-        last_user = ""
-        answered = False
-        history = History(shell_tools=SHELL_TOOLS)
+        history = History(shell_tools=SHELL_TOOLS, system=[instructions] if instructions else [])
         items = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else raw_input
         for i, item in enumerate(items):
             where = f"input[{i}]"
@@ -74,27 +70,15 @@ class ResponsesDialect:
             call_id = str(item.get("call_id", ""))
             if kind == "message":
                 role = item.get("role")
-                content = item.get("content")
-                if content is not None and not isinstance(content, (str, list)):
-                    raise RequestError(
-                        400, f"{where}.content: expected a string or an array", param=f"{where}.content"
-                    )
-                if role in ("system", "developer"):
-                    system.append(text_of(content))
-                elif role == "user":
-                    last_user = text_of(content)
-                    if not answered:
-                        prompt.append(last_user)
-                elif role == "assistant":
-                    answered = True
-                else:
+                if role not in ("user", "assistant", "system", "developer"):
                     raise RequestError(
                         400,
                         f"{where}.role: expected user, assistant, system or developer",
                         param=f"{where}.role",
                     )
+                history.message(role, item.get("content"), where)
             elif kind in _ASSISTANT_ITEMS:
-                answered = True
+                history.answered = True
                 if kind == "function_call":
                     name = item.get("name")
                     if not isinstance(name, str):
@@ -112,15 +96,7 @@ class ResponsesDialect:
             elif kind in _OUTPUT_ITEMS:
                 history.result(call_id, _CODEX_FRAME.sub("", text_of(item.get("output")), count=1))
         specs, targets = _tools(require(body, "tools", list, "an array", optional=True) or [])
-        observation = Observation(
-            model=model,
-            system="\n\n".join(s for s in system if s),
-            prompt="\n\n".join(p for p in prompt if p),
-            tools=specs,
-            steps=history.steps(),
-            dialect=self.name,
-            last_user=last_user,
-        )
+        observation = history.observation(model, specs, self.name)
         return Parsed(observation, model, stream, seed, input_tokens, targets)
 
     def shell(self, command: str, parsed: Parsed) -> Call | None:
