@@ -10,7 +10,7 @@ from pathlib import Path
 
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval
 from arena.images import build_images, default_ca_bundle, image_ref
-from arena.policies import ENTRY_POINT_GROUP
+from arena.policies import ENTRY_POINT_GROUP, model_name
 from arena.server import start_in_thread
 
 __all__ = ["environment_ids", "run_demo"]
@@ -22,10 +22,6 @@ DEMO_POLICIES = ("oracle", "staller")
 def environment_ids() -> list[str]:
     """Verifiers ids of the installed environments (those publishing Arena policies)."""
     return sorted({point.name for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
-
-
-def _model(env_id: str, policy: str) -> str:
-    return "arena/staller" if policy == "staller" else f"arena/{env_id}/{policy}"
 
 
 def run_demo(harness: str = "bash", output_dir: Path = Path("outputs"), skip_build: bool = False) -> int:
@@ -44,7 +40,7 @@ def run_demo(harness: str = "bash", output_dir: Path = Path("outputs"), skip_bui
                 started = time.monotonic()
                 outcome = run_eval(
                     EvalRequest(
-                        taskset=env_id, harness=harness, model=_model(env_id, policy),  # type: ignore[arg-type]
+                        taskset=env_id, harness=harness, model=model_name(env_id, policy),  # type: ignore[arg-type]
                         image=image_ref(env_id), base_url=server.url, output_dir=output_dir,
                         run_name=f"demo-{env_id}-{policy}-{harness}-{stamp}", num_tasks=DEMO_TASKS,
                         max_concurrent=DEMO_TASKS, taskset_args={"split": "dev"},

@@ -24,6 +24,7 @@ __all__ = [
     "ScriptedPolicy",
     "UnknownPolicy",
     "echo",
+    "model_name",
     "staller",
 ]
 
@@ -60,6 +61,11 @@ class ScriptedPolicy:
 
 
 BUILTIN: dict[str, Policy] = {"arena/echo": echo, "arena/staller": staller}
+
+
+def model_name(env_id: str, policy: str) -> str:
+    """The model name that selects `policy` for an environment (the staller is generic)."""
+    return "arena/staller" if policy == "staller" else f"arena/{env_id}/{policy}"
 
 
 class UnknownPolicy(LookupError):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval
 from arena.images import image_ref
-from arena.policies import PolicyResolver
+from arena.policies import PolicyResolver, model_name
 from arena.server import start_in_thread
 
 __all__ = ["GateFailure", "PolicyScore", "gate", "run_probe", "score_outcome"]
@@ -106,7 +106,7 @@ def run_probe(
     with start_in_thread(resolver=resolver) as server:
 
         def one(env: str, policy: str) -> PolicyScore:
-            model = "arena/staller" if policy == "staller" else f"arena/{env}/{policy}"
+            model = model_name(env, policy)
             started = time.monotonic()
             outcome = run_eval(
                 EvalRequest(
