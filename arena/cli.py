@@ -6,6 +6,7 @@ Exit codes: 0 success; 1 a run or gate failed; 2 usage, config or prerequisite e
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -153,6 +154,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)  # progress lines show up at once in a log or a pipe
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     handler: Command = getattr(args, "handler", lambda _args: _usage(parser))
     try:
