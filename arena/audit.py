@@ -80,7 +80,8 @@ def build_report(run_dir: Path) -> AuditReport:
 
 
 def write_report(report: AuditReport, out_dir: Path) -> tuple[Path, Path]:
-    """Write `audit.json` and `audit.md` into `out_dir`; returns both paths."""
+    """Write `audit.json` and `audit.md` into `out_dir` (created if missing); returns both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = out_dir / "audit.json", out_dir / "audit.md"
     json_path.write_text(json.dumps(report.__dict__, indent=2))
     lines = [f"# Rewrite audit: {report.run_dir}", "", f"{report.total} rewrite(s) or denial(s).", ""]

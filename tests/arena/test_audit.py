@@ -52,6 +52,15 @@ def test_audit_command_writes_markdown_and_json(tmp_path):
     assert "| net-egress | 1 |" in (run / "audit.md").read_text()
 
 
+def test_audit_out_creates_a_missing_directory(tmp_path):
+    run, out = tmp_path / "run", tmp_path / "reports" / "probe"
+    _write_run(run, [{"id": "t1", "rewards": {}, "info": {"arena_rewrites": [_record(1, "host-probe", "bash", "t1", "a")]}}])
+    proc = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(run), "--out", str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "audit.json").read_text())["by_rule"] == {"host-probe": 1}
+    assert not (run / "audit.json").exists()
+
+
 def test_audit_of_a_directory_without_traces_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
