@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from schema_migration import dbfile
 from schema_migration.families import BY_NAME
-from schema_migration.generate import spec, visible_rows
-from schema_migration.taskset import SchemaMigrationConfig, SchemaMigrationTaskset, efficiency
+from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, spec, visible_rows
+from schema_migration.taskset import SchemaMigrationConfig, SchemaMigrationTaskset, efficiency, heldout_secrets
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 
@@ -103,3 +103,17 @@ def test_efficiency_is_one_up_to_the_free_statements_then_falls_to_half_at_the_b
     assert values[-1] == 0.5
     assert all(a >= b for a, b in zip(values, values[1:]))
     assert values[9] < 1.0
+
+
+@pytest.mark.parametrize("seed", [*range(1_000_000, 1_000_050), *range(0, 20)])
+def test_held_out_secrets_never_occur_in_what_the_agent_sees_or_derives(seed):
+    # The N=50 probe found the oracle's `SELECT * FROM addresses` withheld: a held-out city was the
+    # trimmed form of a padded visible one. A secret must not hide inside any visible or migrated value.
+    s = spec(seed)
+    visible = visible_rows(s)
+    seen = [str(v).casefold() for table in (visible, expected_rows(s, visible)) for rows in table.values() for row in rows for v in row if v is not None]
+    secrets = heldout_secrets(seed, HELDOUT_ROWS)
+    assert secrets, "the held-out-leak rule needs something to watch for"
+    assert not [(secret, v) for secret in secrets for v in seen if secret.casefold() in v]
+    heldout_text = {v for rows in heldout_rows(s).values() for row in rows for v in row if isinstance(v, str)}
+    assert set(secrets) <= heldout_text

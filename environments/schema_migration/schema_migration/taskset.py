@@ -20,7 +20,7 @@ from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START,
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 
 from schema_migration import dbfile, prompt
-from schema_migration.generate import HELDOUT_ROWS, heldout_rows, seeds, spec, visible_rows
+from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
 from schema_migration.grade import grade
 
 ENV_ID = "schema-migration"
@@ -30,15 +30,18 @@ SECRET_SAMPLE = 64
 
 @functools.lru_cache(maxsize=256)
 def heldout_secrets(seed: int, n: int) -> tuple[str, ...]:
-    """Distinctive text values of the held-out rows that never occur in the visible sample."""
+    """Distinctive text values of the held-out rows that the agent cannot see or derive: not found,
+    in any letter case, inside any value of the visible sample or of its correctly migrated form
+    (a held-out city that is a trimmed visible city is no leak)."""
     s = spec(seed)
-    visible = {str(v) for rows in visible_rows(s).values() for row in rows for v in row if v is not None}
+    visible = visible_rows(s)
+    seen = "\0".join(str(v) for table in (visible, expected_rows(s, visible)) for rows in table.values() for row in rows for v in row if v is not None).casefold()
     found: list[str] = []
     for rows in heldout_rows(s, n).values():
         for row in rows:
             for value in row:
                 text = str(value) if isinstance(value, str) else ""
-                if len(text) >= 8 and any(c.isalpha() for c in text) and text not in visible and text not in found:
+                if len(text) >= 8 and any(c.isalpha() for c in text) and text.casefold() not in seen and text not in found:
                     found.append(text)
                     if len(found) == SECRET_SAMPLE:
                         return tuple(found)
