@@ -13,7 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +24,7 @@ import tomli_w
 from arena.errors import ArenaError, PrerequisiteError
 from arena.rewrite_hook import RUN_DIR_ENV
 
-__all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "launch_eval", "read_outcome", "run_eval"]
+__all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "launch_eval", "read_outcome", "run_eval", "run_evals"]
 
 Harness = Literal["bash", "claude_code", "codex"]
 API_KEY_VAR = "ARENA_MODEL_KEY"
@@ -143,17 +144,48 @@ def launch_eval(request: EvalRequest, log_path: Path) -> subprocess.Popen:
 
 def run_eval(request: EvalRequest, progress: Callable[[str], None] = print) -> EvalOutcome:
     """Run vf-eval for `request` to the end and summarise its traces; the log is kept in the run dir."""
-    log_path = request.output_dir / f"{request.run_name}.vf-eval.log"
-    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {log_path}")
-    proc = launch_eval(request, log_path)
+    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {_log_path(request)}")
+    return run_evals([request], parallel=1)[0]
+
+
+def run_evals(
+    requests: Sequence[EvalRequest], parallel: int, on_done: Callable[[EvalRequest, EvalOutcome], None] = lambda _r, _o: None,
+) -> list[EvalOutcome]:
+    """Run the requests' vf-evals, `parallel` at a time, and return their outcomes in order; `on_done`
+    hears of each as it ends. Ctrl-C (or any error) starts no more and terminates the running ones,
+    which lets each vf-eval tear its containers down, before it propagates."""
+    if parallel < 1:
+        raise ArenaError(f"parallel must be at least 1, got {parallel}")
+    queue = list(enumerate(requests))
+    running: dict[int, subprocess.Popen] = {}
+    outcomes: dict[int, EvalOutcome] = {}
     try:
-        returncode = proc.wait()
+        while queue or running:
+            while queue and len(running) < parallel:
+                index, request = queue.pop(0)
+                running[index] = launch_eval(request, _log_path(request))
+            for index, proc in list(running.items()):
+                if proc.poll() is not None:
+                    del running[index]
+                    outcomes[index] = _finish(requests[index], proc.returncode)
+                    on_done(requests[index], outcomes[index])
+            time.sleep(0.2)
     except BaseException:
-        proc.terminate()  # Ctrl-C: let vf-eval tear its containers down
-        proc.wait()
+        for proc in running.values():
+            proc.terminate()
+        for proc in running.values():
+            proc.wait()
         raise
+    return [outcomes[i] for i in range(len(requests))]
+
+
+def _log_path(request: EvalRequest) -> Path:
+    return request.output_dir / f"{request.run_name}.vf-eval.log"
+
+
+def _finish(request: EvalRequest, returncode: int) -> EvalOutcome:
     if request.run_dir.exists():
-        shutil.copy(log_path, request.run_dir / "vf-eval.log")
+        shutil.copy(_log_path(request), request.run_dir / "vf-eval.log")
     return read_outcome(request.run_dir, returncode)
 
 

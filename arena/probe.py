@@ -2,8 +2,10 @@
 in docker, and check that only the oracle scores like an investigator.
 
 Rules (each names itself when it fails): staller mean = 0; oracle mean ≥ 0.98; exhaustive ≤
-oracle − 0.15; impatient and spammer ≤ oracle − 0.3; every cheater ≤ staller + 0.05. A cheater is
-any policy an environment publishes beyond oracle, spammer, impatient and exhaustive.
+oracle − 0.15; impatient and spammer ≤ oracle − 0.3; every cheater ≤ staller + 0.05; no rule
+rewrites or denies anything of an honest policy (staller, oracle, spammer, impatient, exhaustive:
+a firing there is a false positive that would distort a real agent's episode). A cheater is any
+policy an environment publishes beyond oracle, spammer, impatient and exhaustive.
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from arena.evalrun import EvalOutcome, EvalRequest, run_eval
+from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
 from arena.policies import PolicyResolver, model_name
 from arena.server import start_in_thread
@@ -38,6 +39,8 @@ class PolicyScore:
     turns: float
     budget_used: float | None
     """Mean queries/statements spent (the environment's `*_used` metric), if it reports one."""
+    rewrites: int = 0
+    """Tool results rewritten or calls denied by Arena's rules, over all episodes (trace info)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome) -> PolicyScore:
         mean=statistics.fmean(rewards), min=min(rewards), max=max(rewards),
         turns=statistics.fmean([e.turns for e in outcome.episodes]) if outcome.episodes else 0.0,
         budget_used=statistics.fmean(used) if used else None,
+        rewrites=sum(len(e.info.get("arena_rewrites") or []) for e in outcome.episodes),
     )
 
 
@@ -82,7 +86,9 @@ def gate(scores: Sequence[PolicyScore]) -> list[GateFailure]:
             if name in by:
                 check(by[name].mean <= oracle.mean - 0.3, f"{name}-below-oracle", f"{name} {by[name].mean:.3f} > oracle − 0.3 = {oracle.mean - 0.3:.3f}")
         for name, s in by.items():
-            if name not in (*STANDARD, "staller"):
+            if name in (*STANDARD, "staller"):
+                check(s.rewrites == 0, "honest-policies-untouched", f"{name}: {s.rewrites} rewrite(s)/denial(s) of an honest policy (a rule false positive; see arena audit)")
+            else:
                 check(s.mean <= staller.mean + 0.05, "cheaters-gain-nothing", f"cheater {name} {s.mean:.3f} > staller + 0.05 = {staller.mean + 0.05:.3f}")
     return failures
 
@@ -103,26 +109,31 @@ def run_probe(
     resolver = PolicyResolver()
     run_dir = output_dir / f"probe-{time.strftime('%Y%m%d-%H%M%S')}"
     plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]]
+    started = time.monotonic()
+    progress(f"probe: {len(plan)} policies × {tasks} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}")
     with start_in_thread(resolver=resolver) as server:
-
-        def one(env: str, policy: str) -> PolicyScore:
-            model = model_name(env, policy)
-            started = time.monotonic()
-            outcome = run_eval(
-                EvalRequest(
-                    taskset=env, harness=harness, model=model, image=image_ref(env),  # type: ignore[arg-type]
-                    base_url=server.url, output_dir=run_dir, run_name=f"{env}-{policy}-{harness}",
-                    num_tasks=tasks, max_concurrent=max_concurrent, taskset_args={"split": "dev"},
-                    select={"shuffle": True, "seed": seed} if seed is not None else {},
-                ),
-                progress=lambda _line: None,
+        requests = [
+            EvalRequest(
+                taskset=env, harness=harness, model=model_name(env, policy), image=image_ref(env),  # type: ignore[arg-type]
+                base_url=server.url, output_dir=run_dir, run_name=f"{env}-{policy}-{harness}",
+                num_tasks=tasks, max_concurrent=max_concurrent, taskset_args={"split": "dev"},
+                select={"shuffle": True, "seed": seed} if seed is not None else {},
             )
-            score = score_outcome(env, policy, outcome)
-            progress(f"{env:<20} {policy:<26} mean {score.mean:.3f}  ({score.episodes} ep, {score.failed} failed, {time.monotonic() - started:.0f}s)")
-            return score
+            for env, policy in plan
+        ]
+        policy_of = {request.run_name: item for request, item in zip(requests, plan)}
+        done: list[str] = []
 
-        with ThreadPoolExecutor(max_workers=parallel_evals) as pool:
-            scores = list(pool.map(lambda item: one(*item), plan))
+        def announce(request: EvalRequest, outcome: EvalOutcome) -> None:
+            score = score_outcome(*policy_of[request.run_name], outcome)
+            done.append(request.run_name)
+            progress(
+                f"[{len(done)}/{len(plan)}] {score.env:<20} {score.policy:<26} mean {score.mean:.3f}  "
+                f"({score.episodes} ep, {score.failed} failed, {score.rewrites} rewritten; {time.monotonic() - started:.0f}s)"
+            )
+
+        outcomes = run_evals(requests, parallel=parallel_evals, on_done=announce)
+    scores = [score_outcome(env, policy, outcome) for (env, policy), outcome in zip(plan, outcomes)]
     failures = gate(scores)
     report = run_dir / "probe.json"
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -131,8 +142,8 @@ def run_probe(
 
 
 def render_table(scores: Sequence[PolicyScore]) -> str:
-    lines = [f"{'environment':<20} {'policy':<26} {'mean':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'failed':>6}"]
+    lines = [f"{'environment':<20} {'policy':<26} {'mean':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'failed':>6}"]
     for s in scores:
         used = "—" if s.budget_used is None else f"{s.budget_used:.1f}"
-        lines.append(f"{s.env:<20} {s.policy:<26} {s.mean:>6.3f} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.failed:>6}")
+        lines.append(f"{s.env:<20} {s.policy:<26} {s.mean:>6.3f} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.failed:>6}")
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """`arena probe` on both environments at a small N, through the bash harness in docker: the gate
 passes (the documented full run is `arena probe --tasks 50`)."""
 
+import json
 import subprocess
 import sys
 
@@ -20,4 +21,7 @@ def test_probe_gate_passes_on_both_environments(images, tmp_path):
     for line in ("fault-localisation   oracle", "schema-migration     oracle", "cheater_"):
         assert line in proc.stdout
     [report] = list(tmp_path.glob("probe-*/probe.json"))
-    assert report.exists()
+    rewrites = {(s["env"], s["policy"]): s["rewrites"] for s in json.loads(report.read_text())["scores"]}
+    assert rewrites[("fault-localisation", "cheater_host_probe")] == 2  # denied in each of its 2 episodes
+    assert rewrites[("schema-migration", "cheater_read_heldout")] == 2
+    assert rewrites[("fault-localisation", "oracle")] == rewrites[("schema-migration", "oracle")] == 0

@@ -1,10 +1,13 @@
 """The gate's rules, one by one, on hand-made score tables (the full probe runs in docker tests)."""
 
-from arena.probe import PolicyScore, gate
+from pathlib import Path
+
+from arena.evalrun import EpisodeSummary, EvalOutcome
+from arena.probe import PolicyScore, gate, score_outcome
 
 
-def _s(policy: str, mean: float, env: str = "e", failed: int = 0) -> PolicyScore:
-    return PolicyScore(env=env, policy=policy, episodes=4, failed=failed, mean=mean, min=mean, max=mean, turns=3, budget_used=None)
+def _s(policy: str, mean: float, env: str = "e", failed: int = 0, rewrites: int = 0) -> PolicyScore:
+    return PolicyScore(env=env, policy=policy, episodes=4, failed=failed, mean=mean, min=mean, max=mean, turns=3, budget_used=None, rewrites=rewrites)
 
 
 GOOD = [_s("staller", 0.0), _s("oracle", 1.0), _s("exhaustive", 0.7), _s("impatient", 0.1), _s("spammer", 0.0), _s("cheater_x", 0.02)]
@@ -28,6 +31,14 @@ def test_each_rule_fails_on_its_own_violation():
     assert _rules(swap("cheater_x", 0.06)) == {"cheaters-gain-nothing"}
 
 
+def test_a_rule_firing_on_an_honest_policy_fails_the_gate_but_not_on_a_cheater():
+    for honest in ("staller", "oracle", "exhaustive", "impatient", "spammer"):
+        scores = [s if s.policy != honest else _s(honest, s.mean, rewrites=2) for s in GOOD]
+        assert _rules(scores) == {"honest-policies-untouched"}, honest
+    cheater_denied = [s if s.policy != "cheater_x" else _s("cheater_x", 0.0, rewrites=4) for s in GOOD]
+    assert gate(cheater_denied) == []
+
+
 def test_failed_episodes_fail_the_gate_even_with_good_means():
     scores = [s if s.policy != "oracle" else _s("oracle", 1.0, failed=1) for s in GOOD]
     assert _rules(scores) == {"episodes-ran"}
@@ -37,3 +48,16 @@ def test_environments_are_gated_separately():
     other = [_s(s.policy, s.mean, env="f") for s in GOOD if s.policy != "oracle"]
     failures = gate([*GOOD, *other])
     assert [(f.env, f.rule) for f in failures] == [("f", "policies-present")]
+
+
+def test_score_outcome_counts_the_rewrites_recorded_in_each_episode():
+    def episode(reward: float, rewrites: int) -> EpisodeSummary:
+        return EpisodeSummary(
+            task="t", ok=True, errors=[], stop_condition="agent_completed", reward=reward, rewards={},
+            metrics={"queries_used": 3.0}, info={"arena_rewrites": [{"rule": "net-egress"}] * rewrites} if rewrites else {},
+            timing={}, turns=2,
+        )
+
+    outcome = EvalOutcome(run_dir=Path("run"), returncode=0, episodes=[episode(0.0, 1), episode(0.5, 0), episode(0.0, 2)])
+    score = score_outcome("e", "cheater_x", outcome)
+    assert (score.episodes, score.rewrites, score.mean, score.budget_used) == (3, 3, 0.5 / 3, 3.0)
