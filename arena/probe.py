@@ -122,18 +122,17 @@ def run_probe(
             for env, policy in plan
         ]
         policy_of = {request.run_name: item for request, item in zip(requests, plan)}
-        done: list[str] = []
+        scored: dict[str, PolicyScore] = {}
 
         def announce(request: EvalRequest, outcome: EvalOutcome) -> None:
-            score = score_outcome(*policy_of[request.run_name], outcome)
-            done.append(request.run_name)
+            score = scored[request.run_name] = score_outcome(*policy_of[request.run_name], outcome)
             progress(
-                f"[{len(done)}/{len(plan)}] {score.env:<20} {score.policy:<26} mean {score.mean:.3f}  "
+                f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<26} mean {score.mean:.3f}  "
                 f"({score.episodes} ep, {score.failed} failed, {score.rewrites} rewritten; {time.monotonic() - started:.0f}s)"
             )
 
-        outcomes = run_evals(requests, parallel=parallel_evals, on_done=announce)
-    scores = [score_outcome(env, policy, outcome) for (env, policy), outcome in zip(plan, outcomes)]
+        run_evals(requests, parallel=parallel_evals, on_done=announce)
+    scores = [scored[request.run_name] for request in requests]
     failures = gate(scores)
     report = run_dir / "probe.json"
     report.parent.mkdir(parents=True, exist_ok=True)
