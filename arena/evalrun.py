@@ -24,7 +24,7 @@ import tomli_w
 from arena.errors import ArenaError, PrerequisiteError
 from arena.rewrite_hook import RUN_DIR_ENV
 
-__all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "launch_eval", "read_outcome", "run_eval", "run_evals"]
+__all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "finish_eval", "launch_eval", "read_outcome", "run_eval", "run_evals"]
 
 Harness = Literal["bash", "claude_code", "codex"]
 API_KEY_VAR = "ARENA_MODEL_KEY"
@@ -51,6 +51,9 @@ class EvalRequest:
     """verifiers `[select]` keys besides `limit` (e.g. `shuffle`, `seed`, `skip`)."""
     taskset_args: dict[str, Any] = field(default_factory=dict)
     runtime_args: dict[str, Any] = field(default_factory=dict)
+    agent_args: dict[str, Any] = field(default_factory=dict)
+    """Keys merged into the `[env.agent]` table last (e.g. `timeout`, or a whole `runtime` table
+    that replaces the docker one)."""
     harness_args: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for vf-eval (e.g. PYTHONPATH for test-only tasksets)."""
@@ -72,6 +75,8 @@ class EpisodeSummary:
     info: dict[str, Any]
     timing: dict[str, Any]
     turns: int
+    runtime_id: str = ""
+    """The id of the box the rollout ran in (a container id on docker)."""
 
     @property
     def failed(self) -> bool:
@@ -114,6 +119,7 @@ def eval_config(request: EvalRequest) -> dict[str, Any]:
                 "max_turns": request.max_turns,
                 "harness": {"id": request.harness, **request.harness_args},
                 "runtime": {"type": "docker", "image": request.image, **request.runtime_args},
+                **request.agent_args,
             },
         },
     }
@@ -144,7 +150,7 @@ def launch_eval(request: EvalRequest, log_path: Path) -> subprocess.Popen:
 
 def run_eval(request: EvalRequest, progress: Callable[[str], None] = print) -> EvalOutcome:
     """Run vf-eval for `request` to the end and summarise its traces; the log is kept in the run dir."""
-    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {_log_path(request)}")
+    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {eval_log_path(request)}")
     return run_evals([request], parallel=1)[0]
 
 
@@ -163,11 +169,11 @@ def run_evals(
         while queue or running:
             while queue and len(running) < parallel:
                 index, request = queue.pop(0)
-                running[index] = launch_eval(request, _log_path(request))
+                running[index] = launch_eval(request, eval_log_path(request))
             for index, proc in list(running.items()):
                 if proc.poll() is not None:
                     del running[index]
-                    outcomes[index] = _finish(requests[index], proc.returncode)
+                    outcomes[index] = finish_eval(requests[index], proc.returncode)
                     on_done(requests[index], outcomes[index])
             time.sleep(0.2)
     except BaseException:
@@ -179,13 +185,15 @@ def run_evals(
     return [outcomes[i] for i in range(len(requests))]
 
 
-def _log_path(request: EvalRequest) -> Path:
+def eval_log_path(request: EvalRequest) -> Path:
+    """Where vf-eval's output for `request` goes (copied into the run dir when it ends)."""
     return request.output_dir / f"{request.run_name}.vf-eval.log"
 
 
-def _finish(request: EvalRequest, returncode: int) -> EvalOutcome:
+def finish_eval(request: EvalRequest, returncode: int) -> EvalOutcome:
+    """Keep the log in the run dir and summarise the ended eval's traces."""
     if request.run_dir.exists():
-        shutil.copy(_log_path(request), request.run_dir / "vf-eval.log")
+        shutil.copy(eval_log_path(request), request.run_dir / "vf-eval.log")
     return read_outcome(request.run_dir, returncode)
 
 
@@ -216,6 +224,7 @@ def _summarise(episode: dict[str, Any]) -> EpisodeSummary:
         info=trace.get("info") or {},
         timing=trace.get("timing") or {},
         turns=len(calls),
+        runtime_id=str(((trace.get("agent") or {}).get("runtime") or {}).get("id") or ""),
     )
 
 

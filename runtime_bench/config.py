@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from arena.evalrun import Harness
+
 __all__ = [
     "BENCH_ENV",
     "BENCH_MODEL",
@@ -27,7 +29,6 @@ __all__ = [
 ]
 
 RuntimeType = Literal["docker", "subprocess", "prime"]
-Harness = Literal["bash", "claude_code", "codex"]
 Placement = Literal["shared", "task"]
 
 BENCH_ENV = "arena-bench"

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import docker
 
+from arena.reaper import RUN_LABEL
+
 __all__ = ["ContainerProbe", "ContainerStats", "cgroup_files", "daemon_cpu_seconds"]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -115,7 +117,7 @@ class ContainerProbe:
         self._threads: list[threading.Thread] = []
 
     def start(self) -> ContainerProbe:
-        filters = {"type": "container", "event": LIFECYCLE, "label": [f"verifiers.run={self.run}"]}
+        filters = {"type": "container", "event": LIFECYCLE, "label": [f"{RUN_LABEL}={self.run}"]}
         # The request is made here, so no event after this line is missed.
         self._stream = self._client.events(since=int(time.time()) - 1, filters=filters, decode=True)
         self._threads = [

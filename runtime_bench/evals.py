@@ -9,29 +9,17 @@ each trace's `timing`; a rollout ends when its container is destroyed.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
-from arena.errors import PrerequisiteError
-from arena.evalrun import (
-    API_KEY_VAR,
-    GOOD_STOPS,
-    EvalRequest,
-    eval_config,
-    read_outcome,
-)
-from arena.reaper import leftovers, reap
+from arena.evalrun import EpisodeSummary, EvalRequest, eval_log_path, finish_eval, launch_eval
+from arena.reaper import reap
 from runtime_bench.config import BENCH_ENV, BenchConfig, Combo
 from runtime_bench.containers import ContainerProbe, ContainerStats, daemon_cpu_seconds
 from runtime_bench.stats import phase_summaries, rollout_row, summarize, throughput
@@ -43,9 +31,14 @@ BENCH_TASKSET_PATH = Path(__file__).resolve().parent / "bench_taskset"
 TERMINATE_GRACE_S = 30
 
 
-def _request(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir: Path, base_url: str) -> EvalRequest:
-    count = config.rollouts_at(level)
+def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str, runs_dir: Path, base_url: str) -> EvalRequest:
     bench = combo.environment == BENCH_ENV
+    agent_args: dict[str, Any] = {"timeout": {"setup": config.rollout_timeout, "rollout": config.rollout_timeout}}
+    if combo.runtime == "subprocess":
+        agent_args["runtime"] = {"type": "subprocess"}
+    elif combo.runtime == "prime":
+        image = config.image_for(combo.runtime)
+        agent_args["runtime"] = {"type": "prime", **({"image": image} if image else {})}
     return EvalRequest(
         taskset=combo.environment,
         harness=combo.harness,
@@ -57,36 +50,9 @@ def _request(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir: 
         num_tasks=None if bench else count,
         max_concurrent=level,
         taskset_args={"num_tasks": count, "task": {"toolset": combo.toolset}} if bench else {},
+        agent_args=agent_args,
         env={"PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH_TASKSET_PATH), os.environ.get("PYTHONPATH")]))},
     )
-
-
-def _toml(request: EvalRequest, combo: Combo, config: BenchConfig) -> dict[str, Any]:
-    toml = eval_config(request)
-    agent = toml["env"]["agent"]
-    if combo.runtime == "subprocess":
-        agent["runtime"] = {"type": "subprocess"}
-    elif combo.runtime == "prime":
-        agent["runtime"] = {"type": "prime", **({"image": request.image} if request.image else {})}
-    agent["timeout"] = {"setup": config.rollout_timeout, "rollout": config.rollout_timeout}
-    return toml
-
-
-def _launch(request: EvalRequest, toml: dict[str, Any]) -> tuple[subprocess.Popen, Path]:
-    vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).with_name("vf-eval"))
-    if not Path(vf_eval).exists():
-        raise PrerequisiteError("vf-eval not found; install the project (make install) into this Python")
-    request.output_dir.mkdir(parents=True, exist_ok=True)
-    config_path = request.output_dir / f"{request.run_name}.toml"
-    config_path.write_text(tomli_w.dumps(toml))
-    log_path = request.output_dir / f"{request.run_name}.vf-eval.log"
-    env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name, **request.env}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [vf_eval, "@", str(config_path), "--no-rich", "--clean"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-        )
-    return proc, log_path
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
@@ -184,34 +150,18 @@ def _wait(proc: subprocess.Popen, deadline_s: float) -> tuple[int, float, bool]:
     return proc.returncode, usage.ru_utime + usage.ru_stime, expired.is_set()
 
 
-def _episodes(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "traces.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _succeeded(episode: dict[str, Any], trace: dict[str, Any]) -> bool:
-    """The same verdict as `arena.evalrun.EpisodeSummary.failed`, negated."""
-    clean = not episode.get("errors") and not trace.get("errors")
-    ok = bool(episode.get("ok")) and bool(trace.get("ok", True))
-    return ok and clean and trace.get("stop_condition") in GOOD_STOPS
-
-
-def _rows(episodes: list[dict[str, Any]], containers: dict[str, ContainerStats]) -> list[dict[str, Any]]:
+def _rows(episodes: list[EpisodeSummary], containers: dict[str, ContainerStats]) -> list[dict[str, Any]]:
     """One row per rollout: phases, its container's CPU and peak memory, and whether it succeeded."""
     by_prefix = {cid[:12]: stats for cid, stats in containers.items()}
     rows = []
     for episode in episodes:
-        trace = (episode.get("traces") or [{}])[0]
-        runtime_id = ((trace.get("agent") or {}).get("runtime") or {}).get("id") or ""
-        box = by_prefix.get(str(runtime_id)[:12])
-        row: dict[str, Any] = rollout_row(trace.get("timing") or {}, box.destroyed if box else None)
+        box = by_prefix.get(episode.runtime_id[:12])
+        row: dict[str, Any] = rollout_row(episode.timing, box.destroyed if box else None)
         row["container"] = box.id[:12] if box else None
         row["cpu_s"] = box.cpu_s if box else None
         row["peak_mib"] = box.peak_bytes / 2**20 if box and box.peak_bytes else None
-        row["turns"] = len(trace.get("calls") or [])
-        row["ok"] = _succeeded(episode, trace)
+        row["turns"] = episode.turns
+        row["ok"] = not episode.failed
         rows.append(row)
     return rows
 
@@ -221,14 +171,15 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
 
     Raises:
         PrerequisiteError: vf-eval is not installed.
-        KeyboardInterrupt: after vf-eval is stopped and the run's containers are reaped.
+        KeyboardInterrupt: after vf-eval is stopped (the runner then reaps the run's containers).
     """
     count = config.rollouts_at(level)
-    request = _request(config, combo, level, run, runs_dir, base_url)
+    request = _request(config, combo, level, count, run, runs_dir, base_url)
     probe = ContainerProbe(run).start() if combo.runtime == "docker" else None
     daemon_before = daemon_cpu_seconds()
     launched = time.time()
-    proc, log_path = _launch(request, _toml(request, combo, config))
+    log_path = eval_log_path(request)
+    proc = launch_eval(request, log_path)
     trail = _CpuTrail(proc.pid)
     try:
         waves = math.ceil(count / level)
@@ -237,20 +188,14 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
         trail.stop()
         if probe is not None:
             probe.stop()
-            reap(run)
-        raise
+        raise  # the runner reaps every run it started
     trail.stop()
     exited = time.time()
     containers = probe.stop() if probe is not None else {}
     daemon_after = daemon_cpu_seconds()
-    leaked = leftovers(run) if combo.runtime == "docker" else []
-    if leaked:
-        reap(run)
-
-    outcome = read_outcome(request.run_dir, returncode)
-    if request.run_dir.exists():
-        shutil.copy(log_path, request.run_dir / "vf-eval.log")
-    rows = _rows(_episodes(request.run_dir), containers)
+    leaked = reap(run) if combo.runtime == "docker" else []
+    outcome = finish_eval(request, returncode)
+    rows = _rows(outcome.episodes, containers)
     starts = [r["start"] for r in rows if r["start"]]
     ends = [r["end"] for r in rows if r["end"]]
     window = max(ends) - min(starts) if starts and ends else None

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from arena.errors import ArenaError
+from arena.reaper import MANAGED, RUN_LABEL
 from runtime_bench.containers import ContainerProbe, daemon_cpu_seconds
 from runtime_bench.stats import summarize, throughput
 
@@ -24,7 +25,7 @@ JOB_TIMEOUT_S = 120
 
 
 def _labels(session: str, run: str) -> list[str]:
-    return ["--label", "arena.managed=true", "--label", f"arena.session={session}", "--label", f"verifiers.run={run}"]
+    return ["--label", MANAGED, "--label", f"arena.session={session}", "--label", f"{RUN_LABEL}={run}"]
 
 
 def _timed(argv: list[str]) -> tuple[float, str | None]:

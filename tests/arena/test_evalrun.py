@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.errors import ArenaError
-from arena.evalrun import EvalRequest, run_evals
+from arena.evalrun import EvalRequest, eval_config, run_evals
 
 FAKE_VF_EVAL = textwrap.dedent(
     """\
@@ -27,7 +27,7 @@ FAKE_VF_EVAL = textwrap.dedent(
     open(os.path.join(config["output_dir"], config["run"]["name"] + ".pid"), "w").write(str(os.getpid()))
     if config["model"] == "sleep":
         time.sleep(120)
-    trace = {{"ok": True, "rewards": {{"r": {{"score": 0.5}}}}, "calls": [{{}}, {{}}]}}
+    trace = {{"ok": True, "rewards": {{"r": {{"score": 0.5}}}}, "calls": [{{}}, {{}}], "agent": {{"runtime": {{"id": "box-" + config["run"]["name"]}}}}}}
     with open(os.path.join(run_dir, "traces.jsonl"), "w") as f:
         f.write(json.dumps({{"ok": True, "task": {{"data": {{"name": config["run"]["name"]}}}}, "traces": [trace]}}) + "\\n")
     print("fake vf-eval done")
@@ -65,8 +65,17 @@ def test_outcomes_come_back_in_request_order_and_each_is_announced(fake_vf_eval,
     outcomes = run_evals(requests, parallel=2, on_done=lambda request, _outcome: heard.append(request.run_name))
     assert [o.episodes[0].task for o in outcomes] == ["run0", "run1", "run2"]
     assert [(o.returncode, o.episodes[0].reward, o.episodes[0].turns) for o in outcomes] == [(0, 0.5, 2)] * 3
+    assert [o.episodes[0].runtime_id for o in outcomes] == ["box-run0", "box-run1", "box-run2"]
     assert sorted(heard) == ["run0", "run1", "run2"]
     assert "fake vf-eval done" in (out / "run1" / "vf-eval.log").read_text()
+
+
+def test_agent_args_are_merged_last_so_a_runtime_table_replaces_the_docker_one(tmp_path):
+    plain = eval_config(_request(tmp_path, "r"))["env"]["agent"]
+    assert plain["runtime"] == {"type": "docker", "image": "img"} and "timeout" not in plain
+    request = EvalRequest(**{**_request(tmp_path, "r").__dict__, "agent_args": {"runtime": {"type": "subprocess"}, "timeout": {"rollout": 9}}})
+    agent = eval_config(request)["env"]["agent"]
+    assert (agent["runtime"], agent["timeout"], agent["harness"]) == ({"type": "subprocess"}, {"rollout": 9}, {"id": "bash"})
 
 
 def test_parallel_below_one_is_a_clear_error(tmp_path):
@@ -79,7 +88,7 @@ def test_ctrl_c_terminates_the_running_evals_and_starts_no_more(fake_vf_eval, tm
     driver = textwrap.dedent(
         f"""
         from pathlib import Path
-        from arena.evalrun import EvalRequest, run_evals
+        from arena.evalrun import EvalRequest, eval_config, run_evals
         out = Path({str(out)!r})
         requests = [EvalRequest(taskset="t", harness="bash", model="sleep", image="i", base_url="http://x", run_name=f"run{{i}}", output_dir=out) for i in range(3)]
         run_evals(requests, parallel=2)
