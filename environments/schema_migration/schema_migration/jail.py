@@ -48,32 +48,26 @@ class JailReport:
     fk_violations: int = 0
     fk_sample: list[list[str]] = field(default_factory=list)
     probes: list[dict] = field(default_factory=list)
-    ignored: int = 0
-    """BEGIN/COMMIT/END statements skipped."""
 
 
-def prepare(sql: str) -> tuple[list[str], int, str]:
-    """(statements to run, count ignored, refusal reason or "")."""
+def prepare(sql: str) -> tuple[list[str], str]:
+    """(statements to run, refusal reason or ""); BEGIN/COMMIT/END are dropped."""
     statements: list[str] = []
-    ignored = 0
     for index, statement in enumerate(split_statements(sql), start=1):
         kind = classify(statement)
         if kind == REFUSED:
-            return [], ignored, f"statement {index} refused: {refusal(statement)}"
-        if kind == IGNORED:
-            ignored += 1
-        else:
+            return [], f"statement {index} refused: {refusal(statement)}"
+        if kind != IGNORED:
             statements.append(statement)
-    return statements, ignored, ""
+    return statements, ""
 
 
 class Running:
     """A migration running in the child; `result()` waits for its report."""
 
-    def __init__(self, process: subprocess.Popen[bytes] | None, limits: Limits, ignored: int, early: JailReport | None = None) -> None:
+    def __init__(self, process: subprocess.Popen[bytes] | None, limits: Limits, early: JailReport | None = None) -> None:
         self._process = process
         self._limits = limits
-        self._ignored = ignored
         self._early = early
 
     @property
@@ -104,17 +98,17 @@ class Running:
             signal = -code if code < 0 else 0
             why = {9: "the CPU-time limit", 24: "the CPU-time limit", 25: "the file-size limit"}.get(signal, "a resource limit")
             return JailReport("crashed", error=f"the migration process died (exit {code}, likely {why})")
-        return JailReport(**report, ignored=self._ignored)
+        return JailReport(**report)
 
 
 def start(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), build: BuildPlan | None = None) -> Running:
     """Start running `sql` on the database file `db` (alone in its scratch directory); with `build`,
     the child first creates `db` from that plan, in parallel with whatever the caller does next."""
-    statements, ignored, refused = prepare(sql)
+    statements, refused = prepare(sql)
     if refused:
-        return Running(None, limits, ignored, JailReport("refused", error=refused))
+        return Running(None, limits, JailReport("refused", error=refused))
     if not statements:
-        return Running(None, limits, ignored, JailReport("refused", error="the migration holds no statement to run"))
+        return Running(None, limits, JailReport("refused", error="the migration holds no statement to run"))
     request = {
         "db": db.name,
         "build": None if build is None else {"create": build.create, "inserts": build.inserts, "post": build.post},
@@ -142,7 +136,7 @@ def start(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), buil
     finally:
         process.stdin.close()
         process.stdin = None  # so communicate() only reads
-    return Running(process, limits, ignored)
+    return Running(process, limits)
 
 
 def run(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), build: BuildPlan | None = None) -> JailReport:

@@ -50,4 +50,3 @@ class SandboxState(vf.State):
     """The checkpoint `rollback` returns to: the one most recently taken or restored."""
     submission: str | None = None
     """The submitted migration SQL (accepted once). The grader reads it from here."""
-    statements_at_submission: int | None = None

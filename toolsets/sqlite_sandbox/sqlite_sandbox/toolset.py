@@ -196,7 +196,6 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
                     "Nothing was submitted; fix it and submit again."
                 )
         s.submission = sql
-        s.statements_at_submission = s.statements_used
         return (
             f"migration accepted ({len(statements)} statements). It will be graded after the episode "
             "on held-out rows; no further submissions are accepted."

@@ -112,7 +112,3 @@ def rebuild(
     ]
     lines += [i.ddl() for i in indexes]
     return "\n".join(lines)
-
-
-def order_by_pk(rows: list[tuple]) -> list[tuple]:
-    return sorted(rows, key=lambda r: r[0])

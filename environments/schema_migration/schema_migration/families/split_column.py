@@ -116,7 +116,7 @@ class SplitColumn(Family):
             first, last = f"CASE WHEN {at} > 0 THEN {before} ELSE v END", f"CASE WHEN {at} > 0 THEN {after} ELSE '' END"
         else:
             first, last = f"CASE WHEN {at} > 0 THEN {after} ELSE v END", f"CASE WHEN {at} > 0 THEN trim({before}) ELSE '' END"
-        source, target = self.schemas(p)
+        _, target = self.schemas(p)
         return rebuild(
             target.tables[0],
             {p["first"]: first, p["last"]: last},
