@@ -18,7 +18,7 @@ from pathlib import Path
 
 from schema_migration.dbfile import BuildPlan
 
-from sqlite_sandbox.engine import IGNORED, REFUSED, classify, refusal, split_statements
+from sqlite_sandbox.engine import IGNORED, classify, first_refused, split_statements
 
 CHILD = Path(__file__).with_name("jail_child.py")
 
@@ -52,14 +52,10 @@ class JailReport:
 
 def prepare(sql: str) -> tuple[list[str], str]:
     """(statements to run, refusal reason or ""); BEGIN/COMMIT/END are dropped."""
-    statements: list[str] = []
-    for index, statement in enumerate(split_statements(sql), start=1):
-        kind = classify(statement)
-        if kind == REFUSED:
-            return [], f"statement {index} refused: {refusal(statement)}"
-        if kind != IGNORED:
-            statements.append(statement)
-    return statements, ""
+    statements = split_statements(sql)
+    if refused := first_refused(statements):
+        return [], "statement {} refused: {}".format(*refused)
+    return [st for st in statements if classify(st) != IGNORED], ""
 
 
 class Running:

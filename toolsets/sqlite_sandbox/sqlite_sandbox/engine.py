@@ -13,6 +13,7 @@ import os
 import sqlite3
 import sys
 import time
+from collections.abc import Sequence
 
 ROW_LIMIT = 50
 CELL_LIMIT = 200
@@ -116,6 +117,11 @@ def refusal(statement: str) -> str:
             "all-or-nothing; use the rollback or restore tool to undo earlier calls"
         )
     return f"{head} is not allowed here (the grader refuses it too); work on the one database only"
+
+
+def first_refused(statements: Sequence[str]) -> tuple[int, str] | None:
+    """(1-based index, reason) of the first statement refused here and by the grader, or None."""
+    return next(((i, refusal(st)) for i, st in enumerate(statements, start=1) if classify(st) == REFUSED), None)
 
 
 def _cell(value: object) -> object:

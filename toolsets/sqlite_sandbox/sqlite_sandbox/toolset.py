@@ -189,12 +189,9 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
             raise ToolError("a migration was already submitted; only the first submission counts")
         self._check_sql(sql, "the migration")
         statements = engine.split_statements(sql)
-        for index, statement in enumerate(statements, start=1):
-            if engine.classify(statement) == engine.REFUSED:
-                raise ToolError(
-                    f"statement {index} of the migration is refused: {engine.refusal(statement)}. "
-                    "Nothing was submitted; fix it and submit again."
-                )
+        if refused := engine.first_refused(statements):
+            index, reason = refused
+            raise ToolError(f"statement {index} of the migration is refused: {reason}. Nothing was submitted; fix it and submit again.")
         s.submission = sql
         return (
             f"migration accepted ({len(statements)} statements). It will be graded after the episode "
