@@ -30,19 +30,12 @@ SETTLE_S = 10.0
 @dataclass
 class ContainerStats:
     id: str
-    name: str = ""
-    created: float | None = None
     started: float | None = None
-    died: float | None = None
     destroyed: float | None = None
     cpu_s: float | None = None
     """CPU-seconds used (last sample)."""
     peak_bytes: int | None = None
     """Peak memory (the cgroup's own high-water mark when it keeps one, else the largest sample)."""
-    samples: int = 0
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
 
 
 def cgroup_files(container_id: str, root: Path = CGROUP_ROOT) -> tuple[Path | None, Path | None, str]:
@@ -155,8 +148,10 @@ class ContainerProbe:
             at = event.get("timeNano", 0) / 1e9 or event.get("time", time.time())
             with self._lock:
                 stats = self.containers.setdefault(cid, ContainerStats(id=cid))
-                stats.name = stats.name or (event.get("Actor") or {}).get("Attributes", {}).get("name", "")
-                setattr(stats, {"create": "created", "start": "started", "die": "died", "destroy": "destroyed"}[status], at)
+                if status == "start":
+                    stats.started = at
+                elif status == "destroy":
+                    stats.destroyed = at
             if status == "die":
                 self._read(cid)  # a last look, in case the cgroup is still there
 
@@ -179,4 +174,3 @@ class ContainerProbe:
                 stats.cpu_s = max(cpu, stats.cpu_s or 0.0)
             if peak is not None:
                 stats.peak_bytes = max(peak, stats.peak_bytes or 0)
-            stats.samples += 1
