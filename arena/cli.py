@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from arena.errors import ArenaError, PrerequisiteError
+from arena.errors import ArenaError, PrerequisiteError, UsageError
 
 __all__ = ["main"]
 
@@ -76,16 +77,31 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _probe(args: argparse.Namespace) -> int:
     from arena.demo import environment_ids
-    from arena.probe import render_table, run_probe
+    from arena.probe import render_difficulty, render_table, run_probe
 
     envs = args.envs or environment_ids()
     unknown = sorted(set(envs) - set(environment_ids()))
     if unknown:
         raise PrerequisiteError(f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}")
-    scores, failures, report = run_probe(
-        envs, harness=args.harness, tasks=args.tasks, seed=args.seed, output_dir=args.output_dir,
-        max_concurrent=args.concurrency, parallel_evals=args.parallel,
-    )
+    fixed = dict(_knob(text) for text in args.set)
+
+    def probe(extra: dict[str, object]):
+        return run_probe(
+            envs, harness=args.harness, tasks=args.tasks, split=args.split, seed=args.seed,
+            policies=args.policies, taskset_args={**fixed, **extra}, output_dir=args.output_dir,
+            max_concurrent=args.concurrency, parallel_evals=args.parallel,
+        )
+
+    if args.vary:
+        knob, values = _knob_values(args.vary)
+        tables = {}
+        for value in values:
+            scores, _failures, report = probe({knob: value})
+            tables[str(value)] = scores
+            print(f"\n{knob}={value}: report {report}")
+        print(f"\ndifficulty by {knob} (mean score; {args.tasks} {args.split} tasks each):\n" + render_difficulty(knob, tables))
+        return 1 if any(s.failed for scores in tables.values() for s in scores) else 0
+    scores, failures, report = probe({})
     print("\n" + render_table(scores))
     print(f"\nreport: {report}")
     for failure in failures:
@@ -93,6 +109,30 @@ def _probe(args: argparse.Namespace) -> int:
     if not failures:
         print("gate passed")
     return 1 if failures else 0
+
+
+def _knob(text: str) -> tuple[str, object]:
+    """`KEY=VALUE`, the value read as JSON where it parses (numbers, booleans), else as a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), _value(raw.strip())
+
+
+def _knob_values(text: str) -> tuple[str, list[object]]:
+    """`KEY=V1,V2,...`"""
+    key, raw = _knob(text)
+    values = [_value(v.strip()) for v in str(raw).split(",") if v.strip()] if isinstance(raw, str) else [raw]
+    if not values:
+        raise UsageError(f"--vary {text!r} names no values")
+    return key, values
+
+
+def _value(raw: str) -> object:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -137,8 +177,14 @@ def _parser() -> argparse.ArgumentParser:
     probe = sub.add_parser("probe", help="the degenerate-policy gate: every scripted policy through a real harness")
     probe.add_argument("envs", nargs="*", metavar="ENV", help="environment ids (default: every installed one)")
     probe.add_argument("--harness", default="bash", choices=["bash", "claude_code", "codex"])
-    probe.add_argument("--tasks", type=int, default=20, help="dev tasks per policy (default 20)")
-    probe.add_argument("--seed", type=int, default=None, help="shuffle the dev split with this seed (default: its first N tasks)")
+    probe.add_argument("--tasks", type=int, default=20, help="tasks per policy (default 20)")
+    probe.add_argument("--split", default="dev", choices=["train", "dev", "test"], help="the split's tasks (default dev)")
+    probe.add_argument("--seed", type=int, default=None, help="shuffle the split with this seed (default: its first N tasks)")
+    probe.add_argument("--policies", type=lambda text: [p.strip() for p in text.split(",") if p.strip()], default=[],
+                       metavar="PATTERNS", help="only policies matching these comma-separated shell patterns, e.g. 'shortcut_*,exhaustive' (staller and oracle always run)")
+    probe.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="a taskset option for every environment, e.g. --set services=40 (repeatable)")
+    probe.add_argument("--vary", metavar="KEY=V1,V2", help="run the probe once per value of one taskset option and print the difficulty table (a report: no gate)")
     probe.add_argument("--concurrency", type=int, default=4, help="rollouts at once per policy")
     probe.add_argument("--parallel", type=int, default=2, help="policies (vf-eval runs) at once")
     probe.add_argument("--output-dir", type=Path, default=Path("outputs"))
@@ -165,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except ArenaError as exc:
         print(f"arena: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, PrerequisiteError) else 1
+        return 2 if isinstance(exc, (PrerequisiteError, UsageError)) else 1
 
 
 if __name__ == "__main__":

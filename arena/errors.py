@@ -6,7 +6,7 @@ A `PrerequisiteError` (no engine, missing tool) is printed without a traceback a
 
 from __future__ import annotations
 
-__all__ = ["ArenaError", "ImageBuildError", "PrerequisiteError"]
+__all__ = ["ArenaError", "ImageBuildError", "PrerequisiteError", "UsageError"]
 
 
 class ArenaError(Exception):
@@ -15,6 +15,10 @@ class ArenaError(Exception):
 
 class PrerequisiteError(ArenaError):
     """Something the machine must provide is missing (a Docker engine, debootstrap, ...)."""
+
+
+class UsageError(ArenaError):
+    """A command's arguments cannot be used as given (exit 2, like argparse's own errors)."""
 
 
 class ImageBuildError(ArenaError):

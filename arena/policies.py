@@ -21,10 +21,14 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "PolicyLoadError",
     "PolicyResolver",
+    "SHORTCUT_CEILING",
+    "SHORTCUT_PREFIX",
     "ScriptedPolicy",
+    "Shortcut",
     "UnknownPolicy",
     "echo",
     "model_name",
+    "shortcut_ceiling",
     "staller",
 ]
 
@@ -58,6 +62,30 @@ class ScriptedPolicy:
     def __call__(self, obs: Observation) -> Action:
         index = len(obs.steps)
         return self.actions[index] if index < len(self.actions) else Answer(self.done_text)
+
+
+SHORTCUT_PREFIX = "shortcut_"
+"""Policies published under this prefix are shortcuts: honest, observation-only strategies that skip
+the investigation (a keyword grep, a schema-only fix). The gate holds them far below the oracle."""
+SHORTCUT_CEILING = 0.35
+"""The highest mean a shortcut may reach unless it declares its own ceiling (`Shortcut`)."""
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """A shortcut policy with the gate's ceiling for it, when its environment sets another one
+    than `SHORTCUT_CEILING` (a wrong migration may keep up to half the credit, a grep may not)."""
+
+    policy: Policy
+    ceiling: float = SHORTCUT_CEILING
+
+    def __call__(self, obs: Observation) -> Action:
+        return self.policy(obs)
+
+
+def shortcut_ceiling(policy: Policy) -> float:
+    """The gate's ceiling for a shortcut policy."""
+    return policy.ceiling if isinstance(policy, Shortcut) else SHORTCUT_CEILING
 
 
 BUILTIN: dict[str, Policy] = {"arena/echo": echo, "arena/staller": staller}
@@ -138,6 +166,18 @@ class PolicyResolver:
         if policies is None:
             raise UnknownPolicy(f"arena/{env_id}/*", self.available())
         return list(policies)
+
+    def environment_policy(self, env_id: str, name: str) -> Policy:
+        """One policy an installed environment publishes.
+
+        Raises:
+            UnknownPolicy: the environment or the policy is not there.
+            PolicyLoadError: its entry point is broken.
+        """
+        policies = self._environment(env_id)
+        if policies is None or name not in policies:
+            raise UnknownPolicy(f"arena/{env_id}/{name}", self.available())
+        return policies[name]
 
     def _environment(self, env_id: str) -> dict[str, Policy] | None:
         if env_id in self._loaded:

@@ -2,29 +2,47 @@
 in docker, and check that only the oracle scores like an investigator.
 
 Rules (each names itself when it fails): staller mean = 0; oracle mean ≥ 0.98; exhaustive ≤
-oracle − 0.15; impatient and spammer ≤ oracle − 0.3; every cheater ≤ staller + 0.05; no rule
-rewrites or denies anything of an honest policy (staller, oracle, spammer, impatient, exhaustive:
-a firing there is a false positive that would distort a real agent's episode). A cheater is any
-policy an environment publishes beyond oracle, spammer, impatient and exhaustive.
+oracle − 0.15; impatient and spammer ≤ oracle − 0.3; every shortcut (a policy published as
+`shortcut_*`: an honest strategy that skips the investigation) ≤ its ceiling (0.35 unless the
+environment declares another) and ≤ oracle − 0.5; every cheater ≤ staller + 0.05; no rule
+rewrites or denies anything of an honest policy (staller, the standard four, shortcuts: a firing
+there is a false positive that would distort a real agent's episode). A cheater is any other
+policy an environment publishes.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
-from arena.policies import PolicyResolver, model_name
+from arena.policies import SHORTCUT_CEILING, SHORTCUT_PREFIX, PolicyResolver, model_name, shortcut_ceiling
 from arena.server import start_in_thread
 
-__all__ = ["GateFailure", "PolicyScore", "gate", "run_probe", "score_outcome"]
+__all__ = ["GateFailure", "PolicyScore", "Role", "gate", "render_difficulty", "render_table", "role_of",
+           "run_probe", "score_outcome"]
 
 STANDARD = ("oracle", "spammer", "impatient", "exhaustive")
+SHORTCUT_MARGIN = 0.5
+"""A shortcut must stay at least this far below the oracle."""
+Role = Literal["staller", "standard", "shortcut", "cheater"]
+SPLITS = ("train", "dev", "test")
+
+
+def role_of(policy: str) -> Role:
+    """How the gate treats a policy, from its published name."""
+    if policy == "staller":
+        return "staller"
+    if policy in STANDARD:
+        return "standard"
+    return "shortcut" if policy.startswith(SHORTCUT_PREFIX) else "cheater"
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,12 @@ class PolicyScore:
     """Mean queries/statements spent (the environment's `*_used` metric), if it reports one."""
     rewrites: int = 0
     """Tool results rewritten or calls denied by Arena's rules, over all episodes (trace info)."""
+    ceiling: float | None = None
+    """For a shortcut: the highest mean the gate allows it."""
+
+    @property
+    def role(self) -> Role:
+        return role_of(self.policy)
 
 
 @dataclass(frozen=True)
@@ -50,7 +74,7 @@ class GateFailure:
     detail: str
 
 
-def score_outcome(env: str, policy: str, outcome: EvalOutcome) -> PolicyScore:
+def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | None = None) -> PolicyScore:
     rewards = [e.reward or 0.0 for e in outcome.episodes] or [0.0]
     used = [v for e in outcome.episodes for k, v in e.metrics.items() if k.endswith("_used") and v is not None]
     return PolicyScore(
@@ -58,7 +82,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome) -> PolicyScore:
         mean=statistics.fmean(rewards), min=min(rewards), max=max(rewards),
         turns=statistics.fmean([e.turns for e in outcome.episodes]) if outcome.episodes else 0.0,
         budget_used=statistics.fmean(used) if used else None,
-        rewrites=sum(len(e.info.get("arena_rewrites") or []) for e in outcome.episodes),
+        rewrites=sum(len(e.info.get("arena_rewrites") or []) for e in outcome.episodes), ceiling=ceiling,
     )
 
 
@@ -86,9 +110,12 @@ def gate(scores: Sequence[PolicyScore]) -> list[GateFailure]:
             if name in by:
                 check(by[name].mean <= oracle.mean - 0.3, f"{name}-below-oracle", f"{name} {by[name].mean:.3f} > oracle − 0.3 = {oracle.mean - 0.3:.3f}")
         for name, s in by.items():
-            if name in (*STANDARD, "staller"):
+            if s.role != "cheater":
                 check(s.rewrites == 0, "honest-policies-untouched", f"{name}: {s.rewrites} rewrite(s)/denial(s) of an honest policy (a rule false positive; see arena audit)")
-            else:
+            if s.role == "shortcut":
+                ceiling = min(SHORTCUT_CEILING if s.ceiling is None else s.ceiling, oracle.mean - SHORTCUT_MARGIN)
+                check(s.mean <= ceiling, "shortcuts-fail", f"shortcut {name} {s.mean:.3f} > {ceiling:.3f} (its ceiling {s.ceiling}, oracle − {SHORTCUT_MARGIN} = {oracle.mean - SHORTCUT_MARGIN:.3f})")
+            elif s.role == "cheater":
                 check(s.mean <= staller.mean + 0.05, "cheaters-gain-nothing", f"cheater {name} {s.mean:.3f} > staller + 0.05 = {staller.mean + 0.05:.3f}")
     return failures
 
@@ -98,25 +125,40 @@ def run_probe(
     *,
     harness: str = "bash",
     tasks: int = 20,
+    split: str = "dev",
     seed: int | None = None,
+    policies: Sequence[str] = (),
+    taskset_args: Mapping[str, Any] | None = None,
     output_dir: Path = Path("outputs"),
     max_concurrent: int = 4,
     parallel_evals: int = 2,
     progress: Callable[[str], None] = print,
 ) -> tuple[list[PolicyScore], list[GateFailure], Path]:
-    """Run every policy of every env (`parallel_evals` vf-evals at once); returns the scores, the
-    gate failures and the path of the JSON report."""
+    """Run every policy of every env (`parallel_evals` vf-evals at once) on `tasks` tasks of
+    `split`; returns the scores, the gate failures and the path of the JSON report, which is
+    rewritten as each policy finishes (an interrupted probe keeps what it had scored).
+
+    `policies` keeps only the policies matching one of these shell patterns (the staller and the
+    oracle always run: the gate is measured against them); `taskset_args` are passed to every
+    environment (difficulty knobs)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     resolver = PolicyResolver()
     run_dir = output_dir / f"probe-{time.strftime('%Y%m%d-%H%M%S')}"
-    plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]]
+    plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]
+            if _selected(policy, policies)]
     started = time.monotonic()
-    progress(f"probe: {len(plan)} policies × {tasks} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}")
+    progress(f"probe: {len(plan)} policies × {tasks} {split} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}")
+    report = run_dir / "probe.json"
+    header = {"harness": harness, "tasks": tasks, "split": split, "seed": seed,
+              "taskset_args": dict(taskset_args or {})}
     with start_in_thread(resolver=resolver) as server:
         requests = [
             EvalRequest(
                 taskset=env, harness=harness, model=model_name(env, policy), image=image_ref(env),  # type: ignore[arg-type]
                 base_url=server.url, output_dir=run_dir, run_name=f"{env}-{policy}-{harness}",
-                num_tasks=tasks, max_concurrent=max_concurrent, taskset_args={"split": "dev"},
+                num_tasks=tasks, max_concurrent=max_concurrent,
+                taskset_args={**(taskset_args or {}), "split": split},
                 select={"shuffle": True, "seed": seed} if seed is not None else {},
             )
             for env, policy in plan
@@ -125,24 +167,56 @@ def run_probe(
         scored: dict[str, PolicyScore] = {}
 
         def announce(request: EvalRequest, outcome: EvalOutcome) -> None:
-            score = scored[request.run_name] = score_outcome(*policy_of[request.run_name], outcome)
+            env, policy = policy_of[request.run_name]
+            ceiling = shortcut_ceiling(resolver.environment_policy(env, policy)) if role_of(policy) == "shortcut" else None
+            score = scored[request.run_name] = score_outcome(env, policy, outcome, ceiling)
+            _write_report(report, header, list(scored.values()), None)
             progress(
-                f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<26} mean {score.mean:.3f}  "
+                f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {score.mean:.3f}  "
                 f"({score.episodes} ep, {score.failed} failed, {score.rewrites} rewritten; {time.monotonic() - started:.0f}s)"
             )
 
         run_evals(requests, parallel=parallel_evals, on_done=announce)
     scores = [scored[request.run_name] for request in requests]
     failures = gate(scores)
-    report = run_dir / "probe.json"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(json.dumps({"harness": harness, "tasks": tasks, "seed": seed, "scores": [asdict(s) for s in scores], "failures": [asdict(f) for f in failures]}, indent=2))
+    _write_report(report, header, scores, failures)
     return scores, failures, report
 
 
+def _selected(policy: str, patterns: Sequence[str]) -> bool:
+    return not patterns or policy in ("staller", "oracle") or any(fnmatch.fnmatchcase(policy, p) for p in patterns)
+
+
+def _write_report(path: Path, header: Mapping[str, Any], scores: Sequence[PolicyScore],
+                  failures: Sequence[GateFailure] | None) -> None:
+    """Write the report atomically; `failures` None marks a probe still running."""
+    body = {**header, "complete": failures is not None,
+            "scores": [{**asdict(s), "role": s.role} for s in scores],
+            "failures": [asdict(f) for f in failures or []]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.tmp")
+    partial.write_text(json.dumps(body, indent=2))
+    partial.replace(path)
+
+
 def render_table(scores: Sequence[PolicyScore]) -> str:
-    lines = [f"{'environment':<20} {'policy':<26} {'mean':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'failed':>6}"]
+    lines = [f"{'environment':<20} {'policy':<30} {'role':<9} {'mean':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'failed':>6}"]
     for s in scores:
         used = "—" if s.budget_used is None else f"{s.budget_used:.1f}"
-        lines.append(f"{s.env:<20} {s.policy:<26} {s.mean:>6.3f} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.failed:>6}")
+        lines.append(f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.mean:>6.3f} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.failed:>6}")
+    return "\n".join(lines)
+
+
+def render_difficulty(knob: str, tables: Mapping[str, Sequence[PolicyScore]]) -> str:
+    """One row per (environment, policy), one column of mean scores per value of `knob`."""
+    values = list(tables)
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    for value, scores in tables.items():
+        for s in scores:
+            rows.setdefault((s.env, s.policy), {})[value] = s.mean
+    width = max(8, *(len(f"{knob}={v}") for v in values))
+    lines = [f"{'environment':<20} {'policy':<30} " + " ".join(f"{f'{knob}={v}':>{width}}" for v in values)]
+    for (env, policy), means in rows.items():
+        cells = (f"{means[v]:>{width}.3f}" if v in means else f"{'—':>{width}}" for v in values)
+        lines.append(f"{env:<20} {policy:<30} " + " ".join(cells))
     return "\n".join(lines)

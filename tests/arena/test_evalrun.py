@@ -16,35 +16,7 @@ import pytest
 
 from arena.errors import ArenaError
 from arena.evalrun import EvalRequest, eval_config, run_evals
-
-FAKE_VF_EVAL = textwrap.dedent(
-    """\
-    #!{python}
-    import json, os, sys, time, tomllib
-    config = tomllib.loads(open(sys.argv[2]).read())
-    run_dir = os.path.join(config["output_dir"], config["run"]["name"])
-    os.makedirs(run_dir, exist_ok=True)
-    open(os.path.join(config["output_dir"], config["run"]["name"] + ".pid"), "w").write(str(os.getpid()))
-    if config["model"] == "sleep":
-        time.sleep(120)
-    trace = {{"ok": True, "rewards": {{"r": {{"score": 0.5}}}}, "calls": [{{}}, {{}}], "agent": {{"runtime": {{"id": "box-" + config["run"]["name"]}}}}}}
-    with open(os.path.join(run_dir, "traces.jsonl"), "w") as f:
-        f.write(json.dumps({{"ok": True, "task": {{"data": {{"name": config["run"]["name"]}}}}, "traces": [trace]}}) + "\\n")
-    print("fake vf-eval done")
-    """
-)
-
-
-@pytest.fixture
-def fake_vf_eval(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "vf-eval"
-    script.write_text(FAKE_VF_EVAL.format(python=sys.executable))
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return bin_dir
-
+from arena_testkit.fake_vf_eval import fake_vf_eval  # noqa: F401 (fixture)
 
 def _request(out: Path, name: str, model: str = "finish") -> EvalRequest:
     return EvalRequest(taskset="t", harness="bash", model=model, image="img", base_url="http://127.0.0.1:1", run_name=name, output_dir=out)

@@ -61,3 +61,34 @@ def test_score_outcome_counts_the_rewrites_recorded_in_each_episode():
     outcome = EvalOutcome(run_dir=Path("run"), returncode=0, episodes=[episode(0.0, 1), episode(0.5, 0), episode(0.0, 2)])
     score = score_outcome("e", "cheater_x", outcome)
     assert (score.episodes, score.rewrites, score.mean, score.budget_used) == (3, 3, 0.5 / 3, 3.0)
+
+
+def test_shortcuts_must_stay_under_their_ceiling_and_far_below_the_oracle():
+    assert gate([*GOOD, _s("shortcut_grep", 0.35)]) == []
+    assert _rules([*GOOD, _s("shortcut_grep", 0.36)]) == {"shortcuts-fail"}
+    declared = PolicyScore(env="e", policy="shortcut_schema_only", episodes=4, failed=0, mean=0.45, min=0.45,
+                           max=0.45, turns=3, budget_used=None, ceiling=0.5)
+    assert gate([*GOOD, declared]) == []
+    weak_oracle = [s if s.policy != "oracle" else _s("oracle", 0.98) for s in GOOD]
+    assert _rules([*weak_oracle, _s("shortcut_grep", 0.49)]) == {"shortcuts-fail"}  # 0.49 > 0.98 − 0.5
+
+
+def test_shortcuts_are_honest_policies_so_a_rule_firing_on_one_fails_the_gate():
+    assert _rules([*GOOD, _s("shortcut_grep", 0.1, rewrites=1)]) == {"honest-policies-untouched"}
+
+
+def test_roles_follow_the_published_names():
+    from arena.probe import role_of
+
+    assert [role_of(n) for n in ("staller", "oracle", "exhaustive", "shortcut_none", "cheater_x", "hard_coder")] == [
+        "staller", "standard", "standard", "shortcut", "cheater", "cheater"]
+
+
+def test_the_difficulty_table_has_a_column_per_knob_value():
+    from arena.probe import render_difficulty
+
+    table = render_difficulty("decoys", {"0": [_s("oracle", 1.0), _s("shortcut_grep", 1.0)],
+                                         "3": [_s("oracle", 0.99), _s("shortcut_grep", 0.2)]})
+    header, oracle, grep = table.splitlines()
+    assert "decoys=0" in header and "decoys=3" in header
+    assert oracle.split()[-2:] == ["1.000", "0.990"] and grep.split()[-2:] == ["1.000", "0.200"]

@@ -1,0 +1,38 @@
+"""A fake `vf-eval` on PATH for tests of Arena's eval supervision (the real one needs docker; the
+docker tests run it): it writes its pid, then either writes one trace (reward 0.5) and exits, or,
+for the model "sleep", sleeps until terminated."""
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+FAKE_VF_EVAL = textwrap.dedent(
+    """\
+    #!{python}
+    import json, os, sys, time, tomllib
+    config = tomllib.loads(open(sys.argv[2]).read())
+    run_dir = os.path.join(config["output_dir"], config["run"]["name"])
+    os.makedirs(run_dir, exist_ok=True)
+    open(os.path.join(config["output_dir"], config["run"]["name"] + ".pid"), "w").write(str(os.getpid()))
+    if config["model"] == "sleep":
+        time.sleep(120)
+    trace = {{"ok": True, "rewards": {{"r": {{"score": 0.5}}}}, "calls": [{{}}, {{}}], "agent": {{"runtime": {{"id": "box-" + config["run"]["name"]}}}}}}
+    with open(os.path.join(run_dir, "traces.jsonl"), "w") as f:
+        f.write(json.dumps({{"ok": True, "task": {{"data": {{"name": config["run"]["name"]}}}}, "traces": [trace]}}) + "\\n")
+    print("fake vf-eval done")
+    """
+)
+
+
+@pytest.fixture
+def fake_vf_eval(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "vf-eval"
+    script.write_text(FAKE_VF_EVAL.format(python=sys.executable))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
