@@ -2,12 +2,17 @@
 
 import asyncio
 import json
+import time
 import uuid
 
 import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+from verifiers.v1.mcp.server import _call_state
 
 from arena_testkit.log_fixture import END, SERVICES, START, synthetic_store
 from arena_testkit.mcp_session import call, result_text, running_toolset
+from log_search.store import LogStore
+from log_search.toolset import LOGGED_CHARS, LogSearchConfig, LogSearchState, LogSearchToolset
 
 KINDS = ["connection_pool_exhaustion", "disk_full"]
 
@@ -129,6 +134,33 @@ def test_concurrent_queries_of_one_rollout_cannot_overspend_its_budget(server, s
     assert used(server, route) == 3 and len(server.state(route)["query_log"]) == 3
 
 
+def test_a_trace_filter_returns_only_that_requests_lines_and_costs_one_query(server, store_path):
+    route = rollout(server, store_path)
+    found = payload(tool(server, route, "search_logs", start=START, end=END, trace="0000000000000005"))
+    assert found["matched"] == found["returned"] == 1
+    assert "trace=0000000000000005 " in found["lines"][0] and found["lines"][0].endswith(" id=5")
+    # as copied from a line: upper case and the `trace=` prefix are accepted
+    again = payload(tool(server, route, "count_logs", start=START, end=END, trace="trace=000000000000000A"))
+    assert again["total"] == 1
+    unknown = payload(tool(server, route, "count_logs", start=START, end=END, trace="ffffffffffffffff"))
+    assert unknown["total"] == 0 and unknown["counts"] == {}
+    assert used(server, route) == 3
+    assert [r["args"]["trace"] for r in server.state(route)["query_log"]] == [
+        "0000000000000005", "000000000000000a", "ffffffffffffffff"]
+
+
+def test_search_and_count_document_the_trace_filter(server):
+    async def listed():
+        async with server.client(uuid.uuid4().hex) as client:
+            return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in asyncio.run(listed())}
+    for name in ("search_logs", "count_logs"):
+        assert "trace" in tools[name].input_schema["properties"]
+        assert "only that request's lines, across every service it crossed" in " ".join(
+            (tools[name].description or "").split())
+
+
 WINDOW = {"start": START, "end": END}
 BAD_INPUT = [
     pytest.param("search_logs", {**WINDOW, "service": "billing"}, "unknown service", id="unknown-service"),
@@ -143,6 +175,19 @@ BAD_INPUT = [
                  id="unquoted-punctuation"),
     pytest.param("count_logs", {**WINDOW, "group_by": "instance"}, "group_by must be one of", id="unknown-group-by"),
     pytest.param("count_logs", {**WINDOW, "min_level": "LOUD"}, "min_level must be one of", id="unknown-level"),
+    pytest.param("search_logs", {**WINDOW, "trace": "12345"}, "16-hex-digit trace id", id="short-trace"),
+    pytest.param("count_logs", {**WINDOW, "trace": "0000000000000005x"}, "16-hex-digit trace id", id="long-trace"),
+    pytest.param("search_logs", {**WINDOW, "trace": "' OR 1=1 --"}, "16-hex-digit trace id", id="injected-trace"),
+    pytest.param("search_logs", {**WINDOW, "text": "timeout " * 126}, "the limit is 1000", id="text-too-long"),
+    pytest.param("count_logs", {**WINDOW, "text": "pool " * 65}, "65 words, phrases and operators, the limit is 64",
+                 id="text-too-many-terms"),
+    pytest.param("search_logs", {**WINDOW, "colour": "red"},
+                 "unknown argument 'colour'; search_logs takes start, end, service, min_level, text, trace, limit",
+                 id="unknown-argument"),
+    pytest.param("count_logs", {**WINDOW, "start": "0001-01-01T00:00:00+01:00"}, "start must lie between",
+                 id="year-0-start"),
+    pytest.param("search_logs", {**WINDOW, "end": "9999-12-31T23:59:59-14:00"}, "end must lie between",
+                 id="year-10000-end"),
 ]
 
 
@@ -182,6 +227,10 @@ def test_a_root_cause_is_accepted_once(server, store_path):
     pytest.param({"service": "payments", "fault_kind": "gremlins", "onset": START}, "fault_kind must be one of",
                  id="kind"),
     pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": "soon"}, "ISO 8601", id="onset"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": "0001-01-01T00:00:00+01:00"},
+                 "onset must lie between", id="onset-year-0"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": START, "confidence": 0.9},
+                 "unknown argument 'confidence'", id="unknown-argument"),
 ])
 def test_an_invalid_submission_is_refused_and_leaves_the_answer_open(server, store_path, arguments, message):
     route = rollout(server, store_path)
@@ -195,3 +244,93 @@ def test_no_incident_is_submitted_as_service_none(server, store_path):
     route = rollout(server, store_path, budget=0)
     assert payload(tool(server, route, "submit_root_cause", service="none")) == {"accepted": True}
     assert server.state(route)["submission"] == {"service": "none", "fault_kind": "none", "onset": None}
+
+
+def test_the_query_log_keeps_a_bounded_copy_of_each_query(server, store_path):
+    route = rollout(server, store_path)
+    phrase = '"' + "timeout pool " * 70 + '"'
+    assert len(phrase) > 900
+    payload(tool(server, route, "count_logs", start=START, end=END, text=phrase))
+    record = server.state(route)["query_log"][0]
+    assert record["args"]["text"] == phrase[:LOGGED_CHARS] + "…"
+    assert record["args"]["start"] == START and record["matched"] == 0
+
+
+def test_heavy_queries_of_other_rollouts_do_not_starve_a_cheap_one(server, store_path):
+    heavy_text = "timeout " * 6_000  # 48 KB, as measured in issue 11
+    heavy_routes = [rollout(server, store_path) for _ in range(7)]
+    cheap_route = rollout(server, store_path)
+
+    async def burst() -> tuple[list, object, float]:
+        heavy = [asyncio.create_task(call(server, r, "search_logs", {**WINDOW, "text": heavy_text}))
+                 for r in heavy_routes]
+        await asyncio.sleep(0)
+        began = time.monotonic()
+        cheap = await call(server, cheap_route, "count_logs", {**WINDOW, "group_by": "level"})
+        took = time.monotonic() - began
+        return await asyncio.gather(*heavy), cheap, took
+
+    heavy, cheap, took = asyncio.run(burst())
+    assert all(r.is_error and "the limit is 1000" in result_text(r) for r in heavy)
+    assert all(used(server, r) == 0 for r in heavy_routes)
+    assert payload(cheap)["total"] == 3000 and took < 3.0
+
+
+def test_a_query_past_the_work_deadline_is_stopped_and_costs_nothing(store_path):
+    toolset = LogSearchToolset(LogSearchConfig())
+    toolset._stores[str(store_path)] = LogStore(store_path, deadline_s=0.0)
+    state = LogSearchState(store_path=str(store_path), budget=3, window_start=START, window_end=END)
+
+    async def search() -> str:
+        token = _call_state.set(state)
+        try:
+            return await toolset.search_logs(START, END, text="timeout OR pool")
+        finally:
+            _call_state.reset(token)
+
+    with pytest.raises(ToolError, match="was stopped; narrow the window.*nothing was charged"):
+        asyncio.run(search())
+    assert state.queries_used == 0 and state.query_log == []
+
+
+ODD_VALUES = [10**30, -1, 0, 1.5, float("inf"), "NaN", None, True, "   ", {"nested": {"a": [1, 2]}}, [1, "x"],
+              "ünïcødé ☃ 日本", "\x00\n\t", "'; DROP TABLE logs; --", "0001-01-01T00:00:00+01:00",
+              "9999-12-31T23:59:59-14:00", "2024-03-05T14:00:00+99:00", "x" * 5_000]
+FUZZED = {
+    "search_logs": ({**WINDOW}, ["start", "end", "service", "min_level", "text", "trace", "limit"]),
+    "count_logs": ({**WINDOW}, ["start", "end", "group_by", "service", "min_level", "text", "trace"]),
+    "submit_root_cause": ({"service": "payments", "fault_kind": "disk_full", "onset": START},
+                          ["service", "fault_kind", "onset"]),
+}
+INTERNAL = ("Traceback", "validation error", "pydantic", "out of range", "has no attribute", "NoneType",
+            "unsupported operand", "invalid literal", "Errno", "sqlite3", "OperationalError", "object is not")
+
+
+def test_odd_argument_values_get_a_worded_refusal_or_a_proper_result(server, store_path):
+    cases = [(name, {**base, arg: value}, arg) for name, (base, args) in FUZZED.items()
+             for arg in args for value in ODD_VALUES]
+    routes = [rollout(server, store_path) for _ in cases]
+    gate = asyncio.Semaphore(16)
+
+    async def one(route: str, name: str, arguments: dict):
+        async with gate:
+            return await call(server, route, name, json.loads(json.dumps(arguments, allow_nan=True)))
+
+    async def run_all() -> list:
+        return await asyncio.gather(*(one(route, name, arguments)
+                                      for route, (name, arguments, _) in zip(routes, cases)))
+
+    results = asyncio.run(run_all())
+    refused = 0
+    for route, (name, arguments, arg), result in zip(routes, cases, results):
+        text = result_text(result)
+        where = f"{name}({arg}={arguments[arg]!r:.60})"
+        if result.is_error:
+            refused += 1
+            assert arg in text or "unknown service" in text, f"{where} was refused without naming it: {text}"
+            assert not any(marker in text for marker in INTERNAL), f"{where} leaked internal text: {text}"
+            assert str(store_path.parent) not in text
+            assert used(server, route) == 0 and server.state(route).get("submission") is None
+        else:
+            assert isinstance(json.loads(text), dict), where
+    assert 0 < refused < len(cases)

@@ -1,6 +1,8 @@
 """log_search.store: queries agree with brute force over the rows; builds are atomic and shared."""
 
 import random
+import time
+import sqlite3
 import threading
 from collections import Counter
 from pathlib import Path
@@ -9,7 +11,16 @@ import pytest
 
 from arena_testkit.log_fixture import END_MS, SERVICES, START_MS, WORDS, synthetic_rows, synthetic_store
 from log_search import store as store_module
-from log_search.store import LEVELS, InvalidQuery, LogStore, Query, ensure_store, format_ts
+from log_search.store import (
+    LEVELS,
+    InvalidQuery,
+    LogStore,
+    Query,
+    QueryTooCostly,
+    build_store,
+    ensure_store,
+    format_ts,
+)
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +136,72 @@ def test_a_failed_build_leaves_nothing_behind_and_the_next_call_builds(tmp_path:
 def test_store_keys_must_be_plain_file_names(tmp_path: Path):
     with pytest.raises(ValueError):
         ensure_store(tmp_path, "../escape", lambda: [], {})
+
+
+SHARED_TRACE = "00000000000000aa"
+
+
+@pytest.fixture(scope="module")
+def traced(rows, tmp_path_factory) -> tuple[list, LogStore]:
+    """The synthetic rows plus one request whose lines share a trace id across every service."""
+    request = [(START_MS + 1_000 * i + 7, LEVELS[i % len(LEVELS)], SERVICES[i % len(SERVICES)], "pod-2",
+                SHARED_TRACE, f"{WORDS[i % len(WORDS)]} hop {i}") for i in range(12)]
+    all_rows = sorted(rows + request)
+    directory = tmp_path_factory.mktemp("traced")
+    return all_rows, LogStore(synthetic_store(directory, all_rows))
+
+
+@pytest.mark.parametrize("query", [
+    Query(START_MS, END_MS, trace=SHARED_TRACE),
+    Query(START_MS, END_MS, service="payments", trace=SHARED_TRACE),
+    Query(START_MS, END_MS, min_level="ERROR", trace=SHARED_TRACE),
+    Query(START_MS, START_MS + 5_000, text="hop", trace=SHARED_TRACE),
+    Query(START_MS, END_MS, trace="0000000000000005"),
+    Query(START_MS, END_MS, trace="ffffffffffffffff"),
+], ids=["trace", "with-service", "with-level", "with-window-and-text", "single-line", "unknown"])
+def test_a_trace_filter_matches_exactly_that_requests_lines_combined_with_the_others(traced, query):
+    rows, store = traced
+    matching = [r for r in rows if _matches(r, query) and r[4] == query.trace
+                and (query.text is None or query.text in r[5].split())]
+    lines, total, _ = store.search(query, 50)
+    assert [(line.ts_ms, line.service, line.trace) for line in lines] == [(r[0], r[2], r[4]) for r in matching]
+    assert total == len(matching)
+    assert store.count(query, "service") == dict(Counter(r[2] for r in matching))
+    assert sum(store.count(query, "minute").values()) == len(matching)
+
+
+def test_a_trace_lookup_uses_its_index(traced):
+    _, store = traced
+    where, args = store._where(Query(START_MS, END_MS, trace=SHARED_TRACE))
+    plan = " ".join(row[-1] for row in store._con().execute(f"EXPLAIN QUERY PLAN SELECT * FROM logs WHERE {where}",
+                                                             args))
+    assert "logs_trace" in plan
+
+
+def test_a_store_from_an_older_schema_is_rebuilt_not_reused(tmp_path: Path):
+    stale = tmp_path / "incident-3.v1.sqlite"
+    build_store(stale, synthetic_rows(count=20), {})
+    path = ensure_store(tmp_path, "incident-3", lambda: synthetic_rows(count=30), {})
+    assert path != stale and LogStore(path).meta["lines"] == "30"
+
+
+def test_a_store_without_the_current_schema_mark_is_refused(tmp_path: Path):
+    path = tmp_path / "old.sqlite"
+    build_store(path, synthetic_rows(count=20), {})
+    with sqlite3.connect(path) as con:
+        con.execute("DELETE FROM meta WHERE key = 'schema'")
+    with pytest.raises(ValueError, match="rebuild"):
+        LogStore(path)
+
+
+def test_a_query_that_runs_past_the_deadline_is_interrupted(store):
+    slow = LogStore(store.path, deadline_s=0.5)
+    chain = " ".join(["timeout"] * 80_000)  # an AND chain that ran 303 s before the deadline existed
+    began = time.monotonic()
+    with pytest.raises(QueryTooCostly):
+        slow.count(Query(START_MS, END_MS, text=chain), "minute")
+    with pytest.raises(QueryTooCostly):
+        slow.search(Query(START_MS, END_MS, text=chain), 5)
+    assert time.monotonic() - began < 10
+    # the interrupted connection still serves the next query on its own fresh deadline
+    assert sum(slow.count(Query(START_MS, END_MS, text="timeout"), "level").values()) > 0

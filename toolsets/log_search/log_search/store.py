@@ -15,13 +15,15 @@ import re
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = [
-    "GROUP_BYS", "LEVELS", "SEARCH_TOTAL_CAP", "InvalidQuery", "LogLine", "LogStore", "Query", "Row",
+    "GROUP_BYS", "LEVELS", "QUERY_DEADLINE_S", "SEARCH_TOTAL_CAP", "InvalidQuery", "LogLine", "LogStore", "Query",
+    "QueryTooCostly", "Row",
     "build_store", "ensure_store", "format_ts",
 ]
 
@@ -29,7 +31,13 @@ LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 GROUP_BYS = ("service", "level", "minute")
 SEARCH_TOTAL_CAP = 10_000
 """A search counts its matches up to this many, then reports the total as a lower bound."""
-SCHEMA_VERSION = 1
+QUERY_DEADLINE_S = 2.0
+"""Wall-clock seconds one search or count may run before SQLite is interrupted."""
+_PROGRESS_STEPS = 10_000
+"""SQLite VM steps between deadline checks (well under a millisecond of work)."""
+SCHEMA_VERSION = 2
+"""Bumped whenever the schema or indexes change; part of the file name and of `meta`, so a store
+cached by an older build is rebuilt, never reused."""
 _MINUTE = 60_000
 _KEY = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -50,6 +58,7 @@ _INDEXES = """
 CREATE INDEX logs_ts ON logs(ts, level, service_id);
 CREATE INDEX logs_service_ts ON logs(service_id, ts, level);
 CREATE INDEX logs_level_ts ON logs(level, ts, service_id);
+CREATE INDEX logs_trace ON logs(trace);
 INSERT INTO logs_fts(rowid, message) SELECT id, message FROM logs;
 INSERT INTO minute_counts SELECT ts / 60000, service_id, level, count(*) FROM logs GROUP BY 1, 2, 3;
 ANALYZE;
@@ -58,6 +67,10 @@ ANALYZE;
 
 class InvalidQuery(ValueError):
     """The query cannot run as given (malformed full-text syntax, unknown grouping)."""
+
+
+class QueryTooCostly(RuntimeError):
+    """The query ran past its deadline and was interrupted."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,8 @@ class Query:
     """A LEVELS name; lines at this level or more severe match."""
     text: str | None = None
     """An FTS5 query over the message."""
+    trace: str | None = None
+    """An exact trace id: only that request's lines."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +155,8 @@ def build_store(path: Path, rows: Iterable[Row], meta: dict[str, str]) -> int:
                         encoded())
         con.executemany("INSERT INTO services(id, name) VALUES (?, ?)", [(i, n) for n, i in service_ids.items()])
         count = con.execute("SELECT count(*) FROM logs").fetchone()[0]
-        con.executemany("INSERT INTO meta VALUES (?, ?)", sorted({**meta, "lines": str(count)}.items()))
+        con.executemany("INSERT INTO meta VALUES (?, ?)",
+                        sorted({**meta, "lines": str(count), "schema": str(SCHEMA_VERSION)}.items()))
         con.execute("COMMIT")
         con.executescript(f"BEGIN; {_INDEXES} COMMIT;")
     finally:
@@ -149,26 +165,47 @@ def build_store(path: Path, rows: Iterable[Row], meta: dict[str, str]) -> int:
 
 
 class LogStore:
-    """Read-only queries over one built store; safe to share across threads."""
+    """Read-only queries over one built store; safe to share across threads.
 
-    def __init__(self, path: Path) -> None:
+    Each `search` or `count` may run for `deadline_s` wall-clock seconds, then raises QueryTooCostly.
+    """
+
+    def __init__(self, path: Path, deadline_s: float = QUERY_DEADLINE_S) -> None:
         self.path = path
+        self.deadline_s = deadline_s
         self._local = threading.local()
         con = self._con()
         self._service_ids = dict(con.execute("SELECT name, id FROM services"))
         self._service_names = {i: n for n, i in self._service_ids.items()}
         self.meta = dict(con.execute("SELECT key, value FROM meta"))
+        if self.meta.get("schema") != str(SCHEMA_VERSION):
+            raise ValueError(f"log store {path.name} has schema {self.meta.get('schema', '1')}, this reader "
+                             f"needs {SCHEMA_VERSION}; rebuild it with ensure_store")
 
     def _con(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
             con = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+            con.set_progress_handler(self._past_deadline, _PROGRESS_STEPS)
             self._local.con = con
         return con
 
+    def _past_deadline(self) -> bool:
+        return time.monotonic() > getattr(self._local, "deadline", float("inf"))
+
+    def _start_clock(self) -> None:
+        """Give the search or count about to run on this thread its own deadline."""
+        self._local.deadline = time.monotonic() + self.deadline_s
+
     def search(self, q: Query, limit: int) -> tuple[list[LogLine], int, bool]:
         """The first `limit` matching lines, oldest first; the total match count; whether that
-        total is only a lower bound (more than SEARCH_TOTAL_CAP matched)."""
+        total is only a lower bound (more than SEARCH_TOTAL_CAP matched).
+
+        Raises:
+            InvalidQuery: malformed full-text syntax.
+            QueryTooCostly: the search ran past the store's deadline.
+        """
+        self._start_clock()
         where, args = self._where(q)
         sql = (f"SELECT ts, level, service_id, instance, trace, message FROM logs WHERE {where} "
                "ORDER BY ts, id LIMIT ?")
@@ -176,20 +213,30 @@ class LogStore:
         lines = [LogLine(ts, LEVELS[lv], self._service_names[sid], inst, tr, msg)
                  for ts, lv, sid, inst, tr, msg in rows]
         if q.text is None:
-            total = sum(self.count(q, "level").values())
+            total = sum(self._count(q, "level").values())
             return lines, total, False
         capped = self._run(f"SELECT count(*) FROM (SELECT 1 FROM logs WHERE {where} LIMIT ?)",
                            (*args, SEARCH_TOTAL_CAP + 1))[0][0]
         return lines, min(capped, SEARCH_TOTAL_CAP), capped > SEARCH_TOTAL_CAP
 
     def count(self, q: Query, group_by: str) -> dict[str, int]:
-        """Matching lines per group: service name, level name, or minute (ISO, `...:00.000Z`)."""
+        """Matching lines per group: service name, level name, or minute (ISO, `...:00.000Z`).
+
+        Raises:
+            InvalidQuery: malformed full-text syntax or an unknown grouping.
+            QueryTooCostly: the count ran past the store's deadline.
+        """
+        self._start_clock()
+        return self._count(q, group_by)
+
+    def _count(self, q: Query, group_by: str) -> dict[str, int]:
         if group_by not in GROUP_BYS:
             raise InvalidQuery(f"group_by must be one of {', '.join(GROUP_BYS)}")
         key = {"service": "service_id", "level": "level", "minute": "ts / 60000"}[group_by]
         first_full = -(-q.start_ms // _MINUTE)
         last_full = q.end_ms // _MINUTE
-        if q.text is not None or first_full >= last_full:
+        # The rollup has neither message text nor trace ids.
+        if q.text is not None or q.trace is not None or first_full >= last_full:
             raw = [(q.start_ms, q.end_ms)]
             rolled: list[tuple[int, int]] = []
         else:
@@ -202,7 +249,7 @@ class LogStore:
         for start, end in raw:
             if start >= end:
                 continue
-            where, args = self._where(Query(start, end, q.service, q.min_level, q.text))
+            where, args = self._where(Query(start, end, q.service, q.min_level, q.text, q.trace))
             for group, n in self._run(f"SELECT {key}, count(*) FROM logs WHERE {where} GROUP BY 1", args):
                 totals[group] = totals.get(group, 0) + n
         name: Callable[[int], str] = {
@@ -222,6 +269,9 @@ class LogStore:
         clauses: list[str] = ["ts >= ?", "ts < ?"]
         args: list[int | str] = [q.start_ms, q.end_ms]
         self._filters(q, clauses, args)
+        if q.trace is not None:
+            clauses.append("trace = ?")
+            args.append(q.trace)
         if q.text is not None:
             clauses.append("id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
             args.append(q.text)
@@ -239,6 +289,8 @@ class LogStore:
         try:
             return self._con().execute(sql, tuple(args)).fetchall()
         except sqlite3.OperationalError as e:
+            if self._past_deadline():  # the progress handler interrupted it
+                raise QueryTooCostly(f"query interrupted after {self.deadline_s:g} s") from e
             # Only the MATCH argument varies between runs of these fixed statements.
             if "MATCH" in sql:
                 raise InvalidQuery("text is not a valid full-text query") from e

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,14 +25,26 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from arena.toolkit import SerialToolset
-from log_search.store import GROUP_BYS, LEVELS, InvalidQuery, LogStore, Query, format_ts
+from log_search.store import GROUP_BYS, LEVELS, InvalidQuery, LogStore, Query, QueryTooCostly, format_ts
 
-__all__ = ["MAX_LIMIT", "LogSearchConfig", "LogSearchState", "LogSearchToolset", "QueryRecord", "ServiceInfo",
-           "Submission"]
+__all__ = ["MAX_LIMIT", "MAX_TEXT_CHARS", "MAX_TEXT_TERMS", "LogSearchConfig", "LogSearchState", "LogSearchToolset",
+           "QueryRecord", "ServiceInfo", "Submission"]
 
 MAX_LIMIT = 200
+MAX_TEXT_CHARS = 1_000
+MAX_TEXT_TERMS = 64
+"""Words, phrases and operators in one full-text query; FTS5 work grows with each."""
+QUERY_THREADS = 8
+"""Store queries in flight at once across all rollouts. Each rollout runs one at a time
+(SerialToolset) and each query stops at the store's deadline, so a queued query waits at most
+about (queued / QUERY_THREADS) deadlines."""
+LOGGED_CHARS = 200
+"""Longest argument value kept in a query_log record; the state travels on every call."""
+_TEXT_TERM = re.compile(r'"[^"]*"?|[^\s()"]+')
+_EARLIEST_MS, _LATEST_MS = 0, 253_402_300_799_999  # 1970-01-01 .. 9999-12-31T23:59:59.999Z
 _OPEN_STORES = 32
 _LEVEL_ALIASES = {"WARNING": "WARN", "CRITICAL": "FATAL"}
+_TRACE_ID = re.compile(r"[0-9a-f]{16}")
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -84,12 +98,46 @@ def _json(payload: dict[str, Any]) -> str:
 def _parse_time(name: str, value: str) -> int:
     try:
         moment = datetime.fromisoformat(value.strip())
-    except (AttributeError, ValueError):
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        ms = int(moment.timestamp() * 1000)
+    except (AttributeError, ValueError, OverflowError, OSError):
         raise ToolError(f"{name} must be an ISO 8601 UTC timestamp such as 2024-03-05T14:05:00Z, "
                         f"got {str(value)[:40]!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+    if not _EARLIEST_MS <= ms <= _LATEST_MS:
+        raise ToolError(f"{name} must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z, "
+                        f"got {value[:40]!r}")
+    return ms
+
+
+def _text(value: str | None) -> str | None:
+    text = value.strip() if value else ""
+    if not text:
+        return None
+    if len(text) > MAX_TEXT_CHARS:
+        raise ToolError(f"text is {len(text)} characters, the limit is {MAX_TEXT_CHARS}; search for a few "
+                        "distinctive words or phrases; nothing was charged")
+    terms = len(_TEXT_TERM.findall(text))
+    if terms > MAX_TEXT_TERMS:
+        raise ToolError(f"text has {terms} words, phrases and operators, the limit is {MAX_TEXT_TERMS}; "
+                        "split it into narrower queries; nothing was charged")
+    return text
+
+
+def _logged(args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as a query_log record keeps them: no unset ones, long values cut."""
+    return {k: v[:LOGGED_CHARS] + "…" if isinstance(v, str) and len(v) > LOGGED_CHARS else v
+            for k, v in args.items() if v is not None}
+
+
+def _trace_id(value: str | None) -> str | None:
+    if not value:
+        return None
+    trace = value.strip().lower().removeprefix("trace=")
+    if not _TRACE_ID.fullmatch(trace):
+        raise ToolError(f"trace must be a 16-hex-digit trace id as printed in a line (trace=<id>), "
+                        f"got {value[:40]!r}")
+    return trace
 
 
 class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
@@ -98,6 +146,8 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
     def __init__(self, config: LogSearchConfig) -> None:
         super().__init__(config)
         self._stores: OrderedDict[str, LogStore] = OrderedDict()
+        # Not asyncio's default pool: that one also runs the SDK's and httpx's blocking work.
+        self._queries = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="log-search-query")
 
     @vf.tool
     async def list_services(self) -> str:
@@ -111,7 +161,7 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
 
     @vf.tool
     async def search_logs(self, start: str, end: str, service: str | None = None, min_level: str | None = None,
-                          text: str | None = None, limit: int = 50) -> str:
+                          text: str | None = None, trace: str | None = None, limit: int = 50) -> str:
         """Return log lines matching all given filters, oldest first, as JSON: `lines` (each
         "<timestamp> <LEVEL> <service> <instance> trace=<id> <message>"), `matched` (total matching
         lines), `returned`, and `truncated: true` with a `note` when more lines matched than were
@@ -121,11 +171,15 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         service: one name from list_services. min_level: DEBUG, INFO, WARN, ERROR or FATAL (this
         level and more severe). text: SQLite FTS5 full-text query over the message: words must all
         appear (`timeout pool`), "quoted phrases", OR, NOT, prefix* ; double-quote any term with
-        punctuation (`"orders-db"`, `"50/50"`). limit: 1-200 lines (default 50)."""
-        query = self._query(start, end, service, min_level, text)
+        punctuation (`"orders-db"`, `"50/50"`); at most 1,000 characters and 64 words, phrases and
+        operators. trace: a trace id from a line (`trace=<id>`): only that request's lines, across
+        every service it crossed. limit: 1-200 lines (default 50). A query that needs more than
+        2 seconds of work is stopped and costs nothing."""
+        query = self._query(start, end, service, min_level, text, trace)
         if not 1 <= limit <= MAX_LIMIT:
-            raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
-        args = {"start": start, "end": end, "service": service, "min_level": min_level, "text": text, "limit": limit}
+            raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {str(limit)[:40]}")
+        args = {"start": start, "end": end, "service": service, "min_level": min_level, "text": text,
+                "trace": query.trace, "limit": limit}
         lines, matched, lower_bound = await self._charged("search_logs", args, lambda s: s.search(query, limit),
                                                           lambda r: r[1])
         payload: dict[str, Any] = {"matched": matched, "returned": len(lines), "truncated": matched > len(lines)}
@@ -140,18 +194,19 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
 
     @vf.tool
     async def count_logs(self, start: str, end: str, group_by: str = "service", service: str | None = None,
-                         min_level: str | None = None, text: str | None = None) -> str:
+                         min_level: str | None = None, text: str | None = None, trace: str | None = None) -> str:
         """Count log lines matching all given filters, grouped, as JSON: `counts` maps each group to
         its count (groups with no lines are left out) and `total` sums them. Costs 1 query.
 
         group_by: "service" (largest first), "level" (DEBUG..FATAL) or "minute" (chronological,
         keyed by the minute's ISO timestamp). start, end, service, min_level, text: as in
-        search_logs."""
-        query = self._query(start, end, service, min_level, text)
+        search_logs. trace: a trace id from a line (`trace=<id>`): only that request's lines, across
+        every service it crossed."""
+        query = self._query(start, end, service, min_level, text, trace)
         if group_by not in GROUP_BYS:
             raise ToolError(f"group_by must be one of {', '.join(GROUP_BYS)}, got {str(group_by)[:40]!r}")
         args = {"start": start, "end": end, "group_by": group_by, "service": service, "min_level": min_level,
-                "text": text}
+                "text": text, "trace": query.trace}
         counts = await self._charged("count_logs", args, lambda s: s.count(query, group_by),
                                      lambda r: sum(r.values()))
         if group_by == "service":
@@ -185,7 +240,8 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         state.submission = Submission(service=service, fault_kind=fault_kind, onset=at)
         return _json({"accepted": True})
 
-    def _query(self, start: str, end: str, service: str | None, min_level: str | None, text: str | None) -> Query:
+    def _query(self, start: str, end: str, service: str | None, min_level: str | None, text: str | None,
+               trace: str | None) -> Query:
         start_ms, end_ms = _parse_time("start", start), _parse_time("end", end)
         if start_ms >= end_ms:
             raise ToolError("start must be before end")
@@ -197,7 +253,7 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
             level = _LEVEL_ALIASES.get(min_level.upper(), min_level.upper())
             if level not in LEVELS:
                 raise ToolError(f"min_level must be one of {', '.join(LEVELS)}, got {min_level[:40]!r}")
-        return Query(start_ms, end_ms, service, level, (text.strip() or None) if text else None)
+        return Query(start_ms, end_ms, service, level, _text(text), _trace_id(trace))
 
     def _check_service(self, service: str) -> None:
         if service not in {s.name for s in self.state.services}:
@@ -217,7 +273,11 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
                             "submit your answer with submit_root_cause")
         store = self._store(state.store_path)
         try:
-            result = await asyncio.to_thread(run, store)
+            result = await asyncio.get_running_loop().run_in_executor(self._queries, run, store)
+        except QueryTooCostly:
+            raise ToolError(f"the query needed more than {store.deadline_s:g} s of work and was stopped; narrow "
+                            "the window, add service or min_level, or use fewer and more specific words; "
+                            "nothing was charged") from None
         except InvalidQuery as e:
             raise ToolError(f"{e}: use plain words, \"quoted phrases\", OR, NOT and prefix*; double-quote "
                             "terms with punctuation such as \"orders-db\"; nothing was charged") from None
@@ -225,8 +285,7 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
             logger.exception("log_search %s failed on %s with %s", tool, state.store_path, args)
             raise ToolError("the log store could not run this query; nothing was charged") from None
         state.queries_used += 1
-        state.query_log.append(QueryRecord(tool=tool, args={k: v for k, v in args.items() if v is not None},
-                                           matched=matched(result)))
+        state.query_log.append(QueryRecord(tool=tool, args=_logged(args), matched=matched(result)))
         return result
 
     def _store(self, path: str) -> LogStore:
