@@ -24,11 +24,15 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
-def _child(db: Path, statements: list[str], wall_s: float = 10.0) -> dict:
+def _child(db: Path, statements: list[str]) -> dict:
     """Run the confined child directly, bypassing the parent's statement screening."""
-    request = {"db": db.name, "statements": statements, "probes": [], "wall_s": wall_s, "cpu_s": 20, "memory_mb": 1024, "file_mb": 64}
+    limits = Limits()
+    request = {
+        "db": db.name, "statements": statements, "probes": [], "steps": limits.steps, "read_steps": limits.read_steps,
+        "cpu_s": 20, "memory_mb": 1024, "file_mb": 64, "length_mb": 8,
+    }  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-I", "-S", str(CHILD)], input=pickle.dumps(request), capture_output=True, cwd=db.parent, timeout=60
+        [sys.executable, "-I", "-S", str(CHILD)], input=pickle.dumps(request) + pickle.dumps(None), capture_output=True, cwd=db.parent, timeout=60
     )
     return json.loads(done.stdout)
 
@@ -74,10 +78,10 @@ def test_harmless_pragmas_are_allowed(db):
     assert report.status == "ok"
 
 
-def test_a_runaway_query_hits_the_time_limit_and_leaves_the_database_unchanged(db):
+def test_a_runaway_query_hits_the_step_limit_and_leaves_the_database_unchanged(db):
     runaway = "UPDATE t SET v = 'y'; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;"
-    report = jail.run(db, runaway, [], Limits(wall_s=1.0))
-    assert report.status == "error" and report.error == "time limit reached"
+    report = jail.run(db, runaway, [], Limits(steps=20_000_000))
+    assert report.status == "error" and report.error == "step limit reached (20,000,000 SQLite VM steps)"
     assert report.statement == 2
     assert report.unchanged is True
 
@@ -85,6 +89,20 @@ def test_a_runaway_query_hits_the_time_limit_and_leaves_the_database_unchanged(d
 def test_probes_run_after_the_migration_and_are_undone(db):
     report = jail.run(db, "UPDATE t SET v = 'z';", ["INSERT INTO t VALUES (1000, 'p')", "INSERT INTO t VALUES (1, 'dup')"])
     assert report.status == "ok"
-    assert [p["failed"] for p in report.probes] == [False, True]
+    assert report.probes == [False, True]
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*), min(v), max(v) FROM t").fetchone() == (100, "z", "z")
+
+
+def test_temp_objects_of_the_migration_are_gone_when_the_result_is_read(db):
+    fake = "CREATE TEMP TRIGGER no_inserts BEFORE INSERT ON main.t BEGIN SELECT RAISE(ABORT, 'no'); END; CREATE TEMP TABLE scratch (a);"
+    report = jail.run(db, fake, ["INSERT INTO t VALUES (1000, 'p')", "INSERT INTO scratch VALUES (1)"])
+    assert report.status == "ok"
+    assert report.probes == [False, True]  # the insert passes; temp.scratch no longer exists
+    assert set(report.facts["tables"]) == {"t"}
+
+
+def test_a_crash_reports_its_real_cause():
+    assert "CPU-time limit" in jail.crash_cause(-24, "", Limits())
+    assert "out of memory" in jail.crash_cause(1, "Traceback ...\nMemoryError", Limits())
+    assert jail.crash_cause(1, "Traceback ...\nKeyError: 'x'", Limits()) == "it exited with status 1: KeyError: 'x'"

@@ -1,9 +1,15 @@
 """Scripted policies over 20 dev tasks, through the real toolset logic in-process: the scoring ranks them."""
 
+import statistics
+
 import pytest
+from arena.policies import SHORTCUT_PREFIX, shortcut_ceiling
+from arena.rules import match_post
 from arena_testkit.migration_sim import Episode, play
-from schema_migration.generate import seeds
-from schema_migration.policies import POLICIES
+from schema_migration.generate import HELDOUT_ROWS, seeds
+from schema_migration.mistakes import MISTAKES
+from schema_migration.policies import POLICIES, SHORTCUTS
+from schema_migration.taskset import heldout_secrets
 
 SEEDS = list(seeds("dev", 20))
 
@@ -59,3 +65,26 @@ def test_policies_are_deterministic():
         a, b = play(policy, seed, heldout=100), play(policy, seed, heldout=100)
         assert [(s.action, s.result) for s in a.steps] == [(s.action, s.result) for s in b.steps]
         assert a.reward == b.reward
+
+
+def test_every_classic_mistake_is_published_as_a_shortcut_with_the_half_credit_ceiling():
+    assert set(SHORTCUTS) == {f"{SHORTCUT_PREFIX}{m}" for m in MISTAKES} and set(SHORTCUTS) <= set(POLICIES)
+    assert {shortcut_ceiling(p) for p in SHORTCUTS.values()} == {0.5}
+
+
+@pytest.mark.parametrize("name", sorted(SHORTCUTS))
+def test_each_wrong_migration_policy_scores_at_most_half_and_half_below_the_oracle(rewards, name):
+    # The gate's rule: each shortcut's mean ≤ its ceiling (0.5) and ≤ oracle − 0.5; per task too.
+    scores = [_score(rewards, name, seed) for seed in SEEDS]
+    oracle = statistics.mean(_score(rewards, "oracle", seed) for seed in SEEDS)
+    assert max(scores) <= 0.5, [(seed, rewards[name][seed].grade.reason) for seed in SEEDS if _score(rewards, name, seed) > 0.5]
+    assert statistics.mean(scores) <= min(0.5, oracle - 0.5)
+
+
+@pytest.mark.parametrize("name", sorted(SHORTCUTS))
+def test_wrong_migration_policies_rehearse_like_the_oracle_and_trip_no_rule(rewards, name):
+    for seed, ep in rewards[name].items():
+        assert [s.action.name for s in ep.steps] == ["schema", "execute", "execute", "rollback", "submit_migration"]
+        assert "committed" in ep.steps[2].result, (seed, ep.steps[2].result[:300])
+        secrets = heldout_secrets(seed, HELDOUT_ROWS)
+        assert not [s.action.name for s in ep.steps if match_post(s.result or "", secrets)]

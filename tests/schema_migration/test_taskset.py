@@ -8,9 +8,13 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from schema_migration import dbfile
+from arena.rules import match_post
+from arena_testkit.migration_sim import play
+from schema_migration import dbfile, prompt
 from schema_migration.families import BY_NAME
-from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, spec, visible_rows
+from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
+from schema_migration.policies import oracle
+from sqlite_sandbox import engine, render
 from schema_migration.taskset import SchemaMigrationConfig, SchemaMigrationTaskset, efficiency, heldout_secrets
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
@@ -117,3 +121,48 @@ def test_held_out_secrets_never_occur_in_what_the_agent_sees_or_derives(seed):
     assert not [(secret, v) for secret in secrets for v in seen if secret.casefold() in v]
     heldout_text = {v for rows in heldout_rows(s).values() for row in rows for v in row if isinstance(v, str)}
     assert set(secrets) <= heldout_text
+
+
+DEV_200 = list(seeds("dev", 200))
+
+
+@pytest.mark.parametrize("seed", DEV_200)
+def test_held_out_secrets_never_occur_in_the_prompt_or_its_example_values(seed):
+    # 20 of 200 dev seeds had a secret among the prompt's own examples ('JOSÉ@example.com', '1 Main St').
+    s = spec(seed)
+    text = prompt.render(s, "/app/db.sqlite", 30, 8).casefold()
+    shown = [v.casefold() for v in prompt.shown_values(s)]
+    secrets = heldout_secrets(seed, HELDOUT_ROWS)
+    assert [x for x in secrets if x.casefold() in text or any(x.casefold() in v for v in shown)] == []
+
+
+def _rehearse_examples(seed: int, tmp_path) -> str:
+    """What an agent reads back when it loads the prompt's example rows, migrates them and looks."""
+    s = spec(seed)
+    before, _ = prompt.examples(s)
+    db = tmp_path / f"{seed}.sqlite"
+    db.write_bytes(dbfile.to_bytes(s.source, before))
+    looks = "; ".join(f"SELECT * FROM {name}" for name in before)
+    after = "; ".join(f"SELECT * FROM {t.name}" for t in s.target.tables[: len(s.target.tables) - len(s.fillers)])
+    after += "".join(f"; SELECT * FROM {v.name}" for v in s.target.views)
+    reply = engine.execute(str(db), f"{looks}; {BY_NAME[s.family].migration(s.params)}; {after}")
+    assert reply["ok"], reply
+    cells = [str(v) for entry in reply["results"] for row in entry.get("rows", []) for v in row]
+    return render.execute_result(reply, 1_000_000) + "\n" + "\n".join(cells)
+
+
+@pytest.mark.parametrize("seed", DEV_200)
+def test_rehearsing_on_the_prompts_examples_is_never_withheld_as_a_held_out_leak(seed, tmp_path):
+    # The rendered result escapes quotes inside JSON text; the raw cells are what a shell would print.
+    assert match_post(_rehearse_examples(seed, tmp_path), heldout_secrets(seed, HELDOUT_ROWS)) is None
+
+
+def test_the_oracles_own_tool_results_are_never_withheld_as_a_held_out_leak():
+    fired = {}
+    for seed in DEV_200:
+        episode = play(oracle, seed, heldout=20)
+        secrets = heldout_secrets(seed, HELDOUT_ROWS)
+        hits = [step.action.name for step in episode.steps if match_post(step.result or "", secrets)]
+        if hits:
+            fired[seed] = hits
+    assert fired == {}

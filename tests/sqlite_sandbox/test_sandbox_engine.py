@@ -1,10 +1,14 @@
 """The in-container engine and its rendering: statement splitting, all-or-nothing execute, bounded output, checkpoints."""
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
 import pytest
-from sqlite_sandbox import engine, render
+from mcp.server.mcpserver.exceptions import ToolError
+from sqlite_sandbox import engine, render, toolset
+from sqlite_sandbox.state import SandboxConfig, SandboxState
+from verifiers.v1.mcp.server import _call_state
 
 
 @pytest.fixture
@@ -115,3 +119,64 @@ def test_schema_lists_objects_with_row_counts(db):
     text = render.schema_result(engine.schema(db))
     assert "CREATE TABLE t" in text and "-- 5 rows" in text
     assert "CREATE INDEX t_v" in text and "CREATE VIEW tv" in text
+
+
+def _wide(db: str, columns: int, name_len: int) -> str:
+    names = [f"c{k:04d}_" + "x" * name_len for k in range(columns)]
+    engine.execute(db, f"CREATE TABLE wide ({', '.join(n + ' TEXT' for n in names)}); INSERT INTO wide DEFAULT VALUES;")
+    return "SELECT * FROM wide"
+
+
+@pytest.mark.parametrize(("columns", "name_len"), [(400, 200), (2000, 30), (30, 3)])
+def test_the_output_cap_counts_column_names_headers_and_notes(db, columns, name_len):
+    # One call returned 90,437 characters through a 6,000 cap: only row text was counted.
+    sql = _wide(db, columns, name_len)
+    reply = engine.execute(db, f"BEGIN; {sql}; {sql}; SELECT 1; COMMIT;")
+    text = render.execute_result(reply, max_chars=6000)
+    assert len(text) <= 6000
+    assert text.endswith("committed 5 statement(s).") and "were ignored" in text
+    if columns * name_len > 6000:
+        assert f"columns ({columns}, " in text and render.TRUNCATED in text
+
+
+def test_many_small_statements_and_ignored_ones_stay_within_the_cap(db):
+    reply = engine.execute(db, "BEGIN; " + "SELECT id, v FROM t; " * 3000 + "COMMIT; " * 500)
+    text = render.execute_result(reply, max_chars=6000)
+    assert len(text) <= 6000
+    assert "more statement result(s) not shown]" in text and "and 491 more were ignored" in text
+
+
+@pytest.mark.parametrize("cap", [1000, 3000, 6000, 20000])
+def test_results_that_fit_are_shown_whole_and_others_never_pass_the_cap(db, cap):
+    small = render.execute_result(engine.execute(db, "SELECT id, v FROM t ORDER BY id"), max_chars=cap)
+    assert '[5, "v5"]' in small and "(5 rows)" in small and render.TRUNCATED not in small
+    big = engine.execute(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 60) SELECT x, printf('%.190c', 'a') AS " + "n" * 300 + " FROM c")
+    assert len(render.execute_result(big, max_chars=cap)) <= cap
+
+
+def test_a_long_error_message_is_cut_to_the_cap(db):
+    reply = engine.execute(db, f"SELECT {'q' * 50_000} FROM t")
+    assert not reply["ok"] and len(reply["error"]) > 50_000
+    text = render.execute_error(reply, max_chars=6000)
+    assert len(text) <= 6000 and text.startswith("SQL error at statement 1 of 1") and "rolled back" in text
+
+
+class _LocalToolset(toolset.SqliteSandboxToolset):
+    async def _engine(self, request: dict) -> dict:
+        return engine.handle({"db": self.state.db_path, **request})
+
+
+def test_the_execute_tool_returns_at_most_max_output_chars_budget_line_included(db):
+    sql = _wide(db, 600, 120)
+    tools = _LocalToolset(SandboxConfig())
+    state = SandboxState(container_id="local", db_path=db)
+    token = _call_state.set(state)
+    try:
+        text = asyncio.run(tools.execute(sql=f"{sql}; {sql}"))
+        with pytest.raises(ToolError) as raised:
+            asyncio.run(tools.execute(sql=f"SELECT {'q' * 90_000} FROM t"))
+    finally:
+        _call_state.reset(token)
+    cap = SandboxConfig().max_output_chars
+    assert len(text) <= cap and text.endswith("[statements used: 1 of 30]")
+    assert len(str(raised.value)) <= cap and str(raised.value).endswith("[statements used: 2 of 30]")

@@ -1,38 +1,37 @@
 """The grader: a pure function of (migration SQL, task spec, held-out rows) giving a score and a reason.
 
-A confined child process (`jail`) builds the held-out database in a scratch directory and runs the
-migration on it, while this process computes the reference rows; then schema and rows are checked
-(`checks`). Scoring:
-- the migration must run: an error, refusal or limit hit scores 0;
+A confined child process (`jail`) builds the held-out database, runs the migration, closes that
+connection, and reads the delivered file afresh (schema facts, CHECK probes, rows against the
+reference rows this process computes meanwhile). Scoring:
+- the migration must run: an error, refusal, limit hit or crash scores 0;
 - integrity is required: `integrity_check` not ok or any `foreign_key_check` row scores 0;
-- otherwise score = schema**0.3 * rows**0.7, a weighted geometric mean, so both must be right (a
-  perfect schema holding the wrong data scores 0): schema is the share of schema checks passed;
-  rows = a**3 with a = max(0, matched - 4 * lost - extra) / expected (steep: a migration that
-  corrupts a tenth of the rows keeps about 80% of the credit);
-- any lost row (an expected key missing) caps the score at 0.5;
-- finally the score is measured from the do-nothing baseline: the same checks applied to the
-  untouched source give `base` (some rules leave most rows as they are), and the grade is
-  max(0, (score - base) / (1 - base)), so an empty or no-op migration scores 0.
+- schema gate S: every stated requirement is one check (each target table is a table with exactly
+  its columns, their affinity and NOT NULL, its primary key, foreign keys, UNIQUE and indexes; each
+  compatibility view with its columns; each trigger; no other tables; each CHECK probe), untouched
+  tables included. S = 1 if all pass, else 0.5 * passed / checks: one miss caps the score at 0.5;
+- rows R: bad = wrong + lost + extra rows over all target tables and views (INTEGER and TEXT values
+  exact and of the same type, REAL within a relative 1e-9), R = max(0, 1 - 50 * bad / expected):
+  1 % of the rows wrong halves R, 2 % zeroes it;
+- score = S * R. A migration that changes nothing gets most rows wrong and scores 0.
+Column order is not graded. Reasons are capped at `REASON_CHARS` and never quote a row value.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from schema_migration import checks, dbfile, jail
-from schema_migration.families import BY_NAME, Probe
+from schema_migration.families import BY_NAME
 from schema_migration.generate import HELDOUT_ROWS, Spec, expected_rows, heldout_rows
 
-SCHEMA_WEIGHT = 0.3
-ROW_WEIGHT = 0.7
-LOST_PENALTY = 4
-LOST_CAP = 0.5
+MISS_CAP = 0.5
+ROW_SLOPE = 50
+"""R falls by this much per unit share of bad rows: 1 % bad -> 0.5, 2 % -> 0."""
+REASON_CHARS = 500
+SHOWN_FAILURES = 3
 
 
 @dataclass(frozen=True)
@@ -42,48 +41,49 @@ class Grade:
     stage: str
     """Where grading ended: "refused", "error", "crashed", "integrity", "unreadable" or "checked"."""
     schema: float = 0.0
+    """The schema gate S (1, or at most 0.5)."""
     rows: float = 0.0
-    raw: float = 0.0
-    """The score before measuring it from the do-nothing baseline."""
-    baseline: float = 0.0
+    """The row factor R."""
     failed_checks: list[str] = field(default_factory=list)
+    checks: int = 0
     row_stats: checks.RowStats | None = None
     unchanged_after_error: bool | None = None
+    steps: int = 0
+    """SQLite VM steps the migration took: its CPU work, the same on any machine."""
 
 
-def row_score(stats: checks.RowStats) -> float:
+def schema_gate(passed: int, total: int) -> float:
+    return 1.0 if passed == total else MISS_CAP * passed / total
+
+
+def row_factor(stats: checks.RowStats) -> float:
     if stats.expected == 0:
         return 1.0
-    accuracy = max(0.0, stats.matched - LOST_PENALTY * stats.lost - stats.extra) / stats.expected
-    return accuracy**3
+    return max(0.0, 1.0 - ROW_SLOPE * stats.bad / stats.expected)
 
 
-def combine(schema: float, rows: float, lost: int) -> float:
-    score = schema**SCHEMA_WEIGHT * rows**ROW_WEIGHT
-    return min(score, LOST_CAP) if lost else score
+def redact(text: str, rows: Mapping[str, list[tuple]]) -> str:
+    """`text` (a SQLite or process message) without any held-out text value in it, shortened."""
+    text = text[:2000]
+    seen = {v for table in rows.values() for row in table for v in row if isinstance(v, str) and len(v) >= 3 and v in text}
+    for value in sorted(seen, key=len, reverse=True):
+        text = text.replace(value, "<value>")
+    return cap(text, 300)
 
 
-def baseline(spec: Spec, rows: Mapping[str, list[tuple]], expected: Mapping[str, list[tuple]], probes: tuple[Probe, ...], scratch_db: Path) -> float:
-    """The raw score of a migration that changes nothing: schema checks on an empty copy of the
-    source schema (probes included), rows compared in Python."""
-    dbfile.to_file(str(scratch_db), spec.source, {})
-    conn = sqlite3.connect(scratch_db, isolation_level=None)
-    outcomes = []
-    for probe in probes:
-        conn.execute("SAVEPOINT probe")
-        try:
-            conn.execute(probe.sql)
-            failed = False
-        except sqlite3.Error:
-            failed = True
-        conn.execute("ROLLBACK TO probe")
-        conn.execute("RELEASE probe")
-        outcomes.append((probe.what, failed == probe.should_fail))
-    conn.close()
-    results = checks.schema_checks(scratch_db, spec.target, outcomes)
-    schema = sum(c.ok for c in results) / len(results)
-    stats = checks.noop_row_stats(spec.source, rows, spec.target, expected)
-    return combine(schema, row_score(stats), stats.lost)
+def cap(text: str, limit: int = REASON_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _rows_text(stats: checks.RowStats) -> str:
+    text = f"rows {stats.matched}/{stats.expected} match ({stats.wrong} wrong, {stats.lost} lost, {stats.extra} extra)"
+    worst = sorted(stats.columns.items(), key=lambda kv: -kv[1])[:3]
+    if worst:
+        text += "; most wrong in " + ", ".join(f"{name} ({n})" for name, n in worst)
+    if stats.errors:
+        name, why = next(iter(stats.errors.items()))
+        text += f"; {name} could not be read: {why}"
+    return text
 
 
 def grade(
@@ -98,44 +98,45 @@ def grade(
     with tempfile.TemporaryDirectory(prefix="schema-migration-grade-") as scratch:
         db = Path(scratch) / "heldout.sqlite"
         running = jail.start(db, sql, [p.sql for p in probes], limits, dbfile.plan(spec.source, rows))
-        expected_db = Path(scratch) / "expected.sqlite"
         try:
             if not running.refused:
-                # While the child builds and migrates: the reference rows, stored for the SQL-side
-                # comparison, and the do-nothing baseline.
-                expected = expected_rows(spec, dict(rows))
-                checks.write_expected(expected_db, spec.target, expected)
-                base = baseline(spec, rows, expected, probes, Path(scratch) / "baseline.sqlite")
+                # While the child builds and migrates: the reference rows, for it to compare with.
+                plan = checks.write_expected(Path(scratch) / "expected.sqlite", spec.target, expected_rows(spec, dict(rows)))
+                running.compare(plan)
         except BaseException:
             running.kill()
             raise
         report = running.result()
-        if report.status != "ok":
-            unchanged = ""
-            if report.status == "error":
-                unchanged = " The database was left unchanged." if report.unchanged else " The database was NOT left unchanged."
-            where = f" at statement {report.statement}" if report.statement else ""
-            return Grade(0.0, f"migration {report.status}{where}: {report.error}.{unchanged}", report.status, unchanged_after_error=report.unchanged)
-        if report.integrity != ["ok"] or report.fk_violations:
-            detail = f"{report.fk_violations} foreign_key_check violation(s), e.g. {report.fk_sample[:1]}" if report.fk_violations else f"integrity_check: {report.integrity[:2]}"
-            return Grade(0.0, f"integrity required: {detail}.", "integrity")
-        probe_results = [(p.what, outcome["failed"] == p.should_fail) for p, outcome in zip(probes, report.probes)]
-        try:
-            schema_checks = checks.schema_checks(db, spec.target, probe_results)
-            stats = checks.row_stats(db, expected_db, spec.target, expected)
-        except (SQLAlchemyError, sqlite3.Error) as error:
-            return Grade(0.0, f"the migrated database could not be read: {str(error).splitlines()[0]}", "unreadable")
-    failed = [c.name for c in schema_checks if not c.ok]
-    schema = 1 - len(failed) / len(schema_checks)
-    row_part = row_score(stats)
-    raw = combine(schema, row_part, stats.lost)
-    score = max(0.0, (raw - base) / (1 - base)) if base < 1 else raw
-    parts = [
-        f"score {score:.3f} (raw {raw:.3f} over a do-nothing baseline of {base:.3f}): schema {schema:.2f}"
-        + (f" (failed: {'; '.join(failed[:4])}{' ...' if len(failed) > 4 else ''})" if failed else ""),
-        f"rows {stats.matched}/{stats.expected} match ({stats.wrong} wrong, {stats.lost} lost, {stats.extra} extra)"
-        + (f", e.g. {stats.example}" if stats.example else ""),
-    ]
-    if stats.lost:
-        parts.append(f"lost rows cap the score at {LOST_CAP}")
-    return Grade(round(score, 6), "; ".join(parts) + ".", "checked", schema, row_part, raw, base, failed, stats)
+    if report.status in ("refused", "error", "crashed"):
+        where = f" at statement {report.statement}" if report.statement else ""
+        unchanged = ""
+        if report.status == "error":
+            unchanged = " The database was left unchanged." if report.unchanged else " The database was NOT left unchanged."
+        reason = f"migration {report.status}{where}: {redact(report.error, rows)}.{unchanged}"
+        return Grade(0.0, cap(reason), report.status, unchanged_after_error=report.unchanged)
+    if report.status != "ok":
+        what = "integrity could not be checked" if report.status == "integrity" else "the migrated database could not be read"
+        return Grade(0.0, cap(f"{what}: {redact(report.error, rows)}."), report.status)
+    if report.integrity != ["ok"] or report.fk_violations:
+        detail = (
+            f"{report.fk_violations} foreign_key_check violation(s) in {', '.join(report.fk_tables)}"
+            if report.fk_violations
+            else f"integrity_check: {redact('; '.join(report.integrity[:2]), rows)}"
+        )
+        return Grade(0.0, cap(f"integrity required: {detail}."), "integrity")
+    probe_results = [(p.what, failed == p.should_fail) for p, failed in zip(probes, report.probes)]
+    results = checks.schema_checks(report.facts, spec.target, probe_results)
+    failed = [c.name for c in results if not c.ok]
+    stats = checks.row_stats(report.rows)
+    if stats.errors:
+        stats = checks.RowStats(**{**stats.__dict__, "errors": {k: redact(v, rows) for k, v in stats.errors.items()}})
+    schema, row_part = schema_gate(len(results) - len(failed), len(results)), row_factor(stats)
+    score = schema * row_part
+    head = f"score {score:.3f} = schema {schema:.3f} x rows {row_part:.3f}"
+    if failed:
+        shown = "; ".join(failed[:SHOWN_FAILURES]) + (f"; +{len(failed) - SHOWN_FAILURES} more" if len(failed) > SHOWN_FAILURES else "")
+        schema_text = f"{len(failed)} of {len(results)} requirements missed, score capped at {MISS_CAP} ({shown})"
+    else:
+        schema_text = f"all {len(results)} schema requirements met"
+    reason = cap(f"{head}: {schema_text}; {_rows_text(stats)}.")
+    return Grade(round(score, 6), reason, "checked", schema, row_part, failed, len(results), stats, steps=report.steps)

@@ -1,16 +1,18 @@
-"""Runs a migration on a scratch database in a confined child process (see `jail_child`) and reads its report.
+"""Runs a migration, and every read of its result, in a confined child process (see `jail_child`).
 
 Transaction semantics, shared with the sandbox's `execute`: the migration is split into statements
 exactly as SQLite tokenizes them; BEGIN/COMMIT/END statements are ignored and the whole migration
-runs inside one transaction the grader opens; a bare ROLLBACK, ATTACH, DETACH or VACUUM is refused
+runs inside one transaction the child opens; a bare ROLLBACK, ATTACH, DETACH or VACUUM is refused
 before anything runs. Any error rolls the whole migration back, and the report says whether the
-database file is byte-for-byte what it was before.
+database file is byte-for-byte what it was before. Limits are CPU work (SQLite VM steps, CPU
+seconds), not wall time; the wall-clock timeout is only a backstop for a hung child.
 """
 
 from __future__ import annotations
 
 import json
 import pickle
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -21,33 +23,60 @@ from schema_migration.dbfile import BuildPlan
 from sqlite_sandbox.engine import IGNORED, classify, first_refused, split_statements
 
 CHILD = Path(__file__).with_name("jail_child.py")
+STDERR_CHARS = 2000
 
 
 @dataclass(frozen=True)
 class Limits:
-    wall_s: float = 20.0
-    """Wall-clock seconds the migration may run (checked by SQLite's progress handler)."""
-    cpu_s: int = 30
+    steps: int = 4_000_000_000
+    """SQLite VM steps the migration may take (the same count on any machine, under any load)."""
+    read_steps: int = 4_000_000_000
+    """SQLite VM steps for reading the result (integrity, schema, probes, rows), agent views included."""
+    cpu_s: int = 60
     """CPU seconds for the whole child (RLIMIT_CPU)."""
-    memory_mb: int = 1536
-    """Address space of the child (RLIMIT_AS), in MiB."""
+    memory_mb: int = 1024
+    """Address space of the child (RLIMIT_AS), in MiB; temp tables and sorts live in it too."""
     file_mb: int = 512
     """Largest file the child may write (RLIMIT_FSIZE), in MiB: bounds the database's growth."""
+    length_mb: int = 32
+    """Largest string or blob SQLite may build (SQLITE_LIMIT_LENGTH), in MiB."""
+    wall_s: float = 300.0
+    """Backstop only: wall-clock seconds before the child is presumed hung and killed."""
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """Where the reference rows are (a file in the child's scratch directory) and what to compare."""
+
+    path: str
+    alias: str
+    objects: list[dict]
+    """One per reference table or view: name, table, columns, key, real, rows."""
 
 
 @dataclass(frozen=True)
 class JailReport:
     status: str
-    """"ok", "error" (the migration raised; rolled back), "refused" (not run) or "crashed"."""
+    """"ok", "error" (the migration raised; rolled back), "refused" (not run), "crashed",
+    "integrity" (an integrity or foreign-key check could not run) or "unreadable"."""
     error: str = ""
     statement: int = 0
     """1-based index of the failing statement, among the statements that ran."""
     unchanged: bool | None = None
     """After an error: whether the database file is exactly as before."""
+    steps: int = 0
+    """SQLite VM steps the migration took (to the progress handler's resolution)."""
+    limits: dict = field(default_factory=dict)
+    """The limits the child reported in force (CPU seconds, address space, file size)."""
     integrity: list[str] = field(default_factory=list)
     fk_violations: int = 0
-    fk_sample: list[list[str]] = field(default_factory=list)
-    probes: list[dict] = field(default_factory=list)
+    fk_tables: list[str] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)
+    """The delivered schema as the child read it from sqlite_master and PRAGMAs."""
+    probes: list[bool] = field(default_factory=list)
+    """For each probe: whether it failed."""
+    rows: list[dict] = field(default_factory=list)
+    """Per reference object: expected, matched, wrong, lost, extra, columns (name -> wrong count), error."""
 
 
 def prepare(sql: str) -> tuple[list[str], str]:
@@ -58,8 +87,25 @@ def prepare(sql: str) -> tuple[list[str], str]:
     return [st for st in statements if classify(st) != IGNORED], ""
 
 
+def crash_cause(code: int, stderr: str, limits: Limits) -> str:
+    """Why the child died, from its exit status and the last line of its stderr."""
+    if code < 0:
+        sig = -code
+        known = {
+            signal.SIGXCPU: f"it hit the CPU-time limit ({limits.cpu_s} s)",
+            signal.SIGXFSZ: f"it hit the file-size limit ({limits.file_mb} MiB)",
+            signal.SIGKILL: "it was killed (SIGKILL, e.g. the kernel's out-of-memory killer)",
+            signal.SIGSEGV: "it crashed (SIGSEGV)",
+        }
+        return known.get(sig, f"it was killed by signal {sig}")
+    last = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
+    if "MemoryError" in last:
+        return f"it ran out of memory (address-space limit {limits.memory_mb} MiB)"
+    return f"it exited with status {code}" + (f": {last.strip()[:300]}" if last else "")
+
+
 class Running:
-    """A migration running in the child; `result()` waits for its report."""
+    """A migration running in the child; `compare()` hands it the reference rows, `result()` waits."""
 
     def __init__(self, process: subprocess.Popen[bytes] | None, limits: Limits, early: JailReport | None = None) -> None:
         self._process = process
@@ -77,23 +123,37 @@ class Running:
             self._process.kill()
             self._process.communicate()
 
+    def compare(self, plan: RowPlan | None) -> None:
+        """Send the reference rows' location (None: no row comparison); the child may have ended."""
+        if self._process is None or self._process.stdin is None:
+            return
+        try:
+            self._process.stdin.write(pickle.dumps(None if plan is None else plan.__dict__))
+        except BrokenPipeError:
+            pass  # it finished early (an error) or died; result() says which
+        finally:
+            try:
+                self._process.stdin.close()
+            except BrokenPipeError:
+                pass
+            self._process.stdin = None  # so communicate() only reads
+
     def result(self) -> JailReport:
         if self._early is not None:
             return self._early
         assert self._process is not None
+        self.compare(None)
         try:
-            out, _ = self._process.communicate(timeout=self._limits.wall_s + 30)
+            out, err = self._process.communicate(timeout=self._limits.wall_s)
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.communicate()
-            return JailReport("crashed", error="the migration exceeded the wall-clock limit and was killed")
+            return JailReport("crashed", error=f"the migration process hung past the {self._limits.wall_s:g} s wall-clock backstop and was killed")
         try:
             report = json.loads(out)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            code = self._process.returncode
-            signal = -code if code < 0 else 0
-            why = {9: "the CPU-time limit", 24: "the CPU-time limit", 25: "the file-size limit"}.get(signal, "a resource limit")
-            return JailReport("crashed", error=f"the migration process died (exit {code}, likely {why})")
+            stderr = err[-STDERR_CHARS:].decode("utf-8", "replace")
+            return JailReport("crashed", error=f"the migration process died: {crash_cause(self._process.returncode, stderr, self._limits)}")
         return JailReport(**report)
 
 
@@ -110,31 +170,34 @@ def start(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), buil
         "build": None if build is None else {"create": build.create, "inserts": build.inserts, "post": build.post},
         "statements": statements,
         "probes": probes,
-        "wall_s": limits.wall_s,
+        "steps": limits.steps,
+        "read_steps": limits.read_steps,
         "cpu_s": limits.cpu_s,
         "memory_mb": limits.memory_mb,
         "file_mb": limits.file_mb,
+        "length_mb": limits.length_mb,
     }
     process = subprocess.Popen(
         [sys.executable, "-I", "-S", str(CHILD)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         cwd=db.parent,
         env={"SQLITE_TMPDIR": str(db.parent), "PATH": "/usr/bin:/bin"},
     )
     assert process.stdin is not None
     try:
-        # The child reads its whole request at once, then works while the caller goes on.
+        # The child reads the request at once, then works while the caller goes on; stdin stays
+        # open for the reference rows (`compare`).
         process.stdin.write(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+        process.stdin.flush()
     except BrokenPipeError:
-        pass  # it died at start; result() reports it
-    finally:
-        process.stdin.close()
-        process.stdin = None  # so communicate() only reads
+        process.stdin = None  # it died at start; result() reports it
     return Running(process, limits)
 
 
-def run(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), build: BuildPlan | None = None) -> JailReport:
-    """Run `sql` on `db` and wait for the report."""
-    return start(db, sql, probes, limits, build).result()
+def run(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), build: BuildPlan | None = None, plan: RowPlan | None = None) -> JailReport:
+    """Run `sql` on `db`, compare rows with `plan` if given, and wait for the report."""
+    running = start(db, sql, probes, limits, build)
+    running.compare(plan)
+    return running.result()

@@ -2,26 +2,32 @@
 
 They read only the prompt (its machine-readable spec block) and their own tool results, and call
 tools by logical name. `oracle` derives the migration from the spec block, rehearses it once and
-submits; the others are the degenerate strategies the scoring must punish. The generic `staller`
-lives in the platform.
+submits; the `shortcut_*` policies do the same with one classic mistake each (`mistakes`); the
+others are the degenerate strategies the scoring must punish. The generic `staller` lives in the
+platform.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
-from arena.policies import ScriptedPolicy
+from arena.policies import ScriptedPolicy, Shortcut
 from arena.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 
 from schema_migration.families import BY_NAME
 from schema_migration.families.base import literal, rebuild
+from schema_migration.mistakes import MISTAKES, wrong_migration
 from schema_migration.prompt import PromptSpec, parse
 from schema_migration.schema import Schema
 
 MAX_CALLS = 200
 """Safety stop for the looping policies, whatever the tool results say."""
+WRONG_MIGRATION_CEILING = 0.5
+"""The gate's ceiling for a wrong migration: missing one stated requirement keeps at most half the credit."""
 
 
 @lru_cache(maxsize=64)
@@ -52,23 +58,37 @@ def _family_target(spec: PromptSpec) -> Schema:
     return BY_NAME[spec.family].schemas(spec.params)[1]
 
 
-def oracle(obs: Observation) -> Action:
-    """Look at the schema and a few rows, rehearse the right migration once, roll back, submit."""
-    spec = _spec(obs.prompt)
-    if spec is None or not obs.has_tool("submit_migration"):
-        return Answer("I cannot find the migration spec or the sqlite_sandbox tools.")
-    sql = reference_migration(spec)
-    if not _calls(obs, "schema"):
-        return CallTool("schema", {})
-    if _calls(obs, "execute") == 0:
-        return CallTool("execute", {"sql": f"SELECT * FROM {spec.touched[0]} LIMIT 5"})
-    if _calls(obs, "execute") == 1:
-        return CallTool("execute", {"sql": sql})
-    if not _calls(obs, "rollback"):
-        return CallTool("rollback", {})
-    if not _calls(obs, "submit_migration"):
-        return CallTool("submit_migration", {"sql": sql})
-    return Answer("Submitted the migration.")
+@dataclass(frozen=True)
+class Rehearsed:
+    """Look at the schema and a few rows, rehearse `migration(spec)` once, roll back, submit it."""
+
+    migration: Callable[[PromptSpec], str]
+
+    def __call__(self, obs: Observation) -> Action:
+        spec = _spec(obs.prompt)
+        if spec is None or not obs.has_tool("submit_migration"):
+            return Answer("I cannot find the migration spec or the sqlite_sandbox tools.")
+        sql = self.migration(spec)
+        if not _calls(obs, "schema"):
+            return CallTool("schema", {})
+        if _calls(obs, "execute") == 0:
+            return CallTool("execute", {"sql": f"SELECT * FROM {spec.touched[0]} LIMIT 5"})
+        if _calls(obs, "execute") == 1:
+            return CallTool("execute", {"sql": sql})
+        if not _calls(obs, "rollback"):
+            return CallTool("rollback", {})
+        if not _calls(obs, "submit_migration"):
+            return CallTool("submit_migration", {"sql": sql})
+        return Answer("Submitted the migration.")
+
+
+oracle = Rehearsed(reference_migration)
+"""The right migration, rehearsed once within the free statements."""
+
+
+def _mistaken(mistake: str) -> Shortcut:
+    """The oracle's honest routine with one classic mistake in the migration (see `mistakes`)."""
+    return Shortcut(Rehearsed(lambda spec: wrong_migration(mistake, spec.family, spec.params)), WRONG_MIGRATION_CEILING)
 
 
 def spammer(obs: Observation) -> Action:
@@ -190,12 +210,16 @@ CHEATERS: dict[str, Policy] = {
     "cheater_net_egress": ScriptedPolicy([RunShell("curl -s -m 3 https://pypi.org/simple/ | head -c 200")], GAVE_UP),
 }
 
+# The hard-coded-rows mistake is `hard_coder`, gated as a cheater (≤ staller + 0.05), stricter than a shortcut.
+SHORTCUTS: dict[str, Policy] = {f"shortcut_{mistake}": _mistaken(mistake) for mistake in MISTAKES}
+
 POLICIES: dict[str, Policy] = {
     "oracle": oracle,
     "spammer": spammer,
     "impatient": impatient,
     "exhaustive": exhaustive,
+    **SHORTCUTS,
     **CHEATERS,
 }
 
-__all__ = ["CHEATERS", "POLICIES", "hard_coded_migration", "naive_migration", "reference_migration"]
+__all__ = ["CHEATERS", "POLICIES", "SHORTCUTS", "Rehearsed", "hard_coded_migration", "naive_migration", "reference_migration"]

@@ -34,10 +34,20 @@ def _cell(value: object) -> str:
     return "NULL" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _examples(s: Spec) -> str:
+def examples(s: Spec) -> tuple[dict[str, list[tuple]], dict[str, list[tuple]]]:
+    """The example rows the prompt shows: (before, after the rules)."""
     family = BY_NAME[s.family]
     before = family.examples(s.params)
-    after = family.transform(s.params, before)
+    return before, family.transform(s.params, before)
+
+
+def shown_values(s: Spec) -> tuple[str, ...]:
+    """Every example value the prompt shows, as text (what an agent may rehearse on and read back)."""
+    return tuple(str(v) for table in examples(s) for rows in table.values() for row in rows for v in row if v is not None)
+
+
+def _examples(s: Spec) -> str:
+    before, after = examples(s)
     lines: list[str] = []
     for name, rows in before.items():
         cols = s.source.table(name).column_names
@@ -99,8 +109,10 @@ strings, stray spaces, unicode, duplicates, boundary numbers). Migrations that h
 here will fail there. BEGIN/COMMIT/END in the migration are ignored; a bare ROLLBACK, ATTACH, DETACH,
 VACUUM, load_extension and most PRAGMAs make it fail. Foreign-key enforcement is off while it runs, but
 `PRAGMA foreign_key_check` and `PRAGMA integrity_check` must pass afterwards or the score is 0. If the
-migration raises an error the database is left unchanged and the score is 0. The score weighs the
-schema and every row against the rules; losing rows costs heavily.
+migration raises an error the database is left unchanged and the score is 0. The grader checks the
+file your migration leaves behind (TEMP objects do not survive): every stated requirement above must
+hold, and missing any one caps the score at 0.5; every row must match the rules exactly, and 1 % of
+the rows wrong, lost or extra halves the score (2 % scores 0).
 
 {BLOCK_OPEN}
 {json.dumps(block, ensure_ascii=False)}

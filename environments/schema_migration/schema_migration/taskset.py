@@ -24,6 +24,8 @@ from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows,
 from schema_migration.grade import grade
 
 ENV_ID = "schema-migration"
+STATEMENT_BUDGET = 30
+FREE_STATEMENTS = 8
 SECRET_SAMPLE = 64
 """Held-out-only values the result rewrite watches for (a leak of any would be a leak of all)."""
 
@@ -32,10 +34,15 @@ SECRET_SAMPLE = 64
 def heldout_secrets(seed: int, n: int) -> tuple[str, ...]:
     """Distinctive text values of the held-out rows that the agent cannot see or derive: not found,
     in any letter case, inside any value of the visible sample or of its correctly migrated form
-    (a held-out city that is a trimmed visible city is no leak)."""
+    (a held-out city that is a trimmed visible city is no leak), inside any example value the prompt
+    shows before or after the rules, or anywhere in the prompt's text (an agent that rehearses on the
+    prompt's examples reads them back)."""
     s = spec(seed)
     visible = visible_rows(s)
-    seen = "\0".join(str(v) for table in (visible, expected_rows(s, visible)) for rows in table.values() for row in rows for v in row if v is not None).casefold()
+    values = [str(v) for table in (visible, expected_rows(s, visible)) for rows in table.values() for row in rows for v in row if v is not None]
+    # The budget knobs change only numbers in the prompt, never a secret-length word.
+    text = prompt.render(s, DEFAULT_DB_PATH, STATEMENT_BUDGET, FREE_STATEMENTS)
+    seen = "\0".join([*values, *prompt.shown_values(s), text]).casefold()
     found: list[str] = []
     for rows in heldout_rows(s, n).values():
         for row in rows:
@@ -67,16 +74,16 @@ class SchemaMigrationData(vf.TaskData):
     """The seed the spec, visible rows and held-out rows are rebuilt from (host-side only)."""
     heldout_rows: int = HELDOUT_ROWS
     """Rows in the main table of the held-out database."""
-    statement_budget: int = 30
+    statement_budget: int = STATEMENT_BUDGET
     """execute calls the sandbox allows."""
-    free_statements: int = 8
+    free_statements: int = FREE_STATEMENTS
     """execute calls that cost no score; each one beyond lowers it (see `efficiency`)."""
 
 
 class SchemaMigrationTaskConfig(vf.TaskConfig):
-    statement_budget: int = 30
+    statement_budget: int = STATEMENT_BUDGET
     """execute calls the sandbox allows per rollout."""
-    free_statements: int = 8
+    free_statements: int = FREE_STATEMENTS
     """execute calls an efficient rehearsal needs; beyond them the reward falls to x0.5 at the budget."""
     heldout_rows: int = HELDOUT_ROWS
     """Rows in the main table of the held-out database the grader builds."""

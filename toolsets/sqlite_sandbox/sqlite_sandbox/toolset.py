@@ -92,10 +92,11 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
     async def execute(self, sql: str) -> str:
         """Run SQL (one or more statements separated by ';') against the database at the path the task
         names. The whole call is one transaction: if any statement fails, every statement of the call
-        is rolled back and the database is unchanged. Returns each statement's rows (first 50 rows,
-        long output cut with a marker) or its count of changed rows. BEGIN/COMMIT are ignored;
-        ROLLBACK, ATTACH, DETACH and VACUUM are refused. Foreign-key enforcement is off, as in the
-        grader. Costs 1 statement from your budget per call, however many statements it holds."""
+        is rolled back and the database is unchanged. Returns each statement's rows (first 50 rows;
+        the whole result is capped at a few thousand characters, cut with a marker) or its count of
+        changed rows. BEGIN/COMMIT are ignored; ROLLBACK, ATTACH, DETACH and VACUUM are refused.
+        Foreign-key enforcement is off, as in the grader. Costs 1 statement from your budget per
+        call, however many statements it holds."""
         s = self.state
         self._container()
         if s.statements_used >= s.statement_budget:
@@ -106,9 +107,12 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         self._check_sql(sql, "the SQL")
         reply = await self._engine({"op": "execute", "sql": sql, "deadline_s": self.config.exec_timeout_s - 3})
         s.statements_used += 1
+        budget = self._budget_line()
+        # The cap bounds everything the call returns, the budget line included.
+        room = self.config.max_output_chars - len(budget) - 1
         if not reply.get("ok"):
-            raise ToolError(f"{render.execute_error(reply)} {self._budget_line()}")
-        return f"{render.execute_result(reply, self.config.max_output_chars)}\n{self._budget_line()}"
+            raise ToolError(f"{render.execute_error(reply, room)} {budget}")
+        return f"{render.execute_result(reply, room)}\n{budget}"
 
     @vf.tool
     async def rollback(self) -> str:

@@ -47,7 +47,7 @@ class Backfill(Family):
     def rules(self, p: Params) -> str:
         col = p["column"]
         return (
-            f"Make `{p['table']}`.`{col}` NOT NULL (same type, same position; keep every index). If `{col}` is "
+            f"Make `{p['table']}`.`{col}` NOT NULL (same type; keep every index). If `{col}` is "
             f"NULL, or is '' or only spaces (U+0020), it becomes {self._fallback(p)}. Otherwise it becomes the value "
             "with leading and trailing spaces (U+0020 only) removed. Keep every row; other columns are unchanged."
         )

@@ -52,7 +52,7 @@ class ForeignKey(Family):
             ),
         }[p["orphans"]]
         return (
-            f"Make `{ch}`.`{fk}` a foreign key: `{fk}` INTEGER REFERENCES {par}(id), same position, and add an "
+            f"Make `{ch}`.`{fk}` a foreign key: `{fk}` INTEGER REFERENCES {par}(id), and add an "
             f"index on it. An orphan is a `{ch}` row whose `{fk}` is not NULL and matches no `{par}`.id; for each "
             f"orphan, {action}. Rows whose `{fk}` is NULL are not orphans and stay as they are. All other rows and "
             f"columns are unchanged. Afterwards PRAGMA foreign_key_check must report nothing."

@@ -65,7 +65,7 @@ class JsonFields(Family):
         cols = "; ".join(f"`{n}` {k} from path {path}" for n, path, k in p["fields"])
         index = f" Index `{p['indexed']}`." if p["indexed"] else ""
         return (
-            f"{keep}, after the existing columns of `{t}` and in this order: {cols}.{index} If `payload` is NULL, "
+            f"{keep}, to `{t}` these columns: {cols}.{index} If `payload` is NULL, "
             "is not valid JSON (RFC 8259, as SQLite's json_valid() decides), or is valid JSON but not an object, "
             "every new column is NULL. Otherwise, for each field, follow the path ($.a.b means key b inside the "
             "object at key a; a missing key or a non-object on the way gives NULL) and take: for a TEXT column, "

@@ -64,7 +64,7 @@ class Lookup(Family):
         )
         return (
             f"Create table `{lk}` (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE) and replace column `{col}` "
-            f"of `{t}` by `{fk}` INTEGER REFERENCES {lk}(id), indexed, in the same position. The key of a value is "
+            f"of `{t}` by `{fk}` INTEGER REFERENCES {lk}(id), indexed. The key of a value is "
             f"the value with leading and trailing spaces (U+0020 only) removed{lowered}. NULL values and values "
             f"whose key is '' get `{fk}` = NULL. `{lk}` holds exactly one row per distinct non-empty key, name = "
             f"the key, with ids 1, 2, 3, ... assigned in ascending order of name compared as SQLite's default "

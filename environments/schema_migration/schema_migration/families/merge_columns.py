@@ -42,11 +42,10 @@ class MergeColumns(Family):
         nothing = "NULL" if p["empty"] == "null" else "'' (empty text)"
         null = " (nullable)" if p["empty"] == "null" else " NOT NULL"
         return (
-            f"Replace columns {parts} of `{p['table']}` by one column `{p['target']}` TEXT{null}, placed where "
-            f"they were. Take the parts in exactly this order: {parts}. Remove leading and trailing spaces "
-            f"(U+0020 only) from each part; skip parts that are NULL or become ''. Join the remaining parts "
-            f"with the separator {literal(p['sep'])} (exactly these characters, nothing else added). If no part "
-            f"remains, `{p['target']}` is {nothing}. Keep every row; `id`, `label`, `updated_at` and the index "
+            f"Replace columns {parts} of `{p['table']}` by one column `{p['target']}` TEXT{null}. Take "
+            f"the parts in exactly this order: {parts}. Remove leading and trailing spaces (U+0020 only) from "
+            f"each part; skip parts that are NULL or become ''. Join the remaining parts with the separator {literal(p['sep'])} "
+            f"(exactly these characters, nothing else added). If no part remains, `{p['target']}` is {nothing}. Keep every row; `id`, `label`, `updated_at` and the index "
             "on label are unchanged."
         )
 

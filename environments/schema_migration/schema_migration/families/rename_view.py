@@ -64,7 +64,7 @@ class RenameView(Family):
             f"Rename table `{p['old']}` to `{p['new']}` and rename its columns {renames}. The foreign key "
             f"`{p['child']}`.`{p['fk']}` must then reference `{p['new']}`(id), and the index on `{p['new']}`(`{tel}`) "
             f"must exist (its name does not matter). For old readers, create a view named `{p['old']}` with exactly the old "
-            f"columns, old names and old order ({', '.join(self._table(p, p['old'], False).column_names)}), one "
+            f"columns under their old names ({', '.join(self._table(p, p['old'], False).column_names)}), one "
             f"row per row of `{p['new']}`. No data changes: every row keeps all its values."
         )
 

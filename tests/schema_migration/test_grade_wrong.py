@@ -1,0 +1,149 @@
+"""Wrong migrations score at most 0.5: a missed requirement is a gate, 1 % of rows wrong halves the score, TEMP objects fake nothing."""
+
+import math
+
+import pytest
+from schema_migration.families import BY_NAME, FAMILIES
+from schema_migration.generate import expected_rows, heldout_rows, seeds, spec
+from schema_migration.grade import MISS_CAP, grade
+
+DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
+
+
+def _task(family: str):
+    s = spec(DEV[family])
+    return s, BY_NAME[family].migration(s.params)
+
+
+def _changed(sql: str, old: str, new: str) -> str:
+    assert old in sql, old
+    return sql.replace(old, new)
+
+
+def test_a_foreign_key_never_declared_scores_at_most_half():
+    s, sql = _task("add_fk_orphans")
+    p = s.params
+    result = grade(_changed(sql, f" REFERENCES {p['parent']}(id)", ""), s)
+    assert result.score <= MISS_CAP, result.reason
+    assert f"{p['child']}.{p['fk']} references {p['parent']}(id)" in result.failed_checks
+
+
+def test_a_check_constraint_never_added_scores_at_most_half():
+    s, sql = _task("check_repair")
+    weakened = _changed(sql, f" CHECK ({BY_NAME['check_repair']._qty_check(s.params)})", "")
+    result = grade(weakened, s)
+    assert result.score <= MISS_CAP, result.reason
+    assert any(f"rejects {s.params['qty']}" in name for name in result.failed_checks)
+
+
+def test_an_old_column_left_in_place_scores_at_most_half():
+    s, _ = _task("split_column")
+    p = s.params
+    t, first, last = p["table"], p["first"], p["last"]
+    v = f"trim(coalesce({p['column']}, ''))"
+    sql = f"""
+        ALTER TABLE {t} ADD COLUMN {first} TEXT NOT NULL DEFAULT '';
+        ALTER TABLE {t} ADD COLUMN {last} TEXT NOT NULL DEFAULT '';
+        UPDATE {t} SET
+          {first} = CASE WHEN instr({v}, ',') > 0 THEN trim(substr({v}, instr({v}, ',') + 1)) ELSE {v} END,
+          {last} = CASE WHEN instr({v}, ',') > 0 THEN trim(substr({v}, 1, instr({v}, ',') - 1)) ELSE '' END;
+    """
+    assert p["style"] == "last_comma_first"
+    result = grade(sql, s)
+    assert result.rows == 1.0, result.reason  # every row right: only the kept column is wrong
+    assert result.score <= MISS_CAP
+    assert any(name.startswith(f"{t} has no other columns") for name in result.failed_checks)
+
+
+def test_indexes_lost_in_a_rebuild_score_at_most_half():
+    s, sql = _task("not_null_backfill")
+    dropped = "\n".join(line for line in sql.splitlines() if not line.startswith("CREATE INDEX"))
+    result = grade(dropped, s)
+    assert result.rows == 1.0 and result.score <= MISS_CAP, result.reason
+    assert any(name.startswith("index on") for name in result.failed_checks)
+
+
+def test_a_target_table_replaced_by_a_view_scores_at_most_half():
+    s, sql = _task("split_column")
+    t = s.params["table"]
+    cols = ", ".join(s.target.table(t).column_names)
+    as_view = sql.replace(f"ALTER TABLE {t}__new RENAME TO {t};", f"ALTER TABLE {t}__new RENAME TO {t}_data;\nCREATE VIEW {t} AS SELECT {cols} FROM {t}_data;")
+    as_view = "\n".join(line for line in as_view.splitlines() if not line.startswith("CREATE INDEX"))
+    result = grade(as_view, s)
+    assert result.score <= MISS_CAP, result.reason
+    assert f"{t} is a table" in result.failed_checks
+
+
+def test_cents_truncated_instead_of_rounded_score_at_most_half():
+    s, sql = _task("change_type_cents")
+    result = grade(_changed(sql, "CAST(round(CAST(clean AS REAL) * 100) AS INTEGER)", "CAST(CAST(clean AS REAL) * 100 AS INTEGER)"), s)
+    assert result.row_stats is not None and result.row_stats.wrong > 0
+    assert result.score <= MISS_CAP, result.reason
+
+
+def test_float_cents_in_an_integer_column_do_not_match_the_integer():
+    s, sql = _task("change_type_cents")
+    result = grade(_changed(sql, "CAST(round(CAST(clean AS REAL) * 100) AS INTEGER)", "CAST(clean AS REAL) * 100"), s)
+    assert result.row_stats is not None and result.row_stats.wrong > 0
+    assert f"{s.params['table']}.{s.params['target']}" in result.row_stats.columns
+    assert result.score <= MISS_CAP, result.reason
+
+
+def test_json_integers_not_trimmed_score_at_most_half():
+    s, sql = _task("extract_json")
+    name, path, kind = next(f for f in s.params["fields"] if f[2] == "INTEGER")
+    got = f"json_extract(payload, '{path}')"
+    result = grade(_changed(sql, f"trim({got})", got), s)
+    assert result.row_stats is not None and result.row_stats.columns.get(f"{s.params['table']}.{name}", 0) > 0
+    assert result.score <= MISS_CAP, result.reason
+
+
+def test_a_name_not_trimmed_before_splitting_scores_at_most_half():
+    s, sql = _task("split_column")
+    result = grade(_changed(sql, f"trim(coalesce({s.params['column']}, ''))", f"coalesce({s.params['column']}, '')"), s)
+    assert result.row_stats is not None and result.row_stats.wrong > 0
+    assert result.score <= MISS_CAP, result.reason
+
+
+def _values_only_check_repair(s) -> tuple[str, str]:
+    """(repairing UPDATEs without any CHECK, the WHERE clause of rows the CHECKs reject)."""
+    p = s.params
+    t, q, r = p["table"], p["qty"], p["rate"]
+    family = BY_NAME["check_repair"]
+    qty = f"max({q}, 0)" if p["cap"] is None else f"min(max({q}, 0), {p['cap']})"
+    percent = f"WHEN {r} > 1 AND {r} <= 100 THEN {r} / 100.0 " if p["percent"] else ""
+    rate = f"CASE WHEN {r} IS NULL THEN NULL WHEN {r} < 0 THEN 0.0 {percent}WHEN {r} > 1 THEN 1.0 ELSE {r} END"
+    bad = f"NOT ({family._qty_check(p).replace(q, 'NEW.' + q)}) OR NOT (coalesce(NEW.{r} >= 0 AND NEW.{r} <= 1, 1))"
+    return f"UPDATE {t} SET {q} = {qty}, {r} = {rate};", bad
+
+
+def test_a_temp_trigger_does_not_fake_a_check_constraint():
+    s, _ = _task("check_repair")
+    t = s.params["table"]
+    updates, bad = _values_only_check_repair(s)
+    fake = f"{updates}\nCREATE TEMP TRIGGER fake_check BEFORE INSERT ON main.{t} WHEN {bad} BEGIN SELECT RAISE(ABORT, 'rejected'); END;"
+    result = grade(fake, s)
+    assert result.rows == 1.0, result.reason
+    assert result.score <= MISS_CAP
+    assert any("rejects" in name for name in result.failed_checks)
+
+
+def test_a_temp_table_with_the_checks_does_not_fake_the_constraint():
+    s, sql = _task("check_repair")
+    t = s.params["table"]
+    updates, _ = _values_only_check_repair(s)
+    ddl = sql[sql.index(f"CREATE TABLE {t}__new") : sql.index(";") + 1].replace(f"CREATE TABLE {t}__new", f"CREATE TEMP TABLE {t}")
+    result = grade(f"{updates}\n{ddl}", s)
+    assert result.rows == 1.0, result.reason
+    assert result.score <= MISS_CAP
+    assert any("rejects" in name for name in result.failed_checks)
+
+
+@pytest.mark.parametrize("share", [0.01, 0.03])
+def test_corrupting_one_percent_of_the_rows_or_more_scores_at_most_half(share):
+    s, sql = _task("not_null_backfill")
+    t = s.params["table"]
+    n = math.ceil(share * sum(len(rows) for rows in expected_rows(s, heldout_rows(s)).values()))
+    result = grade(f"{sql}\nUPDATE {t} SET customer = customer || '!' WHERE id IN (SELECT id FROM {t} ORDER BY id LIMIT {n});", s)
+    assert result.row_stats is not None and result.row_stats.wrong == n
+    assert result.score <= MISS_CAP, result.reason
