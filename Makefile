@@ -1,4 +1,4 @@
-# The two set-up commands of the README: `make demo` (the main job) and `make test` (the tests).
+# The two set-up commands of the README: `make demo` (the main job) and `make test` (type check, tests).
 # Each installs what it needs: a venv with every package, a running Docker engine, the images.
 PYTHON ?= python3
 VENV := .venv
@@ -23,5 +23,7 @@ images: install engine
 demo: images
 	$(BIN)/arena demo --skip-build
 
+# The type check runs first (strict on arena/ and runtime_bench/, see [tool.mypy] in pyproject.toml).
 test: images
+	$(BIN)/mypy
 	$(BIN)/pytest -n auto

@@ -13,11 +13,13 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from arena.choices import HARNESSES, SPLITS
 from arena.errors import ArenaError, PrerequisiteError, UsageError
 
 __all__ = ["main"]
 
 Command = Callable[[argparse.Namespace], int]
+BENCH_HELP = "runtime_bench: wall clock and CPU per rollout under concurrency, against the docker floor"
 
 
 def _images_build(args: argparse.Namespace) -> int:
@@ -27,16 +29,10 @@ def _images_build(args: argparse.Namespace) -> int:
     if ca_bundle is not None and not ca_bundle.is_file():
         raise PrerequisiteError(f"--ca-bundle {ca_bundle} is not a file")
     kwargs = {"mirror": args.mirror} if args.mirror else {}
-    results = build_images(args.names or _all_images(), base=args.base, rebuild=args.rebuild, ca_bundle=ca_bundle, **kwargs)
+    results = build_images(args.names or None, base=args.base, rebuild=args.rebuild, ca_bundle=ca_bundle, **kwargs)
     built = sum(r.built for r in results)
     print(f"{len(results)} images ready ({built} built, {len(results) - built} up to date)")
     return 0
-
-
-def _all_images() -> tuple[str, ...]:
-    from arena.images import IMAGE_NAMES
-
-    return IMAGE_NAMES
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -60,6 +56,12 @@ def _reap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from runtime_bench.cli import main as bench_main
+
+    return bench_main(args.bench_args, verbose=args.verbose)
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return 2
@@ -76,8 +78,8 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from arena.demo import environment_ids
-    from arena.probe import render_difficulty, render_table, run_probe
+    from arena.installed import environment_ids
+    from arena.probe import GateFailure, PolicyScore, render_difficulty, render_table, run_probe
 
     envs = args.envs or environment_ids()
     unknown = sorted(set(envs) - set(environment_ids()))
@@ -85,7 +87,7 @@ def _probe(args: argparse.Namespace) -> int:
         raise PrerequisiteError(f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}")
     fixed = dict(_knob(text) for text in args.set)
 
-    def probe(extra: dict[str, object]):
+    def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[GateFailure], Path]:
         return run_probe(
             envs, harness=args.harness, tasks=args.tasks, split=args.split, seed=args.seed,
             policies=args.policies, taskset_args={**fixed, **extra}, output_dir=args.output_dir,
@@ -160,14 +162,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=_serve)
 
     demo = sub.add_parser("demo", help="the main job on the embedded default: build images, run a small eval")
-    demo.add_argument("--harness", default="bash", choices=["bash", "claude_code", "codex"])
+    demo.add_argument("--harness", default="bash", choices=HARNESSES)
     demo.add_argument("--output-dir", type=Path, default=Path("outputs"))
     demo.add_argument("--skip-build", action="store_true", help="assume the images are built")
     demo.set_defaults(handler=_demo)
 
-    from runtime_bench.cli import register as register_bench
-
-    register_bench(sub)
+    # The bench parses its own flags (runtime_bench.cli), imported only when it runs: `arena --help`
+    # must not pay for the bench's imports. `arena bench --help` reaches the bench's parser.
+    bench = sub.add_parser("bench", help=BENCH_HELP, add_help=False, prefix_chars="\0")
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
+    bench.set_defaults(handler=_bench)
 
     reap = sub.add_parser("reap", help="remove containers Arena started (labelled arena.managed=true)")
     reap.add_argument("--run", metavar="ID", help="only this run's containers")
@@ -176,9 +180,9 @@ def _parser() -> argparse.ArgumentParser:
 
     probe = sub.add_parser("probe", help="the degenerate-policy gate: every scripted policy through a real harness")
     probe.add_argument("envs", nargs="*", metavar="ENV", help="environment ids (default: every installed one)")
-    probe.add_argument("--harness", default="bash", choices=["bash", "claude_code", "codex"])
+    probe.add_argument("--harness", default="bash", choices=HARNESSES)
     probe.add_argument("--tasks", type=int, default=20, help="tasks per policy (default 20)")
-    probe.add_argument("--split", default="dev", choices=["train", "dev", "test"], help="the split's tasks (default dev)")
+    probe.add_argument("--split", default="dev", choices=SPLITS, help="the split's tasks (default dev)")
     probe.add_argument("--seed", type=int, default=None, help="shuffle the split with this seed (default: its first N tasks)")
     probe.add_argument("--policies", type=lambda text: [p.strip() for p in text.split(",") if p.strip()], default=[],
                        metavar="PATTERNS", help="only policies matching these comma-separated shell patterns, e.g. 'shortcut_*,exhaustive' (staller and oracle always run)")

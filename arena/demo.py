@@ -3,28 +3,24 @@ small eval per installed environment (oracle and staller) on the docker runtime.
 
 from __future__ import annotations
 
-import importlib.metadata
 import statistics
 import time
 from pathlib import Path
 
+from arena.choices import Harness
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval
 from arena.images import build_images, default_ca_bundle, image_ref
-from arena.policies import ENTRY_POINT_GROUP, model_name
+from arena.installed import environment_ids
+from arena.policies import model_name
 from arena.server import start_in_thread
 
-__all__ = ["environment_ids", "run_demo"]
+__all__ = ["run_demo"]
 
 DEMO_TASKS = 3
 DEMO_POLICIES = ("oracle", "staller")
 
 
-def environment_ids() -> list[str]:
-    """Verifiers ids of the installed environments (those publishing Arena policies)."""
-    return sorted({point.name for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
-
-
-def run_demo(harness: str = "bash", output_dir: Path = Path("outputs"), skip_build: bool = False) -> int:
+def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip_build: bool = False) -> int:
     envs = environment_ids()
     if not envs:
         print("no environments installed: run `make install` first")
@@ -40,7 +36,7 @@ def run_demo(harness: str = "bash", output_dir: Path = Path("outputs"), skip_bui
                 started = time.monotonic()
                 outcome = run_eval(
                     EvalRequest(
-                        taskset=env_id, harness=harness, model=model_name(env_id, policy),  # type: ignore[arg-type]
+                        taskset=env_id, harness=harness, model=model_name(env_id, policy),
                         image=image_ref(env_id), base_url=server.url, output_dir=output_dir,
                         run_name=f"demo-{env_id}-{policy}-{harness}-{stamp}", num_tasks=DEMO_TASKS,
                         max_concurrent=DEMO_TASKS, taskset_args={"split": "dev"},

@@ -1,20 +1,54 @@
-"""Connect to the Docker engine, or explain exactly how to get one."""
+"""The one Docker boundary: the engine client, Arena's labels, list/remove by label, image lookup,
+detached containers and docker CLI calls, each with a timeout.
+
+Most calls go through the SDK (`docker_client`). The CLI (`docker_cli`) is kept for what must be
+the CLI itself: the bench's floor times `docker run` / `docker exec` exactly as verifiers' docker
+runtime invokes them. Failures raise `DockerError` with the engine's message; an unreachable engine
+raises `PrerequisiteError` with how to get one.
+"""
 
 from __future__ import annotations
 
 import functools
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import docker
-from docker.errors import DockerException
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from arena.errors import PrerequisiteError
+from arena.errors import DockerError, PrerequisiteError
 
-__all__ = ["ENGINE_HINT", "docker_client", "engine_problem"]
+__all__ = [
+    "ENGINE_HINT",
+    "MANAGED",
+    "RUN_LABEL",
+    "SESSION_LABEL",
+    "CliResult",
+    "container_events",
+    "docker_cli",
+    "docker_client",
+    "engine_problem",
+    "image_exists",
+    "labels",
+    "list_containers",
+    "remove_containers",
+    "start_detached",
+]
 
 ENGINE_HINT = (
     "start one with `images/ensure-docker.sh` (as root on Debian it installs docker.io and starts "
     "dockerd), or start Docker yourself; deselect container tests with -m 'not docker'"
 )
+MANAGED = "arena.managed=true"
+"""Every Arena image carries this label, so every container started from one inherits it."""
+RUN_LABEL = "verifiers.run"
+"""verifiers labels a rollout's containers with its run id; Arena sets that id to the run name."""
+SESSION_LABEL = "arena.session"
+"""Containers Arena starts itself also name the session (a bench id) that started them."""
+CLI_TIMEOUT_S = 120.0
 
 
 def engine_problem() -> str | None:
@@ -38,3 +72,96 @@ def docker_client() -> docker.DockerClient:
     if problem:
         raise PrerequisiteError(f"{problem}. Fix: {ENGINE_HINT}")
     return docker.from_env(version="auto", timeout=600)
+
+
+def labels(session: str, run: str) -> dict[str, str]:
+    """The labels of a container Arena starts itself: managed, its session and its run."""
+    key, _, value = MANAGED.partition("=")
+    return {key: value, SESSION_LABEL: session, RUN_LABEL: run}
+
+
+def list_containers(run: str | None = None) -> list[str]:
+    """Names of Arena containers (of one run, or all), running or not."""
+    filters: dict[str, str | list[str] | bool] = {"label": [MANAGED] + ([f"{RUN_LABEL}={run}"] if run else [])}
+    return [str(c.name) for c in docker_client().containers.list(all=True, filters=filters)]
+
+
+def remove_containers(names: Sequence[str]) -> list[str]:
+    """Force-remove containers and their anonymous volumes; returns the names this call removed
+    (one already gone or being removed is skipped: that is what was wanted).
+
+    Raises:
+        DockerError: the engine refused a removal for another reason.
+    """
+    removed = []
+    for name in names:
+        try:
+            docker_client().containers.get(name).remove(force=True, v=True)
+            removed.append(name)
+        except NotFound:
+            continue
+        except APIError as exc:
+            if "removal of container" in str(exc) and "already in progress" in str(exc):
+                continue
+            raise DockerError(f"could not remove container {name}: {exc}; retry with `arena reap --all`") from exc
+    return removed
+
+
+def image_exists(ref: str) -> bool:
+    try:
+        docker_client().images.get(ref)
+    except ImageNotFound:
+        return False
+    return True
+
+
+def start_detached(image: str, command: Sequence[str], container_labels: Mapping[str, str], entrypoint: str | None = None) -> str:
+    """Start a labelled container in the background; returns its id.
+
+    Raises:
+        DockerError: the container did not start (the message carries the engine's reason).
+    """
+    try:
+        container = docker_client().containers.run(
+            image, list(command), entrypoint=entrypoint, labels=dict(container_labels), detach=True,
+        )
+    except DockerException as exc:
+        raise DockerError(
+            f"container from {image} did not start: {exc}; check the engine with `docker info` and the "
+            "image with `docker image inspect`"
+        ) from exc
+    return str(container.id)
+
+
+def container_events(filters: Mapping[str, Any], since: int, timeout: float = 60) -> tuple[Iterator[dict[str, Any]], docker.DockerClient]:
+    """A decoded event stream on a client of its own (closing the client ends the stream)."""
+    client = docker.from_env(version="auto", timeout=int(timeout))
+    return client.events(since=since, filters=dict(filters), decode=True), client
+
+
+@dataclass(frozen=True)
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def error(self) -> str | None:
+        """None when the call exited 0, else a one-line reason with the end of stderr."""
+        if self.returncode == 0:
+            return None
+        return f"exit {self.returncode}: {self.stderr.strip()[-300:]}"
+
+
+def docker_cli(args: Sequence[str], timeout: float = CLI_TIMEOUT_S) -> CliResult:
+    """Run `docker ARGS`; past `timeout` the child is killed and the result says so (exit 124)."""
+    argv = ["docker", *args]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return CliResult(124, "", f"timed out after {timeout:g} s: {' '.join(argv[:4])}", time.perf_counter() - started)
+    except FileNotFoundError:
+        raise PrerequisiteError(f"the docker CLI is not installed. Fix: {ENGINE_HINT}") from None
+    return CliResult(done.returncode, done.stdout, done.stderr, time.perf_counter() - started)

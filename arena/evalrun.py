@@ -1,35 +1,36 @@
-"""Run one `vf-eval` on the docker runtime against a model server, and read back what happened.
+"""Run `vf-eval` on the docker runtime against a model server, and read back what happened.
 
-`vf-eval` exits 0 even when every episode failed, so the outcome comes from `traces.jsonl`:
-an episode counts as failed unless `ok` is true, `errors` is empty and the stop condition is one
-a finished agent ends with. The eval's run id (`VF_RUN_ID`) is the run name, so verifiers labels
-its containers `verifiers.run=<run name>` and `arena reap --run` can find them.
+`vf-eval` exits 0 even when every episode failed, so the outcome comes from `traces.jsonl`
+(`arena.traces`): an episode counts as failed unless `ok` is true, `errors` is empty and the stop
+condition is one a finished agent ends with. The eval's run id (`VF_RUN_ID`) is the run name, so
+verifiers labels its containers `verifiers.run=<run name>` and `arena reap --run` can find them.
+Each vf-eval runs as a supervised process group (`arena.supervise`): a deadline or Ctrl-C stops
+the whole group, SIGTERM then SIGKILL.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import tomli_w
 
-from arena.errors import ArenaError, PrerequisiteError
-from arena.rewrite_hook import RUN_DIR_ENV
+from arena.choices import Harness
+from arena.errors import ArenaError, EvalError, PrerequisiteError
+from arena.records import RUN_DIR_ENV
+from arena.supervise import Exit, Supervised
+from arena.traces import Episode, read_traces
 
-__all__ = ["EpisodeSummary", "EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "finish_eval", "launch_eval", "read_outcome", "run_eval", "run_evals"]
+__all__ = ["EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "launch_eval", "read_outcome", "run_eval", "run_evals"]
 
-Harness = Literal["bash", "claude_code", "codex"]
 API_KEY_VAR = "ARENA_MODEL_KEY"
-GOOD_STOPS = {"agent_completed", "user_closed", "max_turns_reached", None}
-"""Stop conditions of an agent that ran to its end (anything else: a timeout, an error...)."""
+POLL_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class EvalRequest:
     harness_args: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for vf-eval (e.g. PYTHONPATH for test-only tasksets)."""
+    deadline_s: float | None = None
+    """Seconds vf-eval may run before its process group is stopped (None: no deadline)."""
 
     @property
     def run_dir(self) -> Path:
@@ -64,41 +67,30 @@ class EvalRequest:
 
 
 @dataclass(frozen=True)
-class EpisodeSummary:
-    task: str
-    ok: bool
-    errors: list[dict]
-    stop_condition: str | None
-    reward: float | None
-    rewards: dict[str, Any]
-    metrics: dict[str, Any]
-    info: dict[str, Any]
-    timing: dict[str, Any]
-    turns: int
-    runtime_id: str = ""
-    """The id of the box the rollout ran in (a container id on docker)."""
-
-    @property
-    def failed(self) -> bool:
-        return not self.ok or bool(self.errors) or self.stop_condition not in GOOD_STOPS
-
-
-@dataclass(frozen=True)
 class EvalOutcome:
     run_dir: Path
     returncode: int
-    episodes: list[EpisodeSummary]
+    episodes: list[Episode]
+    cpu_s: float | None = None
+    """CPU-seconds of vf-eval and every process it reaped (None: not run here)."""
+    timed_out: bool = False
+    """The request's deadline passed and vf-eval was stopped."""
+    wall_s: float | None = None
+    """Seconds from launch to exit."""
+    skipped: str | None = None
+    """Why the last line of `traces.jsonl` was skipped (a run cut short), if it was."""
 
     @property
-    def failures(self) -> list[EpisodeSummary]:
+    def failures(self) -> list[Episode]:
         return [e for e in self.episodes if e.failed]
 
     def raise_for_failures(self) -> None:
-        """Raise ArenaError naming every failed episode (and the log) if any failed."""
+        """Raise EvalError naming every failed episode (and the log) if any failed."""
         if self.returncode != 0 or not self.episodes or self.failures:
             lines = [f"- {e.task}: ok={e.ok} stop={e.stop_condition} errors={[x.get('message', '')[:200] for x in e.errors]}" for e in self.failures]
-            raise ArenaError(
-                f"eval {self.run_dir} failed: vf-eval exit {self.returncode}, {len(self.episodes)} episode(s), "
+            timeout = " (stopped at its deadline)" if self.timed_out else ""
+            raise EvalError(
+                f"eval {self.run_dir} failed: vf-eval exit {self.returncode}{timeout}, {len(self.episodes)} episode(s), "
                 f"{len(self.failures)} failed\n" + "\n".join(lines) + f"\nlog: {self.run_dir / 'vf-eval.log'}"
             )
 
@@ -129,8 +121,61 @@ def eval_config(request: EvalRequest) -> dict[str, Any]:
     return config
 
 
-def launch_eval(request: EvalRequest, log_path: Path) -> subprocess.Popen:
-    """Start vf-eval for `request` in its own process group; output goes to `log_path`."""
+OnStart = Callable[[EvalRequest, Supervised], None]
+OnDone = Callable[[EvalRequest, "EvalOutcome"], None]
+
+
+def run_eval(request: EvalRequest, progress: Callable[[str], None] = print) -> EvalOutcome:
+    """Run vf-eval for `request` to the end and summarise its traces; the log is kept in the run dir."""
+    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {eval_log_path(request)}")
+    return run_evals([request], parallel=1)[0]
+
+
+def run_evals(
+    requests: Sequence[EvalRequest],
+    parallel: int,
+    on_done: OnDone = lambda _r, _o: None,
+    on_start: OnStart = lambda _r, _p: None,
+) -> list[EvalOutcome]:
+    """Run the requests' vf-evals, `parallel` at a time, and return their outcomes in order.
+
+    `on_start` hears of each process as it starts, `on_done` of each outcome as it ends. A request
+    past its `deadline_s` is stopped (its outcome says `timed_out`). Ctrl-C (or any error) starts no
+    more and stops the running ones, which lets each vf-eval tear its containers down, before it
+    propagates.
+
+    Raises:
+        ArenaError: `parallel` is below 1.
+        PrerequisiteError: vf-eval is not installed.
+    """
+    if parallel < 1:
+        raise ArenaError(f"parallel must be at least 1, got {parallel}")
+    queue = list(enumerate(requests))
+    running: dict[int, Supervised] = {}
+    outcomes: dict[int, EvalOutcome] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < parallel:
+                index, request = queue.pop(0)
+                running[index] = launch_eval(request)
+                on_start(request, running[index])
+            for index, proc in list(running.items()):
+                done = proc.poll(requests[index].deadline_s)
+                if done is not None:
+                    del running[index]
+                    outcomes[index] = _finish(requests[index], done, time.monotonic() - proc.started)
+                    on_done(requests[index], outcomes[index])
+            if running:
+                time.sleep(POLL_S)
+    except BaseException:
+        for proc in running.values():
+            proc.stop()
+        raise
+    return [outcomes[i] for i in range(len(requests))]
+
+
+def launch_eval(request: EvalRequest) -> Supervised:
+    """Write the request's TOML and start vf-eval on it in its own process group."""
     vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).with_name("vf-eval"))
     if not Path(vf_eval).exists():
         raise PrerequisiteError("vf-eval not found; install the project (make install) into this Python")
@@ -141,48 +186,7 @@ def launch_eval(request: EvalRequest, log_path: Path) -> subprocess.Popen:
         **os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name,
         RUN_DIR_ENV: str(request.run_dir.resolve()), **request.env,
     }
-    with open(log_path, "wb") as log:
-        return subprocess.Popen(
-            [vf_eval, "@", str(config_path), "--no-rich", "--clean"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-        )
-
-
-def run_eval(request: EvalRequest, progress: Callable[[str], None] = print) -> EvalOutcome:
-    """Run vf-eval for `request` to the end and summarise its traces; the log is kept in the run dir."""
-    progress(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {eval_log_path(request)}")
-    return run_evals([request], parallel=1)[0]
-
-
-def run_evals(
-    requests: Sequence[EvalRequest], parallel: int, on_done: Callable[[EvalRequest, EvalOutcome], None] = lambda _r, _o: None,
-) -> list[EvalOutcome]:
-    """Run the requests' vf-evals, `parallel` at a time, and return their outcomes in order; `on_done`
-    hears of each as it ends. Ctrl-C (or any error) starts no more and terminates the running ones,
-    which lets each vf-eval tear its containers down, before it propagates."""
-    if parallel < 1:
-        raise ArenaError(f"parallel must be at least 1, got {parallel}")
-    queue = list(enumerate(requests))
-    running: dict[int, subprocess.Popen] = {}
-    outcomes: dict[int, EvalOutcome] = {}
-    try:
-        while queue or running:
-            while queue and len(running) < parallel:
-                index, request = queue.pop(0)
-                running[index] = launch_eval(request, eval_log_path(request))
-            for index, proc in list(running.items()):
-                if proc.poll() is not None:
-                    del running[index]
-                    outcomes[index] = finish_eval(requests[index], proc.returncode)
-                    on_done(requests[index], outcomes[index])
-            time.sleep(0.2)
-    except BaseException:
-        for proc in running.values():
-            proc.terminate()
-        for proc in running.values():
-            proc.wait()
-        raise
-    return [outcomes[i] for i in range(len(requests))]
+    return Supervised([vf_eval, "@", str(config_path), "--no-rich", "--clean"], eval_log_path(request), env)
 
 
 def eval_log_path(request: EvalRequest) -> Path:
@@ -190,47 +194,22 @@ def eval_log_path(request: EvalRequest) -> Path:
     return request.output_dir / f"{request.run_name}.vf-eval.log"
 
 
-def finish_eval(request: EvalRequest, returncode: int) -> EvalOutcome:
+def _finish(request: EvalRequest, done: Exit, wall_s: float) -> EvalOutcome:
     """Keep the log in the run dir and summarise the ended eval's traces."""
     if request.run_dir.exists():
         shutil.copy(eval_log_path(request), request.run_dir / "vf-eval.log")
-    return read_outcome(request.run_dir, returncode)
-
-
-def read_outcome(run_dir: Path, returncode: int = 0) -> EvalOutcome:
-    """Summarise `<run_dir>/traces.jsonl` (missing file: no episodes)."""
-    episodes: list[EpisodeSummary] = []
-    traces = run_dir / "traces.jsonl"
-    if traces.exists():
-        for line in traces.read_text().splitlines():
-            if line.strip():
-                episodes.append(_summarise(json.loads(line)))
-    return EvalOutcome(run_dir=run_dir, returncode=returncode, episodes=episodes)
-
-
-def _summarise(episode: dict[str, Any]) -> EpisodeSummary:
-    traces = episode.get("traces") or [{}]
-    trace = traces[0]
-    data = (episode.get("task") or {}).get("data") or {}
-    calls = trace.get("calls") or []
-    return EpisodeSummary(
-        task=str(data.get("name") or data.get("id") or data.get("idx")),
-        ok=bool(episode.get("ok")) and bool(trace.get("ok", True)),
-        errors=[*(episode.get("errors") or []), *(trace.get("errors") or [])],
-        stop_condition=trace.get("stop_condition"),
-        reward=_reward(trace),
-        rewards=trace.get("rewards") or {},
-        metrics=trace.get("metrics") or {},
-        info=trace.get("info") or {},
-        timing=trace.get("timing") or {},
-        turns=len(calls),
-        runtime_id=str(((trace.get("agent") or {}).get("runtime") or {}).get("id") or ""),
+    outcome = read_outcome(request.run_dir, done.returncode)
+    return EvalOutcome(
+        run_dir=outcome.run_dir, returncode=done.returncode, episodes=outcome.episodes, cpu_s=done.cpu_s,
+        timed_out=done.timed_out, wall_s=wall_s, skipped=outcome.skipped,
     )
 
 
-def _reward(trace: dict[str, Any]) -> float | None:
-    """The trace's reward: the sum of score × weight (None if any signal failed to score)."""
-    rewards = trace.get("rewards") or {}
-    if any(r.get("score") is None for r in rewards.values()):
-        return None
-    return sum(r["score"] * r.get("weight", 1.0) for r in rewards.values())
+def read_outcome(run_dir: Path, returncode: int = 0) -> EvalOutcome:
+    """Summarise `<run_dir>/traces.jsonl` (missing file: no episodes).
+
+    Raises:
+        TraceError: the file is corrupt before its last line.
+    """
+    log = read_traces(run_dir)
+    return EvalOutcome(run_dir=run_dir, returncode=returncode, episodes=log.episodes, skipped=log.skipped)

@@ -14,6 +14,9 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from arena import installed
+from arena.errors import PolicyLoadError, UnknownPolicy
+from arena.installed import ENTRY_POINT_GROUP
 from arena.policy import Action, Answer, Observation, Policy
 
 __all__ = [
@@ -32,7 +35,6 @@ __all__ = [
     "staller",
 ]
 
-ENTRY_POINT_GROUP = "arena.policies"
 STALLER_TEXT = "I have looked at the task and have nothing further to add."
 
 logger = logging.getLogger(__name__)
@@ -96,25 +98,7 @@ def model_name(env_id: str, policy: str) -> str:
     return "arena/staller" if policy == "staller" else f"arena/{env_id}/{policy}"
 
 
-class UnknownPolicy(LookupError):
-    """No policy is registered under the requested model name."""
-
-    def __init__(self, model: str, available: Sequence[str]):
-        listing = ", ".join(available) or "none"
-        super().__init__(f"model {model!r} not found; available policies: {listing}")
-        self.model = model
-        self.available = list(available)
-
-
-class PolicyLoadError(RuntimeError):
-    """An environment's `arena.policies` entry point failed to load or has the wrong shape."""
-
-
 EntryPoints = Callable[[], Sequence[importlib.metadata.EntryPoint]]
-
-
-def _installed_entry_points() -> Sequence[importlib.metadata.EntryPoint]:
-    return tuple(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
 
 
 class PolicyResolver:
@@ -124,7 +108,7 @@ class PolicyResolver:
         self, policies: Mapping[str, Policy] | None = None, *, entry_points: EntryPoints | None = None
     ):
         self._explicit = {**BUILTIN, **(policies or {})}
-        self._entry_points = entry_points or _installed_entry_points
+        self._entry_points = entry_points or installed.entry_points
         self._loaded: dict[str, dict[str, Policy]] = {}
         self._failed: dict[str, PolicyLoadError] = {}
 

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from arena.choices import SPLITS, Harness, Split
 from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
 from arena.policies import SHORTCUT_CEILING, SHORTCUT_PREFIX, PolicyResolver, model_name, shortcut_ceiling
@@ -33,7 +34,6 @@ STANDARD = ("oracle", "spammer", "impatient", "exhaustive")
 SHORTCUT_MARGIN = 0.5
 """A shortcut must stay at least this far below the oracle."""
 Role = Literal["staller", "standard", "shortcut", "cheater"]
-SPLITS = ("train", "dev", "test")
 
 
 def role_of(policy: str) -> Role:
@@ -82,7 +82,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | 
         mean=statistics.fmean(rewards), min=min(rewards), max=max(rewards),
         turns=statistics.fmean([e.turns for e in outcome.episodes]) if outcome.episodes else 0.0,
         budget_used=statistics.fmean(used) if used else None,
-        rewrites=sum(len(e.info.get("arena_rewrites") or []) for e in outcome.episodes), ceiling=ceiling,
+        rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling,
     )
 
 
@@ -123,9 +123,9 @@ def gate(scores: Sequence[PolicyScore]) -> list[GateFailure]:
 def run_probe(
     envs: Sequence[str],
     *,
-    harness: str = "bash",
+    harness: Harness = "bash",
     tasks: int = 20,
-    split: str = "dev",
+    split: Split = "dev",
     seed: int | None = None,
     policies: Sequence[str] = (),
     taskset_args: Mapping[str, Any] | None = None,
@@ -155,7 +155,7 @@ def run_probe(
     with start_in_thread(resolver=resolver) as server:
         requests = [
             EvalRequest(
-                taskset=env, harness=harness, model=model_name(env, policy), image=image_ref(env),  # type: ignore[arg-type]
+                taskset=env, harness=harness, model=model_name(env, policy), image=image_ref(env),
                 base_url=server.url, output_dir=run_dir, run_name=f"{env}-{policy}-{harness}",
                 num_tasks=tasks, max_concurrent=max_concurrent,
                 taskset_args={**(taskset_args or {}), "split": split},

@@ -8,37 +8,24 @@ SIGKILL of the process that started them, which `finally` blocks and atexit hook
 
 from __future__ import annotations
 
-from docker.errors import APIError, NotFound
+from arena.engine import list_containers, remove_containers
+from arena.errors import UsageError
 
-from arena.engine import docker_client
-from arena.errors import PrerequisiteError
-
-__all__ = ["MANAGED", "REAP_HINT", "leftovers", "reap"]
-
-MANAGED = "arena.managed=true"
-RUN_LABEL = "verifiers.run"
-REAP_HINT = "arena reap --run {run}"
+__all__ = ["leftovers", "reap"]
 
 
 def leftovers(run: str | None = None) -> list[str]:
     """Names of Arena containers (of one run, or all), running or not."""
-    filters = {"label": [MANAGED] + ([f"{RUN_LABEL}={run}"] if run else [])}
-    return [c.name for c in docker_client().containers.list(all=True, filters=filters)]
+    return list_containers(run)
 
 
 def reap(run: str | None = None, everything: bool = False) -> list[str]:
-    """Force-remove Arena containers of `run` (or all of them with `everything`); returns names."""
+    """Force-remove Arena containers of `run` (or all of them with `everything`); returns names.
+
+    Raises:
+        UsageError: neither a run nor `everything` was given.
+        DockerError: the engine refused a removal.
+    """
     if not run and not everything:
-        raise PrerequisiteError("say which containers to reap: --run ID (one eval's) or --all (every Arena container)")
-    removed = []
-    for name in leftovers(None if everything else run):
-        try:
-            docker_client().containers.get(name).remove(force=True, v=True)
-            removed.append(name)
-        except NotFound:
-            continue  # gone meanwhile: that is what we wanted
-        except APIError as exc:
-            if "removal of container" in str(exc) and "already in progress" in str(exc):
-                continue
-            raise
-    return removed
+        raise UsageError("say which containers to reap: --run ID (one eval's) or --all (every Arena container)")
+    return remove_containers(leftovers(None if everything else run))

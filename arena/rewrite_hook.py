@@ -17,32 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import verifiers.v1 as vf
-from pydantic import BaseModel
 
+from arena.records import REWRITES_FILE, RUN_DIR_ENV, AuditRecord
 from arena.rules import Rule, match_post, match_pre, shell_command
 
 __all__ = ["RUN_DIR_ENV", "AuditRecord", "apply_rules", "mask"]
 
-RUN_DIR_ENV = "ARENA_RUN_DIR"
 EXCERPT_CHARS = 240
 MASK = "[held-out]"
-
-
-class AuditRecord(BaseModel):
-    id: str
-    run: str
-    rollout: str
-    harness: str
-    environment: str
-    task: str
-    rule: str
-    stage: str
-    tool: str
-    arguments: dict
-    original_sha256: str
-    original_excerpt: str
-    replacement: str
-    time: float
 
 
 def mask(text: str, secrets: Sequence[str]) -> str:
@@ -113,5 +95,5 @@ def _record(trace: vf.Trace, rule: Rule, environment: str, tool: str, arguments:
     run_dir = os.environ.get(RUN_DIR_ENV)
     if run_dir:
         Path(run_dir).mkdir(parents=True, exist_ok=True)
-        with open(Path(run_dir) / "rewrites.jsonl", "a") as out:
+        with open(Path(run_dir) / REWRITES_FILE, "a") as out:
             out.write(record.model_dump_json() + "\n")

@@ -21,7 +21,8 @@ from aiohttp import web
 from arena.dialects import DIALECTS, Dialect
 from arena.dialects.anthropic import count_tokens
 from arena.dialects.base import Parsed, Reply, RequestError, estimate_tokens, plan
-from arena.policies import PolicyLoadError, PolicyResolver, UnknownPolicy
+from arena.errors import PolicyLoadError, UnknownPolicy
+from arena.policies import PolicyResolver
 from arena.policy import Policy
 
 __all__ = ["MAX_BODY_BYTES", "ServerHandle", "build_app", "serve", "start_in_thread"]

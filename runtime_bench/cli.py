@@ -1,4 +1,5 @@
-"""`arena bench`: the concurrency cost report (wired into `arena` by `register`).
+"""`arena bench`: the concurrency cost report. `arena` hands its arguments to `main` only when
+`bench` runs, so `arena --help` never imports the bench (or, through it, verifiers).
 
 Exit codes follow `arena`: 0 every rollout succeeded and nothing leaked; 1 a rollout failed or a
 container leaked (the report is still written); 2 a usage or prerequisite error, printed without
@@ -10,15 +11,24 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import get_args
 
 from pydantic import ValidationError
 
+from arena.choices import HARNESSES
 from arena.errors import ArenaError, PrerequisiteError
-from runtime_bench.config import QUICK, BenchConfig
+from runtime_bench.config import QUICK, BenchConfig, Placement, RuntimeType
 
-__all__ = ["handle", "register"]
+__all__ = ["DESCRIPTION", "HELP", "build_parser", "config_from_args", "handle", "main"]
+
+HELP = "wall clock and CPU per rollout under concurrency, against the docker floor"
+DESCRIPTION = (
+    "Run K scripted rollouts per concurrency level for each configuration (runtime × harness × "
+    "toolset placement), measure the `docker run` / `docker exec` floor in the same run, and write "
+    "report.md, report.json and report.png."
+)
 
 
 def _csv(value: str) -> list[str]:
@@ -32,29 +42,29 @@ def _levels(value: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"levels are comma-separated integers, got {value!r}") from None
 
 
-def register(subparsers: Any) -> None:
-    """Add the `bench` subcommand to an argparse subparsers object."""
-    bench = subparsers.add_parser(
-        "bench",
-        help="wall clock and CPU per rollout under concurrency, against the docker floor",
-        description=(
-            "Run K scripted rollouts per concurrency level for each configuration (runtime × harness × "
-            "toolset placement), measure the `docker run` / `docker exec` floor in the same run, and write "
-            "report.md, report.json and report.png."
-        ),
-    )
+def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
+    """The bench's own parser (`arena bench` and `python -m runtime_bench` both use it)."""
+    bench = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
     bench.add_argument("--quick", action="store_true", help="bash on docker, levels 1,4,8, 8 rollouts per level (a few minutes)")
-    bench.add_argument("--runtime", type=_csv, metavar="LIST", help="docker,subprocess,prime (default docker)")
-    bench.add_argument("--harness", type=_csv, metavar="LIST", help="bash,claude_code,codex (default all three)")
+    bench.add_argument("--runtime", type=_csv, metavar="LIST", help=f"{','.join(get_args(RuntimeType))} (default docker)")
+    bench.add_argument("--harness", type=_csv, metavar="LIST", help=f"{','.join(HARNESSES)} (default all)")
     bench.add_argument("--env", metavar="ID", help="verifiers taskset id (default arena-bench, the bench's own)")
-    bench.add_argument("--toolset", type=_csv, metavar="LIST", help="arena-bench MCP placement: shared,task (default shared)")
+    bench.add_argument("--toolset", type=_csv, metavar="LIST", help=f"arena-bench MCP placement: {','.join(get_args(Placement))} (default shared)")
     bench.add_argument("--levels", type=_levels, metavar="LIST", help="concurrency levels (default 1,2,4,8,16,32)")
     bench.add_argument("-k", "--rollouts", type=int, metavar="K", help="rollouts per level, at least the level (default 16)")
     bench.add_argument("--image", metavar="REF", help="container image (default arena/harness:latest; on prime: verifiers' default)")
     bench.add_argument("--model", metavar="NAME", help="policy model name (default the bench script; arena/<env>/oracle for another env)")
     bench.add_argument("--output-dir", type=Path, metavar="DIR", help="default outputs/bench-<stamp>")
     bench.add_argument("--no-floor", action="store_true", help="skip the docker run / docker exec floor")
-    bench.set_defaults(handler=handle)
+    bench.add_argument("-v", "--verbose", action="store_true", help="keep the model server's per-turn log lines")
+    return bench
+
+
+def main(argv: Sequence[str], prog: str = "arena bench", verbose: bool = False) -> int:
+    """Parse the bench's arguments and run it (argparse exits 2 on bad flags, as everywhere)."""
+    args = build_parser(prog).parse_args(list(argv))
+    args.verbose = args.verbose or verbose
+    return handle(args)
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
@@ -86,7 +96,7 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
 def handle(args: argparse.Namespace) -> int:
     from runtime_bench.runner import run_bench
 
-    if not getattr(args, "verbose", False):
+    if not args.verbose:
         # One INFO line per model turn would drown the per-level progress lines.
         logging.getLogger("arena.server").setLevel(logging.WARNING)
     try:
@@ -95,7 +105,7 @@ def handle(args: argparse.Namespace) -> int:
     except ArenaError as exc:
         print(f"arena bench: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, PrerequisiteError) else 1
-    totals = report["totals"]
-    print(f"report: {paths['md']} (also {paths['json'].name}, {paths['png'].name})")
-    print(f"{totals['rollouts']} rollouts, {totals['failures']} failed, {totals['leaked']} leaked container(s)")
-    return 1 if totals["failures"] or totals["leaked"] else 0
+    totals = report.totals
+    print(f"report: {paths.md} (also {paths.json.name}, {paths.png.name})")
+    print(f"{totals.rollouts} rollouts, {totals.failures} failed, {totals.leaked} leaked container(s)")
+    return 1 if totals.failures or totals.leaked else 0

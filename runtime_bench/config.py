@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from arena.evalrun import Harness
+from arena.choices import HARNESSES, Harness
 
 __all__ = [
     "BENCH_ENV",
@@ -69,14 +69,14 @@ class BenchConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    runtimes: list[RuntimeType] = Field(default_factory=lambda: ["docker"])
+    runtimes: list[RuntimeType] = Field(default=["docker"])
     """Runtimes to bench. `subprocess` is the no-container baseline (bash only); `prime` needs
     PRIME_API_KEY and a pullable image."""
-    harnesses: list[Harness] = Field(default_factory=lambda: ["bash", "claude_code", "codex"])
+    harnesses: list[Harness] = Field(default=list(HARNESSES))
     environment: str = BENCH_ENV
     """Verifiers taskset id. Anything but `arena-bench` must be installed and have at least
     `rollouts` tasks; its policy defaults to `arena/<id>/oracle`."""
-    toolsets: list[Placement] = Field(default_factory=lambda: ["shared"])
+    toolsets: list[Placement] = Field(default=["shared"])
     """MCP server placement for `arena-bench`: `shared` (one per eval) and/or `task` (one per rollout)."""
     levels: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
     """Concurrency levels (rollouts in flight), ascending."""

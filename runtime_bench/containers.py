@@ -3,23 +3,23 @@
 Containers are selected by the label `verifiers.run=<run>` (verifiers puts it on the rollout's
 container and on its helper containers; the floor puts it on its own). Their cgroup counters are
 read every `interval` seconds while they live, so a container's CPU is its last sample before it
-was destroyed: a helper that lives less than one interval is under-counted. Daemon-side CPU
-(dockerd, containerd) is read from /proc; it is machine-wide, so other work on the host adds to it.
+was destroyed: a helper that lives less than one interval is under-counted.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import docker
 
-from arena.reaper import RUN_LABEL
+from arena.engine import RUN_LABEL, container_events
 
-__all__ = ["ContainerProbe", "ContainerStats", "cgroup_files", "daemon_cpu_seconds"]
+__all__ = ["ContainerProbe", "ContainerStats", "cgroup_files"]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 LIFECYCLE = ["create", "start", "die", "destroy"]
@@ -76,24 +76,6 @@ def _read_int(path: Path | None) -> int | None:
         return None
 
 
-def daemon_cpu_seconds() -> float | None:
-    """utime + stime of every dockerd and containerd process (None when none is visible)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total, found = 0.0, False
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if (proc / "comm").read_text().strip() not in ("dockerd", "containerd"):
-                continue
-            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks
-        found = True
-    return total if found else None
-
-
 @dataclass
 class ContainerProbe:
     """Start before the run, stop after it; `containers` then holds every container of `run`."""
@@ -105,14 +87,14 @@ class ContainerProbe:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._done = threading.Event()
-        self._client = docker.from_env(version="auto", timeout=60)
-        self._stream = None
+        self._client: docker.DockerClient | None = None
+        self._stream: Iterator[dict[str, Any]] | None = None
         self._threads: list[threading.Thread] = []
 
     def start(self) -> ContainerProbe:
         filters = {"type": "container", "event": LIFECYCLE, "label": [f"{RUN_LABEL}={self.run}"]}
         # The request is made here, so no event after this line is missed.
-        self._stream = self._client.events(since=int(time.time()) - 1, filters=filters, decode=True)
+        self._stream, self._client = container_events(filters, since=int(time.time()) - 1)
         self._threads = [
             threading.Thread(target=self._watch_events, name=f"probe-events-{self.run}", daemon=True),
             threading.Thread(target=self._sample, name=f"probe-cgroups-{self.run}", daemon=True),
@@ -131,11 +113,13 @@ class ContainerProbe:
                 break
             time.sleep(0.05)
         self._done.set()
-        if self._stream is not None:
-            self._stream.close()
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
         for thread in self._threads:
             thread.join(5)
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
         return self.containers
 
     def _watch_events(self) -> None:

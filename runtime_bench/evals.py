@@ -1,34 +1,38 @@
 """Run one configuration at one concurrency level: a `vf-eval` of N identical rollouts, watched.
 
-The eval is Arena's (`arena.evalrun.eval_config`, our model server, `VF_RUN_ID` = run name, so
-its containers carry `verifiers.run=<run>`), with the runtime section swapped for subprocess or
-prime. While it runs a `ContainerProbe` records its containers; when it exits, `os.wait4` gives
-the CPU of vf-eval and every process it reaped (docker CLI calls, tool servers). Phases come from
-each trace's `timing`; a rollout ends when its container is destroyed.
+The eval is Arena's (`arena.evalrun.run_evals`: our model server, `VF_RUN_ID` = run name so its
+containers carry `verifiers.run=<run>`, a deadline, group SIGTERM → SIGKILL), with the runtime
+section swapped for subprocess or prime. While it runs a `ContainerProbe` records its containers
+and a trail samples its process tree's CPU; its exit gives the CPU of vf-eval and every process it
+reaped (docker CLI calls, tool servers). Phases come from each trace's `timing`; a rollout ends
+when its container is destroyed.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from arena.evalrun import EpisodeSummary, EvalRequest, eval_log_path, finish_eval, launch_eval
+from arena.evalrun import EvalRequest, eval_log_path, run_evals
 from arena.reaper import reap
+from arena.supervise import Supervised
+from arena.traces import Episode
 from runtime_bench.config import BENCH_ENV, BenchConfig, Combo
-from runtime_bench.containers import ContainerProbe, ContainerStats, daemon_cpu_seconds
+from runtime_bench.containers import ContainerProbe, ContainerStats
+from runtime_bench.model import Cpu, Failure, LevelResult, Summary
+from runtime_bench.procs import daemon_cpu_seconds, tree_cpu_seconds
 from runtime_bench.stats import phase_summaries, rollout_row, summarize, throughput
 
 __all__ = ["BENCH_TASKSET_PATH", "run_level"]
 
 BENCH_TASKSET_PATH = Path(__file__).resolve().parent / "bench_taskset"
 """On PYTHONPATH for vf-eval, so `arena-bench` resolves to `arena_bench`."""
-TERMINATE_GRACE_S = 30
+STARTUP_ALLOWANCE_S = 180.0
+"""vf-eval's own start-up and shutdown, on top of the rollouts' timeouts, before its deadline."""
 
 
 def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str, runs_dir: Path, base_url: str) -> EvalRequest:
@@ -39,6 +43,7 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
     elif combo.runtime == "prime":
         image = config.image_for(combo.runtime)
         agent_args["runtime"] = {"type": "prime", **({"image": image} if image else {})}
+    waves = math.ceil(count / level)
     return EvalRequest(
         taskset=combo.environment,
         harness=combo.harness,
@@ -52,45 +57,12 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
         taskset_args={"num_tasks": count, "task": {"toolset": combo.toolset}} if bench else {},
         agent_args=agent_args,
         env={"PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH_TASKSET_PATH), os.environ.get("PYTHONPATH")]))},
+        deadline_s=STARTUP_ALLOWANCE_S + waves * (2 * config.rollout_timeout + 60),
     )
 
 
-def _stop_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the eval's process group (vf-eval then removes its containers), SIGKILL after a
-    grace, and reap it."""
-    _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(TERMINATE_GRACE_S)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
-
-
-def _tree_cpu(pid: int) -> float | None:
-    """CPU-seconds so far of `pid`, the children it reaped, and its live descendants (tool servers
-    included, whose start-up would otherwise only show when they are reaped at the end)."""
-    stats: dict[int, list[str]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-    if pid not in stats:
-        return None
-    children: dict[int, list[int]] = {}
-    for child, fields in stats.items():
-        children.setdefault(int(fields[1]), []).append(child)
-    total, todo = 0, [pid]
-    while todo:
-        current = todo.pop()
-        total += sum(int(f) for f in stats[current][11:15])
-        todo += children.get(current, [])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 class _CpuTrail:
-    """Samples `_tree_cpu(pid)` every `interval` s, to split vf-eval's start-up CPU from the rollouts'."""
+    """Samples the process tree's CPU every `interval` s, to split vf-eval's start-up CPU from the rollouts'."""
 
     def __init__(self, pid: int, interval: float = 0.2) -> None:
         self.samples: list[tuple[float, float]] = []
@@ -100,7 +72,7 @@ class _CpuTrail:
 
     def _run(self, pid: int, interval: float) -> None:
         while not self._done.wait(interval):
-            cpu = _tree_cpu(pid)
+            cpu = tree_cpu_seconds(pid)
             if cpu is not None:
                 self.samples.append((time.time(), cpu))
 
@@ -114,43 +86,7 @@ class _CpuTrail:
         return before[-1] if before else None
 
 
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _wait(proc: subprocess.Popen, deadline_s: float) -> tuple[int, float, bool]:
-    """(exit code, CPU-seconds of the process and its reaped descendants, timed out?).
-
-    Past the deadline the group gets SIGTERM, then SIGKILL after a grace; the timers only signal,
-    so `os.wait4` stays the one place the process is reaped.
-    """
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        _signal_group(proc, signal.SIGTERM)
-
-    timers = [threading.Timer(deadline_s, expire), threading.Timer(deadline_s + TERMINATE_GRACE_S, _signal_group, (proc, signal.SIGKILL))]
-    for timer in timers:
-        timer.daemon = True
-        timer.start()
-    try:
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    except BaseException:
-        for timer in timers:
-            timer.cancel()
-        _stop_group(proc)
-        raise
-    for timer in timers:
-        timer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_utime + usage.ru_stime, expired.is_set()
-
-
-def _rows(episodes: list[EpisodeSummary], containers: dict[str, ContainerStats]) -> list[dict[str, Any]]:
+def _rows(episodes: list[Episode], containers: dict[str, ContainerStats]) -> list[dict[str, Any]]:
     """One row per rollout: phases, its container's CPU and peak memory, and whether it succeeded."""
     by_prefix = {cid[:12]: stats for cid, stats in containers.items()}
     rows = []
@@ -166,8 +102,8 @@ def _rows(episodes: list[EpisodeSummary], containers: dict[str, ContainerStats])
     return rows
 
 
-def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir: Path, base_url: str) -> dict[str, Any]:
-    """Run `combo` at `level` and return its level result (the shape `runtime_bench.report` reads).
+def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir: Path, base_url: str) -> LevelResult:
+    """Run `combo` at `level` and return its level result.
 
     Raises:
         PrerequisiteError: vf-eval is not installed.
@@ -178,70 +114,68 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     probe = ContainerProbe(run).start() if combo.runtime == "docker" else None
     daemon_before = daemon_cpu_seconds()
     launched = time.time()
-    log_path = eval_log_path(request)
-    proc = launch_eval(request, log_path)
-    trail = _CpuTrail(proc.pid)
+    trails: list[_CpuTrail] = []
+
+    def watch(_request: EvalRequest, proc: Supervised) -> None:
+        trails.append(_CpuTrail(proc.pid))
+
     try:
-        waves = math.ceil(count / level)
-        returncode, eval_cpu, timed_out = _wait(proc, 180 + waves * (2 * config.rollout_timeout + 60))
-    except BaseException:
-        trail.stop()
-        if probe is not None:
-            probe.stop()
-        raise  # the runner reaps every run it started
-    trail.stop()
+        [outcome] = run_evals([request], parallel=1, on_start=watch)
+    finally:
+        for trail in trails:
+            trail.stop()
+        containers = probe.stop() if probe is not None else {}
     exited = time.time()
-    containers = probe.stop() if probe is not None else {}
     daemon_after = daemon_cpu_seconds()
     leaked = reap(run) if combo.runtime == "docker" else []
-    outcome = finish_eval(request, returncode)
     rows = _rows(outcome.episodes, containers)
     starts = [r["start"] for r in rows if r["start"]]
     ends = [r["end"] for r in rows if r["end"]]
     window = max(ends) - min(starts) if starts and ends else None
     failures = [
-        {"task": e.task, "stop": e.stop_condition, "error": (e.errors[0].get("message", "") if e.errors else "")[:300]}
+        Failure(task=e.task, stop=e.stop_condition, error=(e.errors[0].get("message", "") if e.errors else "")[:300])
         for e in outcome.failures
     ]
     if (missing := count - len(outcome.episodes)) > 0:
-        reason = "vf-eval timed out" if timed_out else f"vf-eval exit {returncode}"
-        failures += [{"task": "?", "stop": None, "error": f"no episode recorded ({reason}; see {log_path})"}] * missing
+        reason = "vf-eval timed out" if outcome.timed_out else f"vf-eval exit {outcome.returncode}"
+        failures += [Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")] * missing
     daemon_s = daemon_after - daemon_before if daemon_before is not None and daemon_after is not None else None
-    return {
-        "level": level,
-        "rollouts": count,
-        "completed": len(outcome.episodes),
-        "failures": len(failures),
-        "failure_details": failures[:10],
-        "leaked": len(leaked),
-        "leaked_names": leaked,
-        "run": run,
-        "run_dir": str(request.run_dir),
-        "phases": phase_summaries(rows),
-        "window_s": window,
-        "throughput": throughput(len(outcome.episodes) - len(outcome.failures), window),
-        "eval_wall_s": exited - launched,
-        "startup_s": min(starts) - launched if starts else None,
-        "cpu": _cpu(containers, eval_cpu, trail.at(min(starts)) if starts else None, daemon_s, count),
-        "containers": len(containers),
-        "peak_mib": summarize(r["peak_mib"] for r in rows),
-        "rows": rows,
-    }
+    startup_cpu = trails[0].at(min(starts)) if starts and trails else None
+    return LevelResult(
+        level=level,
+        rollouts=count,
+        completed=len(outcome.episodes),
+        failures=len(failures),
+        failure_details=failures[:10],
+        leaked=len(leaked),
+        leaked_names=leaked,
+        run=run,
+        run_dir=str(request.run_dir),
+        phases={phase: Summary.model_validate(summary) for phase, summary in phase_summaries(rows).items()},
+        window_s=window,
+        throughput=throughput(len(outcome.episodes) - len(outcome.failures), window),
+        eval_wall_s=exited - launched,
+        startup_s=min(starts) - launched if starts else None,
+        cpu=_cpu(containers, outcome.cpu_s or 0.0, startup_cpu, daemon_s, count),
+        containers=len(containers),
+        peak_mib=Summary.model_validate(summarize(r["peak_mib"] for r in rows)),
+        rows=rows,
+    )
 
 
 def _cpu(
     containers: dict[str, ContainerStats], eval_cpu: float, startup_cpu: float | None, daemon_s: float | None, count: int
-) -> dict[str, float | None]:
+) -> Cpu:
     """CPU-seconds of the level, and per rollout (vf-eval's start-up left out of the latter)."""
     sampled = [c.cpu_s for c in containers.values() if c.cpu_s is not None]
     containers_s = sum(sampled) if sampled else None
     rollout_eval_cpu = eval_cpu - startup_cpu if startup_cpu is not None else eval_cpu
     parts = [v for v in (containers_s, rollout_eval_cpu, daemon_s) if v is not None]
-    return {
-        "containers_s": containers_s,
-        "eval_process_s": eval_cpu,
-        "eval_startup_s": startup_cpu,
-        "daemon_s": daemon_s,
-        "per_rollout_s": sum(parts) / count if parts else None,
-        "containers_per_rollout_s": containers_s / count if containers_s is not None else None,
-    }
+    return Cpu(
+        containers_s=containers_s,
+        eval_process_s=eval_cpu,
+        eval_startup_s=startup_cpu,
+        daemon_s=daemon_s,
+        per_rollout_s=sum(parts) / count if parts else None,
+        containers_per_rollout_s=containers_s / count if containers_s is not None else None,
+    )

@@ -11,13 +11,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import platform
-import subprocess
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from arena.engine import docker_client, image_exists
 from arena.errors import ArenaError, PrerequisiteError
 from arena.policies import PolicyResolver, ScriptedPolicy
 from arena.policy import Answer, CallTool, RunShell
@@ -26,6 +25,7 @@ from arena.server import start_in_thread
 from runtime_bench.config import BENCH_ENV, BENCH_MODEL, BenchConfig, Combo
 from runtime_bench.evals import run_level
 from runtime_bench.floor import measure_floor
+from runtime_bench.model import BenchReport, ConfigResult, FloorLevel, LevelResult, Meta, ReportPaths, Skipped
 from runtime_bench.report import build_report, write_report
 
 __all__ = ["BENCH_SCRIPT", "check_prerequisites", "run_bench"]
@@ -62,35 +62,28 @@ def check_prerequisites(config: BenchConfig) -> None:
                 "install it (make install) or bench the default arena-bench"
             )
     if "docker" in config.runtimes:
-        from arena.engine import docker_client
-
         docker_client()  # raises PrerequisiteError with the fix
         image = config.image_for("docker")
-        found = subprocess.run(["docker", "image", "inspect", str(image)], capture_output=True, text=True, check=False)
-        if found.returncode != 0:
+        if not image_exists(str(image)):
             name = str(image).split("/", 1)[-1].split(":", 1)[0]
             raise PrerequisiteError(f"image {image} not found: build it with `arena images build {name}` or pass --image")
 
 
-def _meta(config: BenchConfig, bench_id: str) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "bench_id": bench_id,
-        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "cpus": os.cpu_count(),
-        "memory_gib": _memory_gib(),
-        "platform": platform.platform(),
-        "load_before": _load(),
-        "levels": config.levels,
-        "rollouts": config.rollouts,
-        "model": config.model_name(),
-        "config": config.model_dump(mode="json"),
-        "cgroup": "v2" if Path("/sys/fs/cgroup/cgroup.controllers").exists() else "v1",
-    }
-    if "docker" in config.runtimes:
-        from arena.engine import docker_client
-
-        meta["docker_version"] = docker_client().version().get("Version")
-    return meta
+def _meta(config: BenchConfig, bench_id: str) -> Meta:
+    return Meta(
+        bench_id=bench_id,
+        started=time.strftime("%Y-%m-%d %H:%M:%S"),
+        cpus=os.cpu_count(),
+        memory_gib=_memory_gib(),
+        platform=platform.platform(),
+        load_before=_load(),
+        levels=config.levels,
+        rollouts=config.rollouts,
+        model=config.model_name(),
+        config=config.model_dump(mode="json"),
+        cgroup="v2" if Path("/sys/fs/cgroup/cgroup.controllers").exists() else "v1",
+        docker_version=docker_client().version().get("Version") if "docker" in config.runtimes else None,
+    )
 
 
 def _memory_gib() -> float | None:
@@ -107,28 +100,30 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _level_line(elapsed: float, label: str, level: dict[str, Any]) -> str:
-    total = level["phases"]["total"]["p50"]
-    overhead = level["phases"]["overhead"]["p50"]
-    rate, cpu = level["throughput"], level["cpu"]["per_rollout_s"]
+def _s(value: float | None, digits: int = 2, unit: str = "") -> str:
+    return "–" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def _level_line(elapsed: float, label: str, level: LevelResult) -> str:
+    total, overhead = level.phases["total"].p50, level.phases["overhead"].p50
     return (
-        f"[{elapsed:7.1f}s] {label:<36} c={level['level']:<3} {level['completed']}/{level['rollouts']} done  "
-        f"p50 {'–' if total is None else f'{total:.2f}s'} (overhead {'–' if overhead is None else f'{overhead:.2f}s'})  "
-        f"{'–' if rate is None else f'{rate:.2f}'} rollouts/s  CPU {'–' if cpu is None else f'{cpu:.2f}'} s/rollout  "
-        f"failed {level['failures']}  leaked {level['leaked']}"
+        f"[{elapsed:7.1f}s] {label:<36} c={level.level:<3} {level.completed}/{level.rollouts} done  "
+        f"p50 {_s(total, unit='s')} (overhead {_s(overhead, unit='s')})  "
+        f"{_s(level.throughput)} rollouts/s  CPU {_s(level.cpu.per_rollout_s)} s/rollout  "
+        f"failed {level.failures}  leaked {level.leaked}"
     )
 
 
-def _floor_line(elapsed: float, entry: dict[str, Any]) -> str:
-    run, exe = entry["docker_run"], entry["docker_exec"]
+def _floor_line(elapsed: float, entry: FloorLevel) -> str:
+    run, exe = entry.docker_run, entry.docker_exec
     return (
-        f"[{elapsed:7.1f}s] {'floor':<36} c={entry['level']:<3} docker run p50 {run['wall']['p50']:.2f}s "
-        f"{run['throughput'] or 0:.2f}/s · docker exec p50 {exe['wall']['p50']:.3f}s {exe['throughput'] or 0:.2f}/s  "
-        f"failed {run['failures'] + exe['failures']}  leaked {entry['leaked']}"
+        f"[{elapsed:7.1f}s] {'floor':<36} c={entry.level:<3} docker run p50 {_s(run.wall.p50, unit='s')} "
+        f"{run.throughput or 0:.2f}/s · docker exec p50 {_s(exe.wall.p50, 3, 's')} {exe.throughput or 0:.2f}/s  "
+        f"failed {run.failures + exe.failures}  leaked {entry.leaked}"
     )
 
 
-def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[dict[str, Any], dict[str, Path]]:
+def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchReport, ReportPaths]:
     """Run the benchmark and write its report; returns (report, paths of report.{json,md,png}).
 
     Raises:
@@ -142,8 +137,8 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[dict[str
     runs_dir = out_dir / "runs"
     combos = config.combos()
     meta = _meta(config, bench_id)
-    floor: list[dict[str, Any]] = []
-    results: dict[Combo, list[dict[str, Any]]] = {combo: [] for combo in combos}
+    floor: list[FloorLevel] = []
+    results: dict[Combo, list[LevelResult]] = {combo: [] for combo in combos}
     runs: list[str] = []
     measure_floor_here = config.floor and "docker" in config.runtimes
     policies = {BENCH_MODEL: BENCH_SCRIPT}
@@ -160,9 +155,9 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[dict[str
                     run = f"{bench_id}-floor-c{level}"
                     runs.append(run)
                     entry = measure_floor(str(config.image_for("docker")), level, config.rollouts_at(level), bench_id, run)
-                    entry["leaked_names"] = leftovers(run)
-                    entry["leaked"] = len(entry["leaked_names"])
-                    if entry["leaked"]:
+                    names = leftovers(run)
+                    entry = entry.model_copy(update={"leaked_names": names, "leaked": len(names)})
+                    if names:
                         reap(run)
                     floor.append(entry)
                     progress(_floor_line(time.monotonic() - started, entry))
@@ -175,23 +170,17 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[dict[str
     except BaseException:
         _reap_all(runs, progress)
         raise
-    meta["elapsed_s"] = time.monotonic() - started
-    meta["load_after"] = _load()
+    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load()})
     configs = [
-        {
-            "label": combo.label,
-            "runtime": combo.runtime,
-            "harness": combo.harness,
-            "environment": combo.environment,
-            "toolset": combo.toolset,
-            "image": config.image_for(combo.runtime),
-            "levels": results[combo],
-        }
+        ConfigResult(
+            label=combo.label, runtime=combo.runtime, harness=combo.harness, environment=combo.environment,
+            toolset=combo.toolset, image=config.image_for(combo.runtime), levels=results[combo],
+        )
         for combo in combos
     ]
-    report = build_report(meta, floor, configs, config.skipped())
+    report = build_report(meta, floor, configs, [Skipped(**skip) for skip in config.skipped()])
     late = _reap_all(runs, progress)
-    report["totals"]["leaked"] += late
+    report.totals.leaked += late
     return report, write_report(report, out_dir)
 
 

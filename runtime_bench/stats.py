@@ -79,7 +79,7 @@ def _span(timing: Mapping[str, Any], name: str) -> float | None:
     start, end = span.get("start"), span.get("end")
     if not start or not end:
         return None
-    return max(0.0, end - start)
+    return max(0.0, float(end) - float(start))
 
 
 def rollout_row(timing: Mapping[str, Any], destroyed_at: float | None = None) -> dict[str, float | None]:

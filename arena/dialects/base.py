@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.errors import RequestError
 from arena.policy import Action, Answer, CallTool, Observation, RunShell, Step, tool_matches
 
 __all__ = [
@@ -35,17 +36,6 @@ __all__ = [
     "sse",
     "text_of",
 ]
-
-
-class RequestError(Exception):
-    """A request the server cannot serve; rendered as the dialect's error body with `status`."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None, code: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.param = param
-        self.code = code
 
 
 @dataclass(frozen=True)

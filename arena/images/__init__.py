@@ -2,15 +2,15 @@
 
 from arena.images.builder import BuildResult, build_images, image_ref, resolve_order
 from arena.images.context import default_ca_bundle
-from arena.images.specs import ENV_IMAGES, IMAGE_NAMES, NETWORK_TAG
+from arena.images.specs import NETWORK_TAG, env_images, image_names
 
 __all__ = [
-    "ENV_IMAGES",
-    "IMAGE_NAMES",
     "NETWORK_TAG",
     "BuildResult",
     "build_images",
     "default_ca_bundle",
+    "env_images",
+    "image_names",
     "image_ref",
     "resolve_order",
 ]

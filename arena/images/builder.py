@@ -17,11 +17,11 @@ from pathlib import Path
 
 from docker.errors import APIError, ImageNotFound
 
-from arena.engine import docker_client
+from arena.engine import docker_client, image_exists
 from arena.errors import ImageBuildError, PrerequisiteError
 from arena.images.context import fingerprint, prepare_context
 from arena.images.rootfs import DEFAULT_MIRROR, SUITE, build_rootfs_tar
-from arena.images.specs import IMAGE_NAMES, ImageSpec, specs
+from arena.images.specs import ImageSpec, specs
 
 __all__ = ["BuildResult", "build_images", "image_ref", "resolve_order"]
 
@@ -58,15 +58,16 @@ def resolve_order(names: Iterable[str]) -> list[str]:
     wanted: set[str] = set()
     for name in names:
         if name not in table:
-            raise PrerequisiteError(f"unknown image {name!r}; known: {', '.join(IMAGE_NAMES)}")
-        while name:
-            wanted.add(name)
-            name = table[name].parent  # type: ignore[assignment]
-    return [n for n in IMAGE_NAMES if n in wanted]
+            raise PrerequisiteError(f"unknown image {name!r}; known: {', '.join(table)}")
+        current: str | None = name
+        while current:
+            wanted.add(current)
+            current = table[current].parent
+    return [n for n in table if n in wanted]
 
 
 def build_images(
-    names: Iterable[str] = IMAGE_NAMES,
+    names: Iterable[str] | None = None,
     *,
     base: str | None = None,
     rebuild: bool = False,
@@ -74,9 +75,9 @@ def build_images(
     ca_bundle: Path | None = None,
     progress: Progress = print,
 ) -> list[BuildResult]:
-    """Build (or find) each requested image and its ancestors; returns one result per image."""
-    order = resolve_order(names)
+    """Build (or find) each requested image (default: all) and its ancestors; one result per image."""
     table = specs()
+    order = resolve_order(table if names is None else names)
     results: dict[str, BuildResult] = {}
     from_image, from_hash = _starting_image(base, mirror, rebuild, progress)
     for index, name in enumerate(order, 1):
@@ -102,10 +103,10 @@ def _starting_image(base: str | None, mirror: str, rebuild: bool, progress: Prog
                 f"--base image {base!r} is not in the engine; pull or load it first, or omit --base "
                 "to build from a Debian debootstrap rootfs"
             ) from None
-        return base, image.id
+        return base, str(image.id)
     content_hash = hashlib.sha256(ROOTFS_RECIPE.encode()).hexdigest()[:16]
     tag = f"arena/rootfs:{content_hash}"
-    if not rebuild and _exists(tag):
+    if not rebuild and image_exists(tag):
         return tag, content_hash
     progress(f"[0] rootfs: debootstrap {SUITE} minbase from {mirror} (about 30 s)")
     started = time.monotonic()
@@ -129,7 +130,7 @@ def _build_one(
     started = time.monotonic()
     content_hash = spec.content_hash(parent_hash, fingerprint(spec))
     tag = f"arena/{spec.name}:{content_hash}"
-    built = rebuild or not _exists(tag)
+    built = rebuild or not image_exists(tag)
     if built:
         progress(f"    {spec.name}: building {tag} FROM {parent_ref}")
         with tempfile.TemporaryDirectory(prefix=f"arena-{spec.name}-") as tmp:
@@ -164,11 +165,3 @@ def _docker_build(
 def _last_step(lines: list[str]) -> str:
     steps = [line.strip() for line in lines if line.startswith("Step ")]
     return steps[-1] if steps else "docker build"
-
-
-def _exists(tag: str) -> bool:
-    try:
-        docker_client().images.get(tag)
-    except ImageNotFound:
-        return False
-    return True

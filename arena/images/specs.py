@@ -1,5 +1,8 @@
 """What each Arena image is: its Dockerfile folder, parent, build args and content-hash inputs.
 
+The platform images (`base`, `harness`, `network`) are Arena's own; the environment images are not
+named here: each installed environment (an `arena.policies` entry point, see `arena.installed`)
+that has `images/<env-id>/Dockerfile` gets an image of that name, built FROM `harness`.
 Versions of everything the harness layer bakes are read from the installed verifiers (never copied
 by hand), so a verifiers upgrade changes the harness image's hash and forces a rebuild.
 """
@@ -7,16 +10,20 @@ by hand), so a verifiers upgrade changes the harness image's hash and forces a r
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.installed import environment_ids
+
 __all__ = [
     "DOCKERFILES",
-    "ENV_IMAGES",
-    "IMAGE_NAMES",
     "NETWORK_TAG",
+    "PLATFORM_IMAGES",
     "ImageSpec",
+    "env_images",
     "harness_versions",
+    "image_names",
     "runner_scripts",
     "specs",
 ]
@@ -24,8 +31,18 @@ __all__ = [
 DOCKERFILES = Path(__file__).resolve().parents[2] / "images"
 NETWORK_TAG = "localhost/verifiers-network:1"
 """The tag verifiers' docker runtime looks for before it would build its helper from alpine."""
-ENV_IMAGES = ("fault-localisation", "schema-migration")
-IMAGE_NAMES = ("base", "harness", "network", *ENV_IMAGES)
+PLATFORM_IMAGES = ("base", "harness", "network")
+
+
+def env_images(env_ids: Iterable[str] | None = None, dockerfiles: Path = DOCKERFILES) -> tuple[str, ...]:
+    """The environments (default: the installed ones) that have `<dockerfiles>/<env-id>/Dockerfile`."""
+    ids = environment_ids() if env_ids is None else env_ids
+    return tuple(sorted(env for env in set(ids) if env not in PLATFORM_IMAGES and (dockerfiles / env / "Dockerfile").is_file()))
+
+
+def image_names() -> tuple[str, ...]:
+    """Every image Arena builds, parents first."""
+    return (*PLATFORM_IMAGES, *env_images())
 
 
 @dataclass(frozen=True)
@@ -83,9 +100,10 @@ def runner_scripts() -> dict[str, bytes]:
 
 
 def specs() -> dict[str, ImageSpec]:
+    """Every image's spec, parents first (the build order)."""
     return {
         "base": ImageSpec("base", parent=None),
         "harness": ImageSpec("harness", parent="base", build_args=harness_versions()),
         "network": ImageSpec("network", parent="base", extra_tags=(NETWORK_TAG,)),
-        **{env: ImageSpec(env, parent="harness") for env in ENV_IMAGES},
+        **{env: ImageSpec(env, parent="harness") for env in env_images()},
     }

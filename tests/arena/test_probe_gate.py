@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
-from arena.evalrun import EpisodeSummary, EvalOutcome
+from arena.evalrun import EvalOutcome
+from arena.records import AuditRecord
+from arena.traces import Episode
 from arena.probe import PolicyScore, gate, score_outcome
 
 
@@ -51,11 +53,15 @@ def test_environments_are_gated_separately():
 
 
 def test_score_outcome_counts_the_rewrites_recorded_in_each_episode():
-    def episode(reward: float, rewrites: int) -> EpisodeSummary:
-        return EpisodeSummary(
+    record = AuditRecord(
+        id="r", run="run", rollout="t", harness="bash", environment="e", task="t", rule="net-egress", stage="pre",
+        tool="bash", arguments={}, original_sha256="0" * 64, original_excerpt="", replacement="DENIED", time=0.0,
+    )
+
+    def episode(reward: float, rewrites: int) -> Episode:
+        return Episode(
             task="t", ok=True, errors=[], stop_condition="agent_completed", reward=reward, rewards={},
-            metrics={"queries_used": 3.0}, info={"arena_rewrites": [{"rule": "net-egress"}] * rewrites} if rewrites else {},
-            timing={}, turns=2,
+            metrics={"queries_used": 3.0}, info={}, timing={}, turns=2, rewrites=(record,) * rewrites,
         )
 
     outcome = EvalOutcome(run_dir=Path("run"), returncode=0, episodes=[episode(0.0, 1), episode(0.5, 0), episode(0.0, 2)])

@@ -45,7 +45,7 @@ def test_reap_after_sigkill_removes_our_containers_and_spares_others(images, tmp
                 taskset="arena-smoke", harness="bash", model="arena/sleeper", image=images["harness"],
                 base_url=server.url, run_name=run, output_dir=tmp_path, env={"PYTHONPATH": str(SUPPORT)},
             )
-            proc = launch_eval(request, tmp_path / "vf-eval.log")
+            proc = launch_eval(request)
             try:
                 _wait_for(lambda: leftovers(run), "the eval's container to start")
             finally:

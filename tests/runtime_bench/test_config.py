@@ -7,14 +7,12 @@ import sys
 import pytest
 
 from arena.errors import PrerequisiteError
-from runtime_bench.cli import config_from_args, register
+from runtime_bench.cli import build_parser, config_from_args
 from runtime_bench.config import QUICK, BenchConfig, Combo
 
 
 def _args(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers(dest="command"))
-    return parser.parse_args(["bench", *argv])
+    return build_parser().parse_args(list(argv))
 
 
 def test_the_default_bench_runs_every_harness_on_docker_with_the_shared_toolset():

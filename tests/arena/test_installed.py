@@ -1,8 +1,8 @@
-"""The demo finds environments by their verifiers ids (entry points), never by importing them."""
+"""Arena finds environments by their verifiers ids (entry points), never by importing them."""
 
 import sys
 
-from arena.demo import environment_ids
+from arena.installed import environment_ids
 
 
 def test_installed_environments_are_found_by_id_without_importing_them():

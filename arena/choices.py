@@ -1,0 +1,17 @@
+"""Closed sets that cross modules (harnesses, task splits), as Literals the CLI derives its choices from.
+
+Kept free of heavy imports: the CLI reads it to build `--help`, which must not pay for verifiers.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+__all__ = ["HARNESSES", "SPLITS", "Harness", "Split"]
+
+Harness = Literal["bash", "claude_code", "codex"]
+"""The verifiers harnesses Arena runs (each has a layer in the `harness` image)."""
+Split = Literal["train", "dev", "test"]
+"""The task splits every environment publishes (the taskset option `split`)."""
+HARNESSES: tuple[Harness, ...] = get_args(Harness)
+SPLITS: tuple[Split, ...] = get_args(Split)

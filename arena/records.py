@@ -1,0 +1,33 @@
+"""The record a rewrite rule leaves, and where live records go: light (no verifiers), so the host
+side reads what the rollout side writes without importing the rollout machinery."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["REWRITES_FILE", "RUN_DIR_ENV", "AuditRecord"]
+
+RUN_DIR_ENV = "ARENA_RUN_DIR"
+"""Set by Arena when it launches vf-eval: the run dir where `rewrites.jsonl` grows as rules fire."""
+REWRITES_FILE = "rewrites.jsonl"
+
+
+class AuditRecord(BaseModel):
+    """One denial or rewrite: which rule, on what call, and a masked excerpt of the original."""
+
+    id: str
+    run: str
+    rollout: str
+    harness: str
+    environment: str
+    task: str
+    rule: str
+    stage: str
+    tool: str
+    arguments: dict[str, Any]
+    original_sha256: str
+    original_excerpt: str
+    replacement: str
+    time: float
