@@ -1,7 +1,8 @@
-"""The degenerate-policy gate: scripted policies over 20 dev tasks, in process.
+"""The policy gate in process: scripted policies over 20 dev tasks.
 
-The oracle must localise nearly everything; spending the whole budget, guessing and spamming
-must all score clearly below it; and no tool result may carry the answer.
+The oracle must localise nearly everything within the free queries; spending the whole budget,
+guessing, spamming and every shortcut (an honest strategy that skips the investigation) must
+score far below it; and no tool result may carry the answer.
 """
 
 import asyncio
@@ -11,10 +12,13 @@ from statistics import mean
 
 import pytest
 
+from arena.policies import SHORTCUT_CEILING, SHORTCUT_PREFIX
 from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode
+from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES
 
 TASKS = 20
+SHORTCUTS = sorted(name for name in POLICIES if name.startswith(SHORTCUT_PREFIX))
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +42,15 @@ def test_no_cheater_scores_above_the_staller_in_process(episodes):
 
 def test_the_oracle_localises_nearly_every_incident_within_the_free_queries(episodes):
     assert score(episodes["oracle"]) >= 0.98
-    assert all(e.trace.state.queries_used <= 8 for e in episodes["oracle"])
+    assert all(e.trace.state.queries_used <= RULES.free_queries for e in episodes["oracle"])
+    assert mean(e.trace.state.queries_used for e in episodes["oracle"]) <= 6
     assert any(e.task.data.label.service == "none" for e in episodes["oracle"]), "the sample holds no control"
+
+
+def test_the_oracle_follows_a_failing_request_by_its_trace(episodes):
+    for episode in episodes["oracle"]:
+        if episode.task.data.label.service != "none":
+            assert any(q.tool == "search_logs" and "trace" in q.args for q in episode.trace.state.query_log)
 
 
 def test_spending_the_whole_budget_scores_at_least_0_15_below_the_oracle(episodes):
@@ -50,6 +61,28 @@ def test_spending_the_whole_budget_scores_at_least_0_15_below_the_oracle(episode
 @pytest.mark.parametrize("name", ["impatient", "spammer"])
 def test_guessing_or_spamming_scores_far_below_the_oracle(episodes, name):
     assert score(episodes[name]) <= score(episodes["oracle"]) - 0.3
+
+
+def test_the_shortcut_ladder_is_published():
+    assert set(SHORTCUTS) >= {
+        "shortcut_grep_catalogue", "shortcut_grep_descriptions", "shortcut_earliest_error_burst",
+        "shortcut_most_errors", "shortcut_biggest_rise", "shortcut_earliest_anomaly", "shortcut_none",
+    }
+
+
+@pytest.mark.parametrize("name", SHORTCUTS)
+def test_every_shortcut_scores_far_below_the_oracle(episodes, name):
+    assert score(episodes[name]) <= min(SHORTCUT_CEILING, score(episodes["oracle"]) - 0.5)
+
+
+def test_the_grep_shortcuts_spend_one_query(episodes):
+    for name in ("shortcut_grep_catalogue", "shortcut_grep_descriptions"):
+        assert all(e.trace.state.queries_used == 1 for e in episodes[name]), name
+
+
+def test_always_none_scores_the_control_share(episodes):
+    controls = mean(e.task.data.label.service == "none" for e in episodes["shortcut_none"])
+    assert score(episodes["shortcut_none"]) == pytest.approx(controls)
 
 
 def test_the_spammer_runs_the_budget_dry_before_it_answers(episodes):
@@ -74,3 +107,16 @@ def test_policies_are_deterministic_and_read_unwrapped_results_alike(episodes):
     again = asyncio.run(run_episode(POLICIES["oracle"], first.task, wrap=False))
     assert again.trace.state.query_log == first.trace.state.query_log
     assert again.trace.state.submission == first.trace.state.submission
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_the_gate_holds_over_50_tasks_of_each_split(tmp_path, split):
+    from arena_testkit.fault_episode import mean_rewards, split_tasks
+
+    table = mean_rewards(POLICIES, split_tasks(split, 50, tmp_path))
+    oracle, queries = table["oracle"]
+    assert oracle >= 0.98 and queries <= 10
+    assert table["exhaustive"][0] <= oracle - 0.15
+    for name in SHORTCUTS:
+        assert table[name][0] <= min(SHORTCUT_CEILING, oracle - 0.5), (name, table[name])

@@ -14,12 +14,16 @@ from verifiers.v1.state import state_cls
 import fault_localisation
 from arena_testkit.fault_episode import dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS
-from fault_localisation.generate import generate, iso
+from fault_localisation.generate import Knobs, generate, iso
+from fault_localisation.grade import RULES
+from fault_localisation.policies import POLICIES
 from fault_localisation.taskset import (
+    GENERATOR_MODULES,
     FaultLocalisationConfig,
     FaultLocalisationData,
     FaultLocalisationTask,
     FaultLocalisationTaskset,
+    build_incident_store,
 )
 from log_search.toolset import LogSearchState, LogSearchToolset, QueryRecord, Submission
 
@@ -65,6 +69,7 @@ def test_the_prompt_gives_window_budget_and_vocabulary_but_not_the_label(tmp_pat
         prompt = task.data.prompt_text
         assert f"between {iso(incident.start_ms)} and {iso(incident.end_ms)} (UTC)" in prompt
         assert "a budget of 20 queries" in prompt and "submit_root_cause" in prompt
+        assert f"A focused investigation needs about {RULES.free_queries}" in prompt
         assert all(kind.id in prompt for kind in FAULT_KINDS)
         label = task.data.label
         assert json.dumps(asdict(label)) not in prompt
@@ -111,7 +116,7 @@ def scored_trace(task: FaultLocalisationTask, queries: int) -> vf.Trace:
 def test_the_reward_grades_the_submission_and_records_why(tmp_path: Path):
     task = next(t for t in dev_tasks(5, tmp_path) if t.data.label.service != "none")
     trace = scored_trace(task, queries=12)
-    assert trace.rewards["root_cause"].score == pytest.approx(1.0 - 4 * 0.04)
+    assert trace.rewards["root_cause"].score == pytest.approx(1.0 - (12 - RULES.free_queries) * 0.04)
     assert trace.metrics["queries_used"] == 12
     assert trace.info["grade"]["reason"].startswith("service right")
     assert trace.info["submission"]["service"] == task.data.label.service
@@ -126,7 +131,8 @@ def test_an_offline_rescore_of_a_serialized_trace_gives_the_same_reward(tmp_path
     replayed.rewards.clear()
     assert not isinstance(replayed.state, LogSearchState)
     asyncio.run(task.score(replayed))
-    assert replayed.rewards["root_cause"].score == live.rewards["root_cause"].score == pytest.approx(0.92)
+    assert replayed.rewards["root_cause"].score == live.rewards["root_cause"].score == pytest.approx(
+        1.0 - (10 - RULES.free_queries) * 0.04)
     assert replayed.metrics["queries_used"] == 10
 
 
@@ -149,7 +155,9 @@ def test_the_log_search_toolset_is_shared_across_the_eval():
     assert FaultLocalisationTask.toolsets(config.task) == []
 
 
-@pytest.mark.parametrize("knob", [{"services": 7}, {"services": 41}, {"budget": 0}, {"lines": 10}, {"split": "x"}])
+@pytest.mark.parametrize("knob", [{"services": 7}, {"services": 41}, {"budget": 0}, {"lines": 10}, {"split": "x"},
+                                  {"decoys": 9}, {"echo": 1.5}, {"callers_first": -0.1}, {"quiet_root": 2},
+                                  {"precursor": -1}, {"off_path": 1.01}])
 def test_knobs_outside_their_range_are_refused(knob):
     with pytest.raises(pydantic.ValidationError):
         FaultLocalisationConfig(id="fault-localisation", **knob)
@@ -157,7 +165,28 @@ def test_knobs_outside_their_range_are_refused(knob):
 
 def test_the_scripted_policies_are_registered_for_the_model_server():
     [entry] = [e for e in entry_points(group="arena.policies") if e.name == "fault-localisation"]
-    assert set(entry.load()) == {
-        "oracle", "exhaustive", "impatient", "spammer",
-        "cheater_read_store", "cheater_host_probe", "cheater_net_egress", "cheater_over_budget",
-    }
+    assert entry.load() is POLICIES
+    assert {"oracle", "exhaustive", "impatient", "spammer", "cheater_read_store", "cheater_host_probe",
+            "cheater_net_egress", "cheater_over_budget", "shortcut_grep_catalogue", "shortcut_none"} <= set(POLICIES)
+
+
+def test_the_config_defaults_are_the_generators_default_mix(tmp_path: Path):
+    assert dev_tasks(1, tmp_path)[0].data.knobs == Knobs()
+
+
+def test_every_knob_reaches_the_task_and_the_store_key(tmp_path: Path):
+    changed = {"decoys": 1, "echo": 0.1, "callers_first": 0.2, "quiet_root": 0.3, "precursor": 0.9,
+               "off_path": 0.0, "traces": False}
+    base = dev_tasks(1, tmp_path)[0]
+    paths = set()
+    for knob, value in changed.items():
+        task = dev_tasks(1, tmp_path, **{knob: value})[0]
+        assert getattr(task.data.knobs, knob) == value
+        paths.add(build_incident_store(generate(task.data.seed, task.data.knobs), tmp_path))
+    paths.add(build_incident_store(generate(base.data.seed, base.data.knobs), tmp_path))
+    assert len(paths) == len(changed) + 1
+
+
+def test_the_store_key_covers_every_generator_module():
+    assert {m.__name__.rsplit(".", 1)[1] for m in GENERATOR_MODULES} >= {
+        "background", "catalogue", "generate", "plan", "rng", "streams", "topology"}

@@ -4,7 +4,8 @@ how economically the agent queried.
 Naming the right service is the main credit; kind and onset only add to a right service. The
 efficiency factor is 1.0 up to `free_queries` (what a careful investigation needs) and falls
 linearly after, so spending the whole default budget of 20 and then answering right scores
-about half of stopping early.
+about half of stopping early. The oracle's focused investigation takes 5 queries; `free_queries`
+leaves room for one wrong trace or a second look.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ class Rules:
     kind: float = 0.25
     onset: float = 0.15
     onset_tolerance_s: float = 120.0
-    free_queries: int = 8
+    free_queries: int = 7
     penalty_per_query: float = 0.04
     min_efficiency: float = 0.3
 

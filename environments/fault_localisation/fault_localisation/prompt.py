@@ -20,25 +20,33 @@ SYSTEM_PROMPT = (
 
 def task_prompt(incident: Incident, budget: int, free_queries: int) -> str:
     kinds = "\n".join(f"- {kind.id}: {kind.description}" for kind in FAULT_KINDS)
+    traces = (" Each line carries the trace id of its request (trace=<id>), shared by every service the "
+              "request crossed.") if incident.knobs.traces else ""
     return f"""\
 Users reported errors from a production system of {len(incident.services)} services between \
-{iso(incident.start_ms)} and {iso(incident.end_ms)} (UTC). Find the root cause, if there is one.
+{iso(incident.start_ms)} and {iso(incident.end_ms)} (UTC). Find the root cause of the errors users \
+saw, if there is one.
 
 The logs are not in your workspace; query them with the log_search tools:
 - list_services(): every service, its role and the services it calls (free)
-- search_logs(start, end, service, min_level, text, limit): matching log lines, oldest first (1 query)
-- count_logs(start, end, group_by, service, min_level, text): line counts per service, level or minute (1 query)
+- search_logs(start, end, service, min_level, text, trace, limit): matching log lines, oldest first (1 query)
+- count_logs(start, end, group_by, service, min_level, text, trace): line counts per service, level or minute \
+(1 query)
 - budget(): queries used and remaining (free)
 - submit_root_cause(service, fault_kind, onset): your final answer, accepted once (free)
 
 You have a budget of {budget} queries. A focused investigation needs about {free_queries}; every \
 query beyond that lowers your score. Failures spread from a failing service to the services that \
-call it, and some services are noisy or were redeployed for unrelated reasons.
+call it, which report them in their own logs, sometimes in the failing service's words and \
+sometimes before it logs anything itself. Users only reach the edge services; a failure in a \
+service no edge service depends on, directly or through others, is not the cause of their \
+errors. Some services are noisy, chronically log warnings that look alarming, or were redeployed \
+for unrelated reasons.{traces}
 
 Fault kinds (submit the id):
 {kinds}
 
 Answer by calling submit_root_cause with the root-cause service, its fault kind id, and the onset: \
-the ISO timestamp of the root cause's first anomalous log line (within two minutes counts). If \
-nothing went wrong in the window, submit service "none".
+the ISO timestamp of the root cause's first anomalous log line, a warning that preceded its errors \
+included (within two minutes counts). If no failure reached users in the window, submit service "none".
 """

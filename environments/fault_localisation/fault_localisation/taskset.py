@@ -21,7 +21,7 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field
 
-from fault_localisation import background, catalogue, rng, topology
+from fault_localisation import background, catalogue, plan, rng, streams, topology
 from fault_localisation import generate as generate_module
 from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
@@ -117,6 +117,20 @@ class FaultLocalisationConfig(vf.TasksetConfig):
     """Approximate log lines per incident (one hour of logs)."""
     red_herrings: int = Field(2, ge=0, le=6)
     """Distractors per incident: a harmless deploy, an always-noisy service, a short error blip, ..."""
+    decoys: int = Field(Knobs.decoys, ge=0, le=8)
+    """Healthy services that log fault wording all hour (pool saturation, handled exceptions, ...)."""
+    echo: float = Field(Knobs.echo, ge=0.0, le=1.0)
+    """Chance that the root's callers quote its error text, so its wording is not its own."""
+    callers_first: float = Field(Knobs.callers_first, ge=0.0, le=1.0)
+    """Chance that the root's callers log their symptom 1-5 minutes before the root logs anything."""
+    quiet_root: float = Field(Knobs.quiet_root, ge=0.0, le=1.0)
+    """Chance that the root never logs ERROR, only WARN."""
+    precursor: float = Field(Knobs.precursor, ge=0.0, le=1.0)
+    """Chance that the root's first anomalous line is a sparse WARN 2-6 minutes before its storm."""
+    off_path: float = Field(Knobs.off_path, ge=0.0, le=1.0)
+    """Chance of a stray real fault in a service no edge depends on (it usually starts first)."""
+    traces: bool = Knobs.traces
+    """Whether a request's lines share one trace id across the services it crosses."""
     budget: int = Field(20, ge=1, le=500)
     """Queries (search_logs/count_logs) per rollout; the score falls for each one past RULES.free_queries."""
 
@@ -124,7 +138,9 @@ class FaultLocalisationConfig(vf.TasksetConfig):
 class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisationConfig]):
     def load(self) -> Iterator[FaultLocalisationTask]:
         cfg = self.config
-        knobs = Knobs(services=cfg.services, lines=cfg.lines, red_herrings=cfg.red_herrings)
+        knobs = Knobs(services=cfg.services, lines=cfg.lines, red_herrings=cfg.red_herrings, decoys=cfg.decoys,
+                      echo=cfg.echo, callers_first=cfg.callers_first, quiet_root=cfg.quiet_root,
+                      precursor=cfg.precursor, off_path=cfg.off_path, traces=cfg.traces)
         for i, seed in enumerate(split_seeds(cfg.split, cfg.num_tasks)):
             incident = generate(seed, knobs)
             yield FaultLocalisationTask(
@@ -146,18 +162,22 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
         return [LogSearchToolset(config.tools)]
 
 
+GENERATOR_MODULES = (background, catalogue, generate_module, plan, rng, streams, topology)
+"""Every module whose source shapes an incident's log."""
+
+
 @functools.cache
 def generator_fingerprint() -> str:
     """A hash of the generator's source, so an edited generator never reuses a stale store."""
     digest = hashlib.sha256()
-    for module in (background, catalogue, generate_module, rng, topology):
+    for module in GENERATOR_MODULES:
         digest.update(inspect.getsource(module).encode())
     return digest.hexdigest()[:12]
 
 
 def build_incident_store(incident: Incident, store_dir: Path | None = None) -> Path:
     """Build (or reuse) the incident's log store; the key covers everything that shapes the log."""
-    k = incident.knobs
-    key = f"fl-{generator_fingerprint()}-s{incident.seed}-n{k.services}-l{k.lines}-h{k.red_herrings}"
+    knobs = hashlib.sha256(json.dumps(asdict(incident.knobs), sort_keys=True).encode()).hexdigest()[:12]
+    key = f"fl-{generator_fingerprint()}-s{incident.seed}-k{knobs}"
     directory = store_dir if store_dir is not None else Path.home() / ".cache" / "arena" / "log_search"
     return ensure_store(directory, key, incident.rows, {"seed": str(incident.seed)})

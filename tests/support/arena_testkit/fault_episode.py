@@ -12,7 +12,7 @@ import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
 from verifiers.v1.mcp import server as vf_server
 
-from arena.policy import Answer, CallTool, RunShell, Observation, Policy, Step, ToolSpec, tool_matches
+from arena.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
 from fault_localisation.taskset import (
     FaultLocalisationConfig,
     FaultLocalisationTask,
@@ -37,10 +37,14 @@ class Episode:
         return self.trace.reward
 
 
-def dev_tasks(count: int, store_dir: Path, **knobs) -> list[FaultLocalisationTask]:
-    config = FaultLocalisationConfig(id="fault-localisation", split="dev", num_tasks=count,
+def split_tasks(split: str, count: int, store_dir: Path, **knobs) -> list[FaultLocalisationTask]:
+    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,
                                      task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
     return list(FaultLocalisationTaskset(config))
+
+
+def dev_tasks(count: int, store_dir: Path, **knobs) -> list[FaultLocalisationTask]:
+    return split_tasks("dev", count, store_dir, **knobs)
 
 
 def new_trace(task: FaultLocalisationTask) -> vf.Trace:
@@ -92,3 +96,55 @@ def run_all(policy: Policy, tasks: list[FaultLocalisationTask]) -> list[Episode]
         return [await run_episode(policy, task) for task in tasks]
 
     return asyncio.run(go())
+
+
+def mean_rewards(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]) -> dict[str, tuple[float, float]]:
+    """Each policy's (mean reward, mean queries used) over `tasks`."""
+    table = {}
+    for name, policy in policies.items():
+        episodes = run_all(policy, tasks)
+        table[name] = (sum(e.reward for e in episodes) / len(episodes),
+                       sum(e.trace.state.queries_used for e in episodes) / len(episodes))
+    return table
+
+
+MECHANISM_OFF = {"decoys": 0, "echo": 0.0, "callers_first": 0.0, "quiet_root": 0.0, "precursor": 0.0,
+                 "off_path": 0.0, "traces": False}
+"""Each mechanism's knob setting that switches it off (the defaults switch each one on)."""
+
+
+def knob_settings() -> dict[str, dict]:
+    """The difficulty table's rows: the default mix, each mechanism off alone, every mechanism
+    off, and each mechanism alone on (traces stay on there: they help, they are not a trap)."""
+    rows: dict[str, dict] = {"default": {}}
+    rows |= {f"{name} off": {name: off} for name, off in MECHANISM_OFF.items()}
+    traps = {k: v for k, v in MECHANISM_OFF.items() if k != "traces"}
+    rows["all traps off"] = dict(traps)
+    rows |= {f"only {name}": {k: v for k, v in traps.items() if k != name} for name in traps}
+    return rows
+
+
+def main() -> None:
+    """`python -m arena_testkit.fault_episode [split] [tasks] [--knobs]`: the in-process gate table
+    (every policy) or the per-knob difficulty table (oracle, exhaustive and the shortcuts)."""
+    import sys
+    import tempfile
+
+    from fault_localisation.policies import POLICIES
+
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    split, count = (args + ["dev"])[0], int((args + ["dev", "50"])[1])
+    store = Path(tempfile.mkdtemp(prefix="fl-stores-"))
+    if "--knobs" not in sys.argv:
+        for name, (reward, queries) in mean_rewards(POLICIES, split_tasks(split, count, store)).items():
+            print(f"| {name} | {reward:.3f} | {queries:.1f} |", flush=True)
+        return
+    names = ["oracle", "exhaustive", *(n for n in POLICIES if n.startswith("shortcut_"))]
+    print("| knobs | " + " | ".join(n.removeprefix("shortcut_") for n in names) + " |")
+    for row, knobs in knob_settings().items():
+        table = mean_rewards({n: POLICIES[n] for n in names}, split_tasks(split, count, store, **knobs))
+        print(f"| {row} | " + " | ".join(f"{table[n][0]:.2f}" for n in names) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

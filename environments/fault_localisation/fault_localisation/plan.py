@@ -1,0 +1,235 @@
+"""Pure incident planning: which service fails how and when, who hears of it, and what misleads.
+
+Each planner draws from the incident's seeded generator and returns frozen plans; `streams`
+turns plans into log lines. A fault always reaches an edge service (users saw errors), so its
+root lies on a call path up to an edge; a stray fault strikes a service no edge depends on.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+from fault_localisation.catalogue import FAULT_KINDS, KINDS_BY_ID, FaultKind
+from fault_localisation.topology import Service, callers_of
+
+__all__ = ["Decoy", "Effect", "Fault", "Herring", "Mechanisms", "plan_decoys", "plan_fault", "plan_herrings",
+           "plan_stray", "reaches_edge"]
+
+_MAX_PROPAGATION_DEPTH = 3
+_MAX_FAULT_SHARE = 0.35
+_WARN_ONLY_CALLERS = 0.3
+_MIN = 60_000
+
+
+@dataclass(frozen=True)
+class Mechanisms:
+    """Per-incident probabilities of each difficulty mechanism (see `generate.Knobs`)."""
+
+    echo: float
+    callers_first: float
+    quiet_root: float
+    precursor: float
+    off_path: float
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One service's share of a fault: from `onset_ms` it logs `per_min` anomaly lines a minute."""
+
+    service: str
+    onset_ms: int
+    per_min: float
+    dep: str
+    """The failing service this one's lines concern (for the root: its own affected dependency)."""
+    depth: int
+    """0 for the root, 1 for its callers, ..."""
+    warn_only: bool = False
+    """A caller whose retries mostly succeed: it logs its symptom as WARN, so WARN rising without
+    ERROR does not single out a quiet root."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    effects: tuple[Effect, ...]
+    """effects[0] is the root; every other effect's `dep` is an earlier effect's service."""
+    storm_ms: int
+    """When the root's full storm starts; later than its onset when a precursor WARN comes first."""
+    quiet: bool = False
+    """The root never logs ERROR: its storm is WARN lines (its callers still fail loudly)."""
+    echo: bool = False
+    """Callers quote the root's error text, so they share its wording."""
+    callers_first: bool = False
+    """The root's direct callers log their symptom before the root logs anything."""
+
+    @property
+    def root(self) -> Effect:
+        return self.effects[0]
+
+
+@dataclass(frozen=True)
+class Decoy:
+    """A healthy service that logs a fault kind's wording at a steady rate: all hour, or from when
+    a batch job starts mid-window (louder then, and never on an edge, so users see nothing)."""
+
+    service: str
+    kind: str
+    per_min: float
+    start_ms: int
+
+
+@dataclass(frozen=True)
+class Herring:
+    kind: str
+    """deploy (a harmless rollout), noisy (a service that is always loud) or blip (a short burst)."""
+    service: str
+    at_ms: int
+
+
+def reaches_edge(services: tuple[Service, ...]) -> frozenset[str]:
+    """Services with a call path up to an edge service (their failures can reach users)."""
+    callers = {s.name: callers_of(services, s.name) for s in services}
+    reached = {s.name for s in services if s.role == "edge"}
+    grew = True
+    while grew:
+        new = {name for name, up in callers.items() if name not in reached and set(up) & reached}
+        reached |= new
+        grew = bool(new)
+    return frozenset(reached)
+
+
+def _fits(kind: FaultKind, service: Service, by_name: dict[str, Service], worker_ok: bool) -> bool:
+    role_ok = service.role in kind.roles or (worker_ok and service.role == "worker" and "service" in kind.roles)
+    return role_ok and (kind.needs_dep_role is None or any(by_name[c].role == kind.needs_dep_role
+                                                            for c in service.calls))
+
+
+def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int, end_ms: int, lines: int,
+               odds: Mechanisms) -> Fault:
+    by_name = {s.name: s for s in services}
+    users = reaches_edge(services)
+    candidates = {kind.id: [s for s in services if s.role != "edge" and s.name in users
+                            and _fits(kind, s, by_name, worker_ok=False)] for kind in FAULT_KINDS}
+    kind = KINDS_BY_ID[rng.choice([k for k, roots in candidates.items() if roots])]
+    root = rng.choice(candidates[kind.id])
+    onset = start_ms + rng.randrange(18 * _MIN, 38 * _MIN)
+    storm = onset + (rng.randrange(2 * _MIN, 6 * _MIN) if rng.random() < odds.precursor else 0)
+    quiet = rng.random() < odds.quiet_root
+    echo = rng.random() < odds.echo
+    first = rng.random() < odds.callers_first
+    per_min = max(5.0, lines / 60 * rng.uniform(0.012, 0.02))
+    target = rng.choice([c for c in root.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
+                        or [root.name])
+    forced = set(_path_to_edge(rng, services, root.name))
+    effects = [Effect(root.name, onset, per_min, target, 0)]
+    seen = {root.name}
+    for parent in effects:  # grows while iterating: breadth-first up the call graph
+        for caller in callers_of(services, parent.service):
+            if caller in seen:
+                continue
+            if caller not in forced and (parent.depth >= _MAX_PROPAGATION_DEPTH
+                                         or (parent.depth > 0 and rng.random() > 0.75)):
+                continue
+            seen.add(caller)
+            louder = rng.uniform(2.0, 3.5) if parent.depth == 0 else rng.uniform(0.9, 1.5)
+            if by_name[caller].role == "edge":
+                louder *= 1.5
+            if parent.depth == 0 and first:
+                at = onset - rng.randrange(_MIN, 5 * _MIN)
+            else:
+                at = (storm if parent.depth == 0 else parent.onset_ms) + rng.randrange(20_000, 150_000)
+            warn_only = by_name[caller].role != "edge" and rng.random() < _WARN_ONLY_CALLERS
+            effects.append(Effect(caller, at, parent.per_min * louder, parent.service, parent.depth + 1, warn_only))
+    return Fault(kind.id, _capped(effects, end_ms, lines), storm, quiet, echo, first)
+
+
+def _path_to_edge(rng: random.Random, services: tuple[Service, ...], root: str) -> list[str]:
+    """A shortest caller path from `root` up to an edge service, ties broken at random."""
+    by_name = {s.name: s for s in services}
+    paths = {root: [root]}
+    frontier = [root]
+    while frontier:
+        rng.shuffle(frontier)
+        ahead: list[str] = []
+        for name in frontier:
+            for caller in callers_of(services, name):
+                if caller in paths:
+                    continue
+                paths[caller] = [*paths[name], caller]
+                if by_name[caller].role == "edge":
+                    return paths[caller]
+                ahead.append(caller)
+        frontier = ahead
+    raise ValueError(f"{root} has no call path to an edge service")
+
+
+def _capped(effects: list[Effect], end_ms: int, lines: int) -> tuple[Effect, ...]:
+    """Quieten the callers (never below 1.1x the root) so the fault is at most ~35% of the log;
+    on small logs the root's minimum rate would otherwise let the callers swamp it."""
+    def volume(group: list[Effect]) -> float:
+        return sum(e.per_min * (end_ms - e.onset_ms) / _MIN for e in group)
+
+    root, callers = effects[0], effects[1:]
+    room = _MAX_FAULT_SHARE * lines - volume([root])
+    if not callers or volume(callers) <= room:
+        return tuple(effects)
+    factor = max(room, 0.0) / volume(callers)
+    return (root, *(replace(e, per_min=max(e.per_min * factor, 1.1 * root.per_min)) for e in callers))
+
+
+def plan_stray(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, start_ms: int,
+               lines: int) -> Fault | None:
+    """A real fault in a service no edge depends on (a batch worker): it never reaches users. It
+    usually starts before the users' fault, so "whatever broke first" names it."""
+    by_name = {s.name: s for s in services}
+    users = reaches_edge(services)
+    options = [(kind, s) for kind in FAULT_KINDS for s in services
+               if s.name not in users and _fits(kind, s, by_name, worker_ok=True)]
+    if not options:
+        return None
+    kind, service = rng.choice(options)
+    if fault is None:
+        onset = start_ms + rng.randrange(16 * _MIN, 45 * _MIN)
+    elif rng.random() < 0.75:
+        onset = max(start_ms + 16 * _MIN, fault.root.onset_ms - rng.randrange(2 * _MIN, 12 * _MIN))
+    else:
+        onset = fault.root.onset_ms + rng.randrange(_MIN, 10 * _MIN)
+    per_min = max(3.0, lines / 60 * rng.uniform(0.012, 0.02) * rng.uniform(1.0, 2.0))
+    dep = rng.choice([c for c in service.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
+                     or [service.name])
+    return Fault(kind.id, (Effect(service.name, onset, per_min, dep, 0),), onset)
+
+
+def plan_decoys(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,
+                count: int, start_ms: int, lines: int) -> tuple[Decoy, ...]:
+    """`count` healthy services that log fault wording; the first one speaks the users' fault's
+    own wording, and about half of those off the edge start mid-window."""
+    failing = {f.root.service for f in (fault, stray) if f is not None}
+    pool = [s for s in services if s.name not in failing]
+    kinds = [kind.id for kind in FAULT_KINDS]
+    decoys: list[Decoy] = []
+    for i, service in enumerate(rng.sample(pool, min(count, len(pool)))):
+        kind = fault.kind if fault is not None and i == 0 else rng.choice(kinds)
+        if service.role != "edge" and rng.random() < 0.5:
+            decoys.append(Decoy(service.name, kind, max(2.0, lines / 60 * rng.uniform(0.01, 0.025)),
+                                start_ms + rng.randrange(16 * _MIN, 40 * _MIN)))
+        else:
+            decoys.append(Decoy(service.name, kind, max(0.5, lines / 60 * rng.uniform(0.002, 0.006)), start_ms))
+    return tuple(decoys)
+
+
+def plan_herrings(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,
+                  start_ms: int, count: int) -> tuple[Herring, ...]:
+    failing = {f.root.service for f in (fault, stray) if f is not None}
+    anchor = fault.root.onset_ms if fault else start_ms + rng.randrange(20 * _MIN, 40 * _MIN)
+    apps = [s.name for s in services if s.role in ("edge", "service", "worker") and s.name not in failing]
+    others = [s.name for s in services if s.name not in failing]
+    herrings: list[Herring] = []
+    for i in range(count):
+        kind = ("deploy", "noisy", "blip")[i % 3]
+        pool = apps if kind == "deploy" else others
+        fresh = [n for n in pool if n not in {h.service for h in herrings}] or pool
+        at = anchor + rng.randrange(-10 * _MIN, 10 * _MIN)
+        herrings.append(Herring(kind, rng.choice(fresh), at))
+    return tuple(herrings)

@@ -1,0 +1,164 @@
+"""Shortcut policies: honest, observation-only strategies that skip the investigation (a keyword
+grep, "the loudest service", "whatever broke first"). Each is tuned to do as well as its idea
+honestly can; the gate holds every one far below the oracle (`arena.policies.SHORTCUT_PREFIX`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from datetime import datetime, timedelta
+
+from arena.policy import Action, CallTool, Observation, Policy
+from fault_localisation.observe import (
+    KIND_PHRASES, Context, anomalous, change_minute, classify, fts, iso, line_fields, scripted, submit,
+)
+
+__all__ = ["SHORTCUTS"]
+
+Run = Generator[CallTool, dict, CallTool]
+_CATALOGUE = [phrase for _, phrases in KIND_PHRASES for phrase in phrases]
+_KIND_LINE = re.compile(r"^- ([a-z_]+): (.+)$", re.MULTILINE)
+_STOPWORDS = {"service", "services", "their", "which", "there", "these", "those", "about", "after", "again",
+              "being", "other", "every", "where", "while", "cannot", "longer"}
+
+
+def _describe(ctx: Context, service: str, since: datetime | None = None) -> Run:
+    """Name `service` with the kind its WARN+ wording points to and its first such line."""
+    since = max(ctx.start, since or ctx.split)
+    got = yield ctx.search(start=since, limit=200, service=service, min_level="WARN")
+    kind, onset = classify(got.get("lines", []))
+    return submit(service, kind or "bad_deploy", onset or iso(since))
+
+
+def _oldest_hit(got: dict, kind_of) -> CallTool:
+    for line in got.get("lines", []):
+        fields = line_fields(line)
+        if fields is not None:
+            return submit(fields[2], kind_of(fields[4]), fields[0])
+    return submit("none")
+
+
+def _catalogue_kind(message: str) -> str:
+    return classify([f"t L s i trace=0 {message}"])[0] or "bad_deploy"
+
+
+def grep_catalogue(ctx: Context) -> Run:
+    """One search ORing the catalogue's telltale phrases over the incident (after the quiet first
+    quarter hour); the oldest hit names the service, its wording the kind, its time the onset."""
+    got = yield ctx.search(start=ctx.split, limit=20, text=fts(_CATALOGUE), min_level="WARN")
+    return _oldest_hit(got, _catalogue_kind)
+
+
+def _description_words(prompt: str) -> dict[str, set[str]]:
+    """Each kind's distinctive description words (in no other kind's description)."""
+    words = {kind: {w for w in re.findall(r"[a-z]{5,}", text.lower()) if w not in _STOPWORDS}
+             for kind, text in _KIND_LINE.findall(prompt)}
+    return {kind: {w for w in own if not any(w in other for k, other in words.items() if k != kind)}
+            for kind, own in words.items()}
+
+
+def grep_descriptions(obs: Observation) -> Action:
+    """One search ORing the distinctive words of the prompt's kind descriptions; the oldest hit
+    after the first quarter hour names the service, the kind whose words it shares, the onset."""
+    words = _description_words(obs.prompt)
+
+    def kind_of(message: str) -> str:
+        found = set(re.findall(r"[a-z]+", message.lower()))
+        return max(sorted(words), key=lambda k: len(words[k] & found)) if words else "bad_deploy"
+
+    def run(ctx: Context) -> Run:
+        # The toolset caps a query at 64 terms: each kind's three longest words fit.
+        vocabulary = sorted({w for own in words.values() for w in sorted(own, key=lambda w: (-len(w), w))[:3]})
+        got = yield ctx.search(start=ctx.split, limit=20, text=" OR ".join(vocabulary), min_level="WARN")
+        return _oldest_hit(got, kind_of)
+
+    return scripted(run)(obs)
+
+
+def _excess(before: dict, after: dict, ratio: float) -> dict[str, float]:
+    return {s: after.get(s, 0) - ratio * before.get(s, 0) for s in set(before) | set(after)}
+
+
+def _rise(ctx: Context, **filters: str) -> Generator[CallTool, dict, tuple[dict, dict]]:
+    before = (yield ctx.count("service", end=ctx.split, **filters)).get("counts", {})
+    after = (yield ctx.count("service", start=ctx.split, **filters)).get("counts", {})
+    return before, after
+
+
+def _risen(before: dict, after: dict, ratio: float) -> list[str]:
+    """Services whose rate rose significantly, biggest rise first."""
+    excess = _excess(before, after, ratio)
+    return sorted((s for s in excess if anomalous(before.get(s, 0), after.get(s, 0), ratio)),
+                  key=lambda s: (-excess[s], s))
+
+
+def grep_rise(ctx: Context) -> Run:
+    """Counts the catalogue's phrases per service before and after the first quarter hour; the
+    service whose phrase rate rose most is named (its lines then give kind and onset)."""
+    before, after = yield from _rise(ctx, text=fts(_CATALOGUE))
+    risen = _risen(before, after, ctx.ratio)
+    if not risen:
+        return submit("none")
+    return (yield from _describe(ctx, risen[0]))
+
+
+def most_errors(ctx: Context) -> Run:
+    """The service with the most ERROR lines after the first quarter hour."""
+    after = (yield ctx.count("service", start=ctx.split, min_level="ERROR")).get("counts", {})
+    if not after:
+        return submit("none")
+    return (yield from _describe(ctx, max(sorted(after), key=lambda s: after[s])))
+
+
+def biggest_rise(ctx: Context) -> Run:
+    """The service whose WARN+ rate rose most after the first quarter hour (none if nothing rose)."""
+    before, after = yield from _rise(ctx, min_level="WARN")
+    risen = _risen(before, after, ctx.ratio)
+    if not risen:
+        return submit("none")
+    return (yield from _describe(ctx, risen[0]))
+
+
+def _earliest(ctx: Context, level: str, candidates: int) -> Run:
+    before, after = yield from _rise(ctx, min_level=level)
+    risen = _risen(before, after, ctx.ratio)[:candidates]
+    dated: dict[str, datetime] = {}
+    for service in risen:
+        got = yield ctx.count("minute", service=service, min_level=level)
+        at = change_minute(got.get("counts", {}), ctx.start, ctx.end)
+        if at is not None:
+            dated[service] = at
+    if not dated:
+        return submit("none")
+    first = min(dated, key=lambda s: (dated[s], risen.index(s)))
+    return (yield from _describe(ctx, first, dated[first] - timedelta(minutes=6)))
+
+
+def earliest_error_burst(ctx: Context) -> Run:
+    """The service whose ERROR rate stepped up first (among the four that rose most)."""
+    return (yield from _earliest(ctx, "ERROR", 4))
+
+
+def earliest_anomaly(ctx: Context) -> Run:
+    """The service whose WARN+ rate stepped up first (among the four that rose most), ignoring
+    who calls whom."""
+    return (yield from _earliest(ctx, "WARN", 4))
+
+
+def none(ctx: Context) -> Run:
+    """Always reports that nothing went wrong."""
+    return submit("none")
+    yield  # a script with no queries
+
+
+SHORTCUTS: dict[str, Policy] = {
+    "shortcut_grep_catalogue": scripted(grep_catalogue),
+    "shortcut_grep_descriptions": grep_descriptions,
+    "shortcut_grep_rise": scripted(grep_rise),
+    "shortcut_earliest_error_burst": scripted(earliest_error_burst),
+    "shortcut_most_errors": scripted(most_errors),
+    "shortcut_biggest_rise": scripted(biggest_rise),
+    "shortcut_earliest_anomaly": scripted(earliest_anomaly),
+    "shortcut_none": scripted(none),
+}
