@@ -224,6 +224,7 @@ def test_a_root_cause_is_accepted_once(server, store_path):
 
 @pytest.mark.parametrize(("arguments", "message"), [
     pytest.param({"service": "billing", "fault_kind": "disk_full", "onset": START}, "unknown service", id="service"),
+    pytest.param({"service": "NONE", "fault_kind": "none", "onset": ""}, 'submit service "none"', id="none-in-capitals"),
     pytest.param({"service": "payments", "fault_kind": "gremlins", "onset": START}, "fault_kind must be one of",
                  id="kind"),
     pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": "soon"}, "ISO 8601", id="onset"),

@@ -233,7 +233,7 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         if service == "none":
             state.submission = Submission(service="none", fault_kind="none", onset=None)
             return _json({"accepted": True})
-        self._check_service(service)
+        self._check_service(service, submitting=True)
         if fault_kind not in state.fault_kinds:
             raise ToolError(f"fault_kind must be one of: {', '.join(state.fault_kinds)}")
         at = format_ts(_parse_time("onset", onset))
@@ -255,9 +255,10 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
                 raise ToolError(f"min_level must be one of {', '.join(LEVELS)}, got {min_level[:40]!r}")
         return Query(start_ms, end_ms, service, level, _text(text), _trace_id(trace))
 
-    def _check_service(self, service: str) -> None:
+    def _check_service(self, service: str, submitting: bool = False) -> None:
         if service not in {s.name for s in self.state.services}:
-            raise ToolError(f"unknown service {service[:60]!r}; call list_services for the valid names")
+            none = '; submit service "none" (lower case) if nothing went wrong' if submitting else ""
+            raise ToolError(f"unknown service {service[:60]!r}; call list_services for the valid names{none}")
 
     def _budget(self) -> dict[str, int]:
         state = self.state
