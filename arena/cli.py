@@ -216,6 +216,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ArenaError as exc:
         print(f"arena: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, (PrerequisiteError, UsageError)) else 1
+    except Exception as exc:
+        worded = _docker_problem(exc)
+        if worded is None:
+            raise
+        print(f"arena: {worded}", file=sys.stderr)
+        return 2
+
+
+def _docker_problem(exc: BaseException) -> str | None:
+    """What a raw Docker SDK / HTTP failure means and how to fix it (None: not a Docker failure).
+
+    Looked up in `sys.modules` so the CLI path never imports the SDK itself: an exception of a
+    module that was never imported cannot be raised."""
+    errors, transport = sys.modules.get("docker.errors"), sys.modules.get("requests.exceptions")
+    restart = "check `docker info` and the daemon log (/var/log/arena-dockerd.log), start it with `images/ensure-docker.sh` if it is down, then re-run"
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+    if errors is not None and isinstance(exc, errors.ImageNotFound):
+        return f"Docker image missing: {reason}. Fix: build the images with `arena images build`, then re-run."
+    if errors is not None and isinstance(exc, errors.NotFound):
+        return (f"a container or image vanished during the run: {reason}. Fix: if the engine restarted, "
+                "`arena reap --run <run>` removes what the run left, then re-run.")
+    if errors is not None and isinstance(exc, errors.APIError):
+        return f"the Docker engine refused a call: {reason}. Fix: {restart}."
+    if transport is not None and isinstance(exc, transport.ConnectionError) or errors is not None and isinstance(exc, errors.DockerException):
+        return f"Docker engine not reachable: {reason}. Fix: {restart}."
+    return None
 
 
 if __name__ == "__main__":

@@ -33,8 +33,13 @@ def mask(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
-async def apply_rules(request: vf.Request, trace: vf.Trace, secrets: Sequence[str], environment: str) -> vf.Request | None:
-    """Deny a proposed shell call (probe) or rewrite a leaking result; None when no rule fires."""
+async def apply_rules(
+    request: vf.Request, trace: vf.Trace, secrets: Sequence[str], environment: str, terms: Sequence[str] = ()
+) -> vf.Request | None:
+    """Deny a proposed shell call (probe) or rewrite a leaking result; None when no rule fires.
+
+    `terms` name the environment's grader-side packages besides its own module (the environment
+    id with `_` for `-`, always included), e.g. the toolset that holds its data."""
     last = request.messages[-1]
     if not isinstance(last, vf.ToolMessage):
         return None
@@ -43,7 +48,8 @@ async def apply_rules(request: vf.Request, trace: vf.Trace, secrets: Sequence[st
     arguments = _arguments(call)
     if last.content == "":  # a pre-execution probe: the call has not run yet
         command = shell_command(tool, arguments)
-        rule = match_pre(command, secrets) if command is not None else None
+        grader_terms = (environment.replace("-", "_"), *terms)
+        rule = match_pre(command, secrets, grader_terms) if command is not None else None
         original = ""
     else:
         original = last.content if isinstance(last.content, str) else json.dumps(last.content, default=str)

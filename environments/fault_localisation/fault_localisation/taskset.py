@@ -27,6 +27,7 @@ from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
 from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
+from arena.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena.rewrite_hook import apply_rules
 from log_search.store import ensure_store
 from log_search.toolset import (
@@ -54,13 +55,14 @@ class FaultLocalisationData(vf.TaskData):
     """Held out: the root cause (service, fault kind, onset). Never in the prompt or a tool result."""
 
 
-class FaultLocalisationTaskConfig(vf.TaskConfig):
+class FaultLocalisationTaskConfig(IsolationTaskConfig):
     store_dir: Path | None = None
     """Host directory caching built log stores; None means ~/.cache/arena/log_search."""
 
 
 class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, FaultLocalisationTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        await confine(runtime, self.config.pids_limit)
         incident = generate(self.data.seed, self.data.knobs)
         path = await asyncio.to_thread(build_incident_store, incident, self.config.store_dir)
         state = trace.state
@@ -90,7 +92,7 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
         material (the label as recorded, the host path of the log store). Every firing is audited."""
         label = self.data.label
         secrets = [json.dumps(asdict(label)), getattr(trace.state, "store_path", "") or ""]
-        return await apply_rules(request, trace, secrets, ENV_ID)
+        return await apply_rules(request, trace, secrets, ENV_ID, terms=("log_search",))
 
 
 def _what_the_agent_did(trace: vf.Trace) -> tuple[Submission | None, list[QueryRecord]]:
@@ -119,8 +121,12 @@ class FaultLocalisationConfig(vf.TasksetConfig):
     """Distractors per incident: a harmless deploy, an always-noisy service, a short error blip, ..."""
     decoys: int = Field(Knobs.decoys, ge=0, le=8)
     """Healthy services that log fault wording all hour (pool saturation, handled exceptions, ...)."""
+    mimics: int = Field(Knobs.mimics, ge=0, le=6)
+    """Healthy services on the users' side that write a root's own lines verbatim (all hour, or a burst)."""
     echo: float = Field(Knobs.echo, ge=0.0, le=1.0)
     """Chance that the root's callers quote its error text, so its wording is not its own."""
+    verbatim_echo: float = Field(Knobs.verbatim_echo, ge=0.0, le=1.0)
+    """Chance that echoing callers pass the root's own lines on verbatim."""
     callers_first: float = Field(Knobs.callers_first, ge=0.0, le=1.0)
     """Chance that the root's callers log their symptom 1-5 minutes before the root logs anything."""
     quiet_root: float = Field(Knobs.quiet_root, ge=0.0, le=1.0)
@@ -128,7 +134,9 @@ class FaultLocalisationConfig(vf.TasksetConfig):
     precursor: float = Field(Knobs.precursor, ge=0.0, le=1.0)
     """Chance that the root's first anomalous line is a sparse WARN 2-6 minutes before its storm."""
     off_path: float = Field(Knobs.off_path, ge=0.0, le=1.0)
-    """Chance of a stray real fault in a service no edge depends on (it usually starts first)."""
+    """Chance of a stray real fault that never reaches users (it usually starts first)."""
+    stray_reachable: float = Field(Knobs.stray_reachable, ge=0.0, le=1.0)
+    """Chance that the stray strikes a service on the users' side whose callers degrade gracefully."""
     traces: bool = Knobs.traces
     """Whether a request's lines share one trace id across the services it crosses."""
     budget: int = Field(20, ge=1, le=500)
@@ -139,8 +147,9 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
     def load(self) -> Iterator[FaultLocalisationTask]:
         cfg = self.config
         knobs = Knobs(services=cfg.services, lines=cfg.lines, red_herrings=cfg.red_herrings, decoys=cfg.decoys,
-                      echo=cfg.echo, callers_first=cfg.callers_first, quiet_root=cfg.quiet_root,
-                      precursor=cfg.precursor, off_path=cfg.off_path, traces=cfg.traces)
+                      mimics=cfg.mimics, echo=cfg.echo, verbatim_echo=cfg.verbatim_echo,
+                      callers_first=cfg.callers_first, quiet_root=cfg.quiet_root, precursor=cfg.precursor,
+                      off_path=cfg.off_path, stray_reachable=cfg.stray_reachable, traces=cfg.traces)
         for i, seed in enumerate(split_seeds(cfg.split, cfg.num_tasks)):
             incident = generate(seed, knobs)
             yield FaultLocalisationTask(
@@ -153,6 +162,7 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
                     knobs=knobs,
                     budget=cfg.budget,
                     label=incident.label,
+                    **ISOLATION.task_fields(),
                 ),
                 cfg.task,
             )

@@ -15,6 +15,7 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
+from arena.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena.rewrite_hook import apply_rules
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
@@ -80,7 +81,7 @@ class SchemaMigrationData(vf.TaskData):
     """execute calls that cost no score; each one beyond lowers it (see `efficiency`)."""
 
 
-class SchemaMigrationTaskConfig(vf.TaskConfig):
+class SchemaMigrationTaskConfig(IsolationTaskConfig):
     statement_budget: int = STATEMENT_BUDGET
     """execute calls the sandbox allows per rollout."""
     free_statements: int = FREE_STATEMENTS
@@ -93,6 +94,7 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
     NEEDS_CONTAINER = True
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        await confine(runtime, self.config.pids_limit)
         container = runtime.info.id
         if not container:
             raise vf.TaskError("schema-migration needs a local container runtime (docker/podman) with a container id")
@@ -163,6 +165,7 @@ class SchemaMigrationTaskset(vf.Taskset[SchemaMigrationTask, SchemaMigrationConf
                     heldout_rows=knobs.heldout_rows,
                     statement_budget=knobs.statement_budget,
                     free_statements=knobs.free_statements,
+                    **ISOLATION.task_fields(),
                 ),
                 knobs,
             )

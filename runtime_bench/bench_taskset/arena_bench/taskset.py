@@ -12,22 +12,31 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
+from arena.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_bench.toolset import BenchState, BenchToolset
 
 EXPECTED = "arena-bench-ok"
 PROMPT = f"Write {EXPECTED} into bench.txt, call the stamp tool once, then say DONE."
 
 
+LIMITS = ISOLATION.model_copy(update={"network_allow": ("*",)}).task_fields()
+"""Arena's limits, with the network left open at the task level so the subprocess baseline (which
+has no container to confine) still runs; the docker levels close it in their runtime config."""
+
+
 class BenchData(vf.TaskData):
     path: str = "bench.txt"
 
 
-class BenchTaskConfig(vf.TaskConfig):
+class BenchTaskConfig(IsolationTaskConfig):
     toolset: Literal["shared", "task"] = "shared"
     """Where the `stamp` server runs: once per eval (`shared`) or once per rollout (`task`)."""
 
 
 class BenchTask(vf.Task[BenchData, BenchState, BenchTaskConfig]):
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        await confine(runtime, self.config.pids_limit)
+
     @classmethod
     def toolsets(cls, config: BenchTaskConfig) -> list[vf.Toolset]:
         return [BenchToolset(vf.ToolsetConfig())] if config.toolset == "task" else []
@@ -58,4 +67,4 @@ class BenchTaskset(vf.Taskset[BenchTask, BenchTasksetConfig]):
 
     def load(self):
         for i in range(self.config.num_tasks):
-            yield BenchTask(BenchData(prompt=PROMPT, name=f"bench#{i}"), self.config.task)
+            yield BenchTask(BenchData(prompt=PROMPT, name=f"bench#{i}", **LIMITS), self.config.task)

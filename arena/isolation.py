@@ -1,0 +1,104 @@
+"""Isolation by default: the limits every Arena rollout's box runs under, declared once for every taskset.
+
+A taskset spreads `ISOLATION.task_fields()` into its TaskData and awaits `confine(runtime, pids)`
+first thing in `Task.setup`. verifiers turns the task fields into `docker run --memory --cpus`, its
+restricted network policy (no egress but the interception and host tool servers; NET_ADMIN and
+NET_RAW dropped, no-new-privileges, IPv6 off) and a time limit on each stage. Its docker runtime has
+no PIDs option, so `confine` sets one on the live container with `docker update` — task setup runs
+before the harness is installed or the agent starts, so no agent process ever runs without it.
+
+Overrides, most specific last: a task may declare other values (a task that needs a host opens it in
+`network_allow`); a config's `[env.agent.runtime] cpu/memory` and `[env.agent.timeout]` win over the
+task (verifiers' precedence); `[env.taskset.task] pids_limit` sets the PIDs limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+from typing import Any
+
+import verifiers.v1 as vf
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ISOLATION", "Isolation", "IsolationTaskConfig", "confine", "pids_update_argv"]
+
+logger = logging.getLogger(__name__)
+
+UPDATE_TIMEOUT_S = 60.0
+CONTAINER_ENGINES = ("docker", "podman")
+
+
+class Isolation(BaseModel):
+    """Per-rollout limits. Sizes come from measured rollouts (scripted policies on schema-migration:
+    setup ≤ 6 s, agent ≤ 81 s, scoring ≤ 0.4 s; peak box 360 MiB / 31 PIDs under claude_code, 185 MiB
+    / 73 PIDs under codex) with room for slow real models: 40 turns at 90 s each fit the agent limit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cpu: float = Field(default=1.0, gt=0)
+    """CPU cores per box: on a 2-core host one box can never starve the host or its neighbours."""
+    memory: float = Field(default=2.0, gt=0)
+    """Memory per box in GB (a hard limit; the host has no swap). A hog is OOM-killed inside its box."""
+    pids: int = Field(default=512, ge=32)
+    """Processes and threads per box: a fork bomb stops there."""
+    network_allow: tuple[str, ...] = ()
+    """Hosts the box may reach during the agent's turn besides the framework routes (the
+    interception and host-side tool servers). Empty: no egress at all."""
+    setup_s: float = Field(default=600.0, gt=0)
+    """Task + harness setup (measured ≤ 6 s with pre-baked images; a cold install needs minutes)."""
+    agent_s: float = Field(default=3600.0, gt=0)
+    """The agent's whole solve attempt."""
+    finalize_s: float = Field(default=120.0, gt=0)
+    scoring_s: float = Field(default=300.0, gt=0)
+
+    def task_fields(self) -> dict[str, Any]:
+        """The TaskData fields that carry these limits (`resources`, `timeout`, `network_allow`)."""
+        return {
+            "resources": vf.TaskResources(cpu=self.cpu, memory=self.memory),
+            "timeout": vf.TaskTimeout(setup=self.setup_s, agent=self.agent_s, finalize=self.finalize_s, scoring=self.scoring_s),
+            "network_allow": list(self.network_allow),
+        }
+
+
+ISOLATION = Isolation()
+"""The defaults every Arena taskset declares."""
+
+
+class IsolationTaskConfig(vf.TaskConfig):  # type: ignore[misc]  # verifiers ships no types
+    """Task config base for Arena tasksets: the one limit verifiers' config cannot carry."""
+
+    pids_limit: int = Field(default=ISOLATION.pids, ge=32)
+    """Processes and threads the rollout's box may hold (`docker update --pids-limit`)."""
+
+
+def pids_update_argv(engine: str, container: str, pids: int) -> list[str]:
+    return [engine, "update", "--pids-limit", str(pids), container]
+
+
+async def confine(runtime: vf.Runtime, pids: int) -> None:
+    """Set the PIDs limit on the rollout's container (docker or podman; other runtimes bring
+    their own limits and are left alone).
+
+    Raises:
+        vf.SandboxError: the container has no id, or the engine refused or did not answer; the
+            rollout then fails at setup rather than run unconfined.
+    """
+    engine = getattr(runtime.info, "type", None)
+    if engine not in CONTAINER_ENGINES:
+        logger.debug("runtime %s has no container to confine", engine)
+        return
+    container = runtime.info.id
+    if not container or shutil.which(str(engine)) is None:
+        raise vf.SandboxError(f"cannot set the PIDs limit: no {engine} container id or CLI (container={container!r})")
+    argv = pids_update_argv(str(engine), container, pids)
+    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        _, stderr = await asyncio.wait_for(proc.communicate(), UPDATE_TIMEOUT_S)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise vf.SandboxError(f"`{' '.join(argv)}` did not finish in {UPDATE_TIMEOUT_S:.0f} s; is the engine overloaded?") from None
+    if proc.returncode != 0:
+        raise vf.SandboxError(f"`{' '.join(argv)}` failed ({proc.returncode}): {stderr.decode(errors='replace').strip()}")

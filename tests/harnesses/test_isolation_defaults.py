@@ -1,0 +1,51 @@
+"""The isolation declaration (`arena.isolation`) as verifiers resolves it, and `confine`'s edges."""
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+import verifiers.v1 as vf
+from verifiers.v1.runtimes.docker import DockerConfig
+from verifiers.v1.utils.compile import resolve_runtime_config
+
+from arena.isolation import ISOLATION, Isolation, confine
+
+
+def _task(isolation: Isolation) -> vf.Task:
+    return vf.Task(vf.TaskData(prompt="p", **isolation.task_fields()))
+
+
+def test_the_defaults_become_a_limited_restricted_docker_runtime():
+    runtime = resolve_runtime_config(DockerConfig(image="arena/base"), _task(ISOLATION))
+    assert (runtime.memory, runtime.cpu) == (ISOLATION.memory, ISOLATION.cpu)
+    assert runtime.network_restricted and runtime.allow == []
+
+
+def test_a_task_opens_only_the_hosts_it_declares():
+    runtime = resolve_runtime_config(DockerConfig(image="arena/base"), _task(ISOLATION.model_copy(update={"network_allow": ("pypi.org",)})))
+    assert runtime.network_restricted and runtime.allow == ["pypi.org"]
+
+
+def test_a_config_value_wins_over_the_task_s():
+    runtime = resolve_runtime_config(DockerConfig(image="arena/base", memory=4.0), _task(ISOLATION))
+    assert runtime.memory == 4.0 and runtime.cpu == ISOLATION.cpu
+
+
+def test_every_stage_has_a_time_limit():
+    timeout = ISOLATION.task_fields()["timeout"]
+    assert None not in (timeout.setup, timeout.agent, timeout.finalize, timeout.scoring)
+
+
+def test_confine_leaves_a_runtime_without_a_container_alone():
+    asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="subprocess", id=None)), 64))  # type: ignore[arg-type]
+
+
+def test_confine_refuses_a_container_runtime_without_a_container_id():
+    with pytest.raises(vf.SandboxError, match="PIDs limit"):
+        asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id=None)), 64))  # type: ignore[arg-type]
+
+
+@pytest.mark.docker
+def test_confine_says_what_the_engine_refused():
+    with pytest.raises(vf.SandboxError, match="vf-arena-no-such-container"):
+        asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id="vf-arena-no-such-container")), 64))  # type: ignore[arg-type]
