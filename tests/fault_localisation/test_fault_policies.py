@@ -67,6 +67,7 @@ def test_the_shortcut_ladder_is_published():
     assert set(SHORTCUTS) >= {
         "shortcut_grep_catalogue", "shortcut_grep_descriptions", "shortcut_earliest_error_burst",
         "shortcut_most_errors", "shortcut_biggest_rise", "shortcut_earliest_anomaly", "shortcut_none",
+        "shortcut_root_wording", "shortcut_grep_reach",
     }
 
 

@@ -12,7 +12,7 @@ import verifiers.v1 as vf
 from verifiers.v1.state import state_cls
 
 import fault_localisation
-from arena_testkit.fault_episode import dev_tasks, new_trace
+from arena_testkit.fault_episode import NO_BOX, dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Knobs, generate, iso
 from fault_localisation.grade import RULES
@@ -79,7 +79,7 @@ def test_the_prompt_gives_window_budget_and_vocabulary_but_not_the_label(tmp_pat
 def test_setup_builds_the_store_on_the_host_and_fills_the_rollout_state(tmp_path: Path):
     task = dev_tasks(1, tmp_path)[0]
     trace = new_trace(task)
-    asyncio.run(task.setup(trace, runtime=None))
+    asyncio.run(task.setup(trace, runtime=NO_BOX))
     state: LogSearchState = trace.state
     incident = generate(task.data.seed, task.data.knobs)
     assert Path(state.store_path).is_file() and Path(state.store_path).parent == tmp_path
@@ -94,9 +94,9 @@ def test_setup_builds_the_store_on_the_host_and_fills_the_rollout_state(tmp_path
 def test_a_second_rollout_of_the_incident_reuses_the_built_store(tmp_path: Path):
     task = dev_tasks(1, tmp_path)[0]
     first, second = new_trace(task), new_trace(task)
-    asyncio.run(task.setup(first, runtime=None))
+    asyncio.run(task.setup(first, runtime=NO_BOX))
     built = Path(first.state.store_path).stat().st_mtime_ns
-    asyncio.run(task.setup(second, runtime=None))
+    asyncio.run(task.setup(second, runtime=NO_BOX))
     assert second.state.store_path == first.state.store_path
     assert Path(second.state.store_path).stat().st_mtime_ns == built
 
@@ -105,7 +105,7 @@ def scored_trace(task: FaultLocalisationTask, queries: int) -> vf.Trace:
     """A trace whose rollout charged `queries` queries and submitted the right answer."""
     label = task.data.label
     trace = new_trace(task)
-    asyncio.run(task.setup(trace, runtime=None))
+    asyncio.run(task.setup(trace, runtime=NO_BOX))
     trace.state.submission = Submission(service=label.service, fault_kind=label.fault_kind, onset=label.onset)
     trace.state.queries_used = queries
     trace.state.query_log = [QueryRecord(tool="count_logs", args={}, matched=1) for _ in range(queries)]
@@ -157,7 +157,8 @@ def test_the_log_search_toolset_is_shared_across_the_eval():
 
 @pytest.mark.parametrize("knob", [{"services": 7}, {"services": 41}, {"budget": 0}, {"lines": 10}, {"split": "x"},
                                   {"decoys": 9}, {"echo": 1.5}, {"callers_first": -0.1}, {"quiet_root": 2},
-                                  {"precursor": -1}, {"off_path": 1.01}])
+                                  {"precursor": -1}, {"off_path": 1.01}, {"mimics": 7}, {"verbatim_echo": -0.5},
+                                  {"stray_reachable": 1.5}])
 def test_knobs_outside_their_range_are_refused(knob):
     with pytest.raises(pydantic.ValidationError):
         FaultLocalisationConfig(id="fault-localisation", **knob)
@@ -176,7 +177,7 @@ def test_the_config_defaults_are_the_generators_default_mix(tmp_path: Path):
 
 def test_every_knob_reaches_the_task_and_the_store_key(tmp_path: Path):
     changed = {"decoys": 1, "echo": 0.1, "callers_first": 0.2, "quiet_root": 0.3, "precursor": 0.9,
-               "off_path": 0.0, "traces": False}
+               "off_path": 0.0, "traces": False, "mimics": 1, "verbatim_echo": 0.9, "stray_reachable": 0.1}
     base = dev_tasks(1, tmp_path)[0]
     paths = set()
     for knob, value in changed.items():

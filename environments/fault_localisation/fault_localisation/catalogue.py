@@ -1,5 +1,6 @@
 """The fault catalogue: each kind's answer id, the roles it can strike, and the natural log lines
-its root, its callers and chronic look-alikes on healthy services write.
+its root, its callers and chronic look-alikes on healthy services write, and what callers that
+degrade gracefully write about a failing dependency.
 
 Design rule: no message ever contains a kind's id (`connection_pool_exhaustion`, ...). The ids are
 the answer vocabulary; the evidence is in the wording an engineer would recognise ("timeout
@@ -13,7 +14,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["FAULT_KINDS", "KINDS_BY_ID", "FaultKind", "Line"]
+__all__ = ["FAULT_KINDS", "GRACEFUL", "KINDS_BY_ID", "FaultKind", "Line"]
 
 Render = Callable[[random.Random, str, str], str]
 """(rng, service, dep) -> message: `service` logs the line, `dep` is the service it concerns."""
@@ -48,6 +49,12 @@ class FaultKind:
     prelude: Line | None = None
     """An INFO line the root writes shortly before the onset (a rollout, a config reload)."""
 
+    @property
+    def own(self) -> tuple[Line, ...]:
+        """Every anomalous line a root of this kind writes (storm and precursor): what a verbatim
+        look-alike copies."""
+        return (*self.root, self.warning)
+
 
 APP = frozenset({"service"})
 DATA = frozenset({"database", "queue", "search"})
@@ -79,6 +86,15 @@ def _caller_http(status: str) -> Line:
 def _echo_http(status: str, cause: str) -> Line:
     return Line("ERROR", lambda r, s, d: f"call to {d} failed: {status} after {_ms(r)}ms ({d} said: {cause})")
 
+
+GRACEFUL: tuple[Line, ...] = (
+    Line("WARN", lambda r, s, d: f"retrying call to {d} (attempt 2 of 3)"),
+    Line("WARN", lambda r, s, d: f"call to {d} failed; served a degraded response from the local copy "
+         f"({_ms(r)}ms)"),
+    Line("INFO", lambda r, s, d: f"call to {d} succeeded on attempt {r.randrange(2, 4)} after {_ms(r)}ms"),
+)
+"""What a caller that degrades gracefully logs about a failing dependency (it retries, or serves a
+local copy): the same words background retries use, no fault wording, and its request succeeds."""
 
 FAULT_KINDS: tuple[FaultKind, ...] = (
     FaultKind(
@@ -135,9 +151,9 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
             Line("ERROR", lambda r, s, d: f"container terminated: OOMKilled (memory limit "
                  f"{r.choice((256, 512, 1024))}Mi, exit code 137)"),
             Line("WARN", lambda r, s, d: f"back-off restarting failed container (restart count {r.randrange(2, 40)})"),
-            Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(92, 100)}% of limit; GC cannot reclaim memory"),
+            Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(88, 100)}% of limit; GC cannot reclaim memory"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(85, 92)}% of limit after full GC"),
+        warning=Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(78, 95)}% of limit after full GC"),
         caller=(Line("ERROR", lambda r, s, d: f"call to {d} failed: connection refused ({_ip(r)}:8080)"),
                 Line("ERROR", lambda r, s, d: f"upstream {d} reset the connection mid-request")),
         echo=(Line("ERROR", lambda r, s, d: f"call to {d} failed: connection refused; {d} pod is restarting "
@@ -145,7 +161,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         chronic=(
             Line("WARN", lambda r, s, d: "sidecar log-shipper container terminated: OOMKilled (memory limit 64Mi); "
                  "restarted"),
-            Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(70, 85)}% of limit after full GC"),
+            Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(70, 95)}% of limit after full GC"),
         ),
     ),
     FaultKind(
@@ -187,7 +203,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
                 _caller_http("503 Service Unavailable")),
         echo=(Line("ERROR", lambda r, s, d: f"write to {d} failed: No space left on device"),),
         chronic=(
-            Line("WARN", lambda r, s, d: f"disk usage on /var/log at {r.randrange(80, 95)}% (below critical 95%)"),
+            Line("WARN", lambda r, s, d: f"disk usage on /var/log at {r.randrange(80, 97)}% (below critical 97%)"),
             Line("ERROR", lambda r, s, d: f"could not write to file \"/tmp/export-{r.randrange(100, 999)}.csv\": "
                  "No space left on device (scratch volume); job will retry"),
         ),
@@ -257,10 +273,10 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         root=(
             Line("WARN", lambda r, s, d: f"hot key product:{r.randrange(1000, 9999)} expired; "
                  f"{r.randrange(200, 5000)} concurrent misses"),
-            Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(80, 99)}% over the last 10s"),
+            Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(60, 99)}% over the last 10s"),
             Line("ERROR", lambda r, s, d: f"client output buffer overflow; closing {r.randrange(20, 400)} clients"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(55, 75)}% over the last 10s"),
+        warning=Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(40, 80)}% over the last 10s"),
         caller=(Line("WARN", lambda r, s, d: f"lookup in {d} missed; recomputing from the database ({_ms(r)}ms)"),
                 Line("ERROR", lambda r, s, d: f"request timed out waiting on {d} after {_ms(r)}ms")),
         echo=(Line("ERROR", lambda r, s, d: f"request timed out waiting on {d} after {_ms(r)}ms (hot key "
@@ -268,7 +284,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         chronic=(
             Line("WARN", lambda r, s, d: f"hot key session:{r.randrange(1000, 9999)} expired; "
                  f"{r.randrange(5, 40)} concurrent misses coalesced"),
-            Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(30, 55)}% over the last 10s"),
+            Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(30, 80)}% over the last 10s"),
         ),
     ),
     FaultKind(

@@ -1,5 +1,6 @@
 """Pure, seeded incident generator: a topology, background logs, one fault that reaches users (or
-none), and what misleads: chronic look-alikes, a stray fault off the users' path, herrings.
+none), and what misleads: look-alikes (benign chronic wording, or a root's own lines verbatim), a
+stray fault that never reaches users, herrings.
 
 `generate(seed, knobs)` only plans (cheap); `Incident.rows()` streams the log lazily in time order
 by merging independently seeded streams, so a 1M-line incident never sits in memory and any
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from fault_localisation.plan import (
-    Decoy, Effect, Fault, Herring, Mechanisms, plan_decoys, plan_fault, plan_herrings, plan_stray,
+    Decoy, Effect, Fault, Herring, Mechanisms, plan_decoys, plan_fault, plan_herrings, plan_mimics, plan_stray,
 )
 from fault_localisation.rng import Rng
 from fault_localisation.streams import Row, background, decoy_lines, fault_lines, herring_lines, periodic
@@ -32,8 +33,8 @@ CONTROL_RATE = 0.1
 SPLITS = {"train": 0, "dev": 1_000_000, "test": 2_000_000}
 """First seed of each split; a split holds up to 1,000,000 seeds."""
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
-MECHANISMS = ("control", "decoys", "decoy_rise", "echo", "callers_first", "quiet_root", "precursor", "off_path",
-              "off_path_earlier", "traces")
+MECHANISMS = ("control", "decoys", "decoy_rise", "mimic_chronic", "mimic_burst", "echo", "verbatim_echo",
+              "callers_first", "quiet_root", "precursor", "off_path", "off_path_earlier", "stray_graceful", "traces")
 """What `Incident.mechanisms` can report."""
 
 
@@ -49,8 +50,14 @@ class Knobs:
     decoys: int = 3
     """Healthy services that log fault wording (the first one the users' fault's own): all hour, or,
     for about half of those off the edge, loudly from a batch job's start mid-window."""
+    mimics: int = 3
+    """Healthy inner services on the users' side that write a fault kind's own root and precursor
+    lines verbatim (same templates, same numbers): half sparsely all hour, half in a mid-window
+    burst as loud as a root's storm whose callers stay healthy."""
     echo: float = 0.7
     """Chance that callers quote the root's error text, sharing its wording."""
+    verbatim_echo: float = 0.5
+    """Chance that echoing callers also pass the root's own lines on verbatim (most of their lines)."""
     callers_first: float = 0.6
     """Chance that the root's callers log their symptom before the root logs anything."""
     quiet_root: float = 0.4
@@ -58,7 +65,10 @@ class Knobs:
     precursor: float = 0.5
     """Chance that the root's first anomalous line is a sparse WARN 2-6 minutes before its storm."""
     off_path: float = 0.5
-    """Chance of a stray real fault in a service no edge depends on (usually starting first)."""
+    """Chance of a stray real fault that never reaches users (usually starting first)."""
+    stray_reachable: float = 0.7
+    """Chance that the stray strikes an inner service on the users' side whose callers degrade
+    gracefully (retries, a local copy), rather than one no edge depends on."""
     traces: bool = True
     """A request's lines share one trace id across services; off, every line has its own."""
 
@@ -88,6 +98,8 @@ class Incident:
     stray: Fault | None = None
     """A real fault off the users' path; never the answer."""
     decoys: tuple[Decoy, ...] = ()
+    mimics: tuple[Decoy, ...] = ()
+    """Verbatim look-alikes: healthy services writing a root's own lines."""
 
     @property
     def label(self) -> Label:
@@ -103,13 +115,17 @@ class Incident:
             "control": f is None,
             "decoys": bool(self.decoys),
             "decoy_rise": any(d.start_ms > self.start_ms for d in self.decoys),
+            "mimic_chronic": any(d.start_ms == self.start_ms for d in self.mimics),
+            "mimic_burst": any(d.start_ms > self.start_ms for d in self.mimics),
             "echo": f is not None and f.echo,
+            "verbatim_echo": f is not None and f.verbatim,
             "callers_first": f is not None and f.callers_first,
             "quiet_root": f is not None and f.quiet,
             "precursor": f is not None and f.storm_ms > f.root.onset_ms,
             "off_path": self.stray is not None,
             "off_path_earlier": self.stray is not None and f is not None
             and self.stray.root.onset_ms < f.root.onset_ms,
+            "stray_graceful": self.stray is not None and self.stray.graceful,
             "traces": self.knobs.traces,
         }
         return frozenset(name for name, present in found.items() if present)
@@ -123,13 +139,13 @@ class Incident:
             streams.append(fault_lines(self, self.fault, "fault"))
         if self.stray is not None:
             streams.append(fault_lines(self, self.stray, "stray"))
-        streams += [decoy_lines(self, d) for d in self.decoys]
+        streams += [decoy_lines(self, d) for d in (*self.decoys, *self.mimics)]
         streams += [herring_lines(self, h) for h in self.herrings if h.kind != "noisy"]
         return heapq.merge(*streams)
 
     def _planned_volume(self) -> int:
         """Expected number of fault and decoy lines, so that the whole log comes to about `knobs.lines`."""
-        total = sum(d.per_min * (self.end_ms - d.start_ms) / 60_000 for d in self.decoys)
+        total = sum(d.per_min * ((d.end_ms or self.end_ms) - d.start_ms) / 60_000 for d in (*self.decoys, *self.mimics))
         for fault in (self.fault, self.stray):
             if fault is not None:
                 total += sum(e.per_min * (self.end_ms - e.onset_ms) / 60_000 for e in fault.effects)
@@ -155,15 +171,18 @@ def generate(seed: int, knobs: Knobs = Knobs()) -> Incident:
     day = _EPOCH + timedelta(days=rng.randrange(730), hours=rng.randrange(23))
     start_ms = int(day.timestamp() * 1000)
     end_ms = start_ms + WINDOW_MIN * 60_000
-    odds = Mechanisms(knobs.echo, knobs.callers_first, knobs.quiet_root, knobs.precursor, knobs.off_path)
+    odds = Mechanisms(knobs.echo, knobs.callers_first, knobs.quiet_root, knobs.precursor, knobs.off_path,
+                      knobs.verbatim_echo)
     fault = None if rng.random() < CONTROL_RATE else plan_fault(rng, services, start_ms, end_ms, knobs.lines, odds)
     # Drawn from their own generators, so switching one mechanism leaves the rest of the incident as it was.
     stray_rng = Rng(f"stray/{seed}")
-    stray = plan_stray(stray_rng, services, fault, start_ms, knobs.lines) if stray_rng.random() < knobs.off_path \
-        else None
+    stray = plan_stray(stray_rng, services, fault, start_ms, knobs.lines, knobs.stray_reachable) \
+        if stray_rng.random() < knobs.off_path else None
     decoys = plan_decoys(Rng(f"decoys/{seed}"), services, fault, stray, knobs.decoys, start_ms, knobs.lines)
+    mimics = plan_mimics(Rng(f"mimics/{seed}"), services, (fault, stray), {d.service for d in decoys}, knobs.mimics,
+                         start_ms, end_ms, knobs.lines)
     herrings = plan_herrings(Rng(f"herrings/{seed}"), services, fault, stray, start_ms, knobs.red_herrings)
-    return Incident(seed, knobs, start_ms, end_ms, services, fault, herrings, stray, decoys)
+    return Incident(seed, knobs, start_ms, end_ms, services, fault, herrings, stray, decoys, mimics)
 
 
 def mechanism_mix(split: str, count: int, knobs: Knobs = Knobs()) -> dict[str, int]:

@@ -2,7 +2,9 @@
 
 Each planner draws from the incident's seeded generator and returns frozen plans; `streams`
 turns plans into log lines. A fault always reaches an edge service (users saw errors), so its
-root lies on a call path up to an edge; a stray fault strikes a service no edge depends on.
+root lies on a call path up to an edge. A stray fault strikes a service no edge depends on, or
+one on the users' side whose callers degrade gracefully, so its failure never reaches users;
+verbatim look-alikes write a root's own lines on healthy services.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from fault_localisation.catalogue import FAULT_KINDS, KINDS_BY_ID, FaultKind
 from fault_localisation.topology import Service, callers_of
 
 __all__ = ["Decoy", "Effect", "Fault", "Herring", "Mechanisms", "plan_decoys", "plan_fault", "plan_herrings",
-           "plan_stray", "reaches_edge"]
+           "plan_mimics", "plan_stray", "reaches_edge"]
 
 _MAX_PROPAGATION_DEPTH = 3
 _MAX_FAULT_SHARE = 0.35
@@ -31,6 +33,7 @@ class Mechanisms:
     quiet_root: float
     precursor: float
     off_path: float
+    verbatim_echo: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,12 @@ class Fault:
     """Callers quote the root's error text, so they share its wording."""
     callers_first: bool = False
     """The root's direct callers log their symptom before the root logs anything."""
+    verbatim: bool = False
+    """Echoing callers often pass the root's own lines on verbatim, so even its exact words are
+    not its own."""
+    graceful: bool = False
+    """A stray fault on the users' side whose callers degrade gracefully (they retry or serve a
+    local copy): its requests end well at the edge, so users never see it."""
 
     @property
     def root(self) -> Effect:
@@ -77,6 +86,13 @@ class Decoy:
     kind: str
     per_min: float
     start_ms: int
+    end_ms: int | None = None
+    """When a burst stops; None: it lasts to the end of the window."""
+    verbatim: bool = False
+    """It writes the kind's own root and precursor lines (same templates, same numbers), not the
+    benign chronic ones."""
+    quiet: bool = False
+    """A verbatim look-alike that logs the root's ERROR lines as WARN (as a quiet root does)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +134,7 @@ def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int,
     quiet = rng.random() < odds.quiet_root
     echo = rng.random() < odds.echo
     first = rng.random() < odds.callers_first
+    verbatim = rng.random() < odds.verbatim_echo and echo
     per_min = max(5.0, lines / 60 * rng.uniform(0.012, 0.02))
     target = rng.choice([c for c in root.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
                         or [root.name])
@@ -141,7 +158,7 @@ def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int,
                 at = (storm if parent.depth == 0 else parent.onset_ms) + rng.randrange(20_000, 150_000)
             warn_only = by_name[caller].role != "edge" and rng.random() < _WARN_ONLY_CALLERS
             effects.append(Effect(caller, at, parent.per_min * louder, parent.service, parent.depth + 1, warn_only))
-    return Fault(kind.id, _capped(effects, end_ms, lines), storm, quiet, echo, first)
+    return Fault(kind.id, _capped(effects, end_ms, lines), storm, quiet, echo, first, verbatim)
 
 
 def _path_to_edge(rng: random.Random, services: tuple[Service, ...], root: str) -> list[str]:
@@ -179,13 +196,23 @@ def _capped(effects: list[Effect], end_ms: int, lines: int) -> tuple[Effect, ...
 
 
 def plan_stray(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, start_ms: int,
-               lines: int) -> Fault | None:
-    """A real fault in a service no edge depends on (a batch worker): it never reaches users. It
+               lines: int, reachable: float = 0.0) -> Fault | None:
+    """A real fault that never reaches users: in a service no edge depends on (a batch worker), or,
+    with chance `reachable`, in one on the users' side whose callers degrade gracefully. It
     usually starts before the users' fault, so "whatever broke first" names it."""
     by_name = {s.name: s for s in services}
     users = reaches_edge(services)
+    graceful = rng.random() < reachable
+    busy = {e.service for e in fault.effects} if fault is not None else set()
     options = [(kind, s) for kind in FAULT_KINDS for s in services
                if s.name not in users and _fits(kind, s, by_name, worker_ok=True)]
+    # A graceful stray's callers must not be on the users' fault path (they would mix both
+    # failures) and one must be an inner service, which degrades gracefully where users can't see.
+    inner = [(kind, s) for kind in FAULT_KINDS for s in services
+             if s.name in users and s.role != "edge" and s.name not in busy
+             and _fits(kind, s, by_name, worker_ok=False) and _graceful_callers(services, s.name, busy)]
+    graceful = graceful and bool(inner)
+    options = inner if graceful else options
     if not options:
         return None
     kind, service = rng.choice(options)
@@ -198,7 +225,21 @@ def plan_stray(rng: random.Random, services: tuple[Service, ...], fault: Fault |
     per_min = max(3.0, lines / 60 * rng.uniform(0.012, 0.02) * rng.uniform(1.0, 2.0))
     dep = rng.choice([c for c in service.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
                      or [service.name])
-    return Fault(kind.id, (Effect(service.name, onset, per_min, dep, 0),), onset)
+    effects = [Effect(service.name, onset, per_min, dep, 0)]
+    if graceful:
+        effects += [Effect(caller, onset + rng.randrange(20_000, 150_000), per_min * rng.uniform(0.5, 1.2),
+                           service.name, 1, warn_only=True)
+                    for caller in _graceful_callers(services, service.name, busy)]
+    return Fault(kind.id, tuple(effects), onset, graceful=graceful)
+
+
+def _graceful_callers(services: tuple[Service, ...], name: str, busy: set[str]) -> list[str]:
+    """The inner (non-edge) callers of `name`, when none of its callers is on the users' fault path."""
+    callers = callers_of(services, name)
+    if set(callers) & busy:
+        return []
+    by_name = {s.name: s for s in services}
+    return [c for c in callers if by_name[c].role != "edge"]
 
 
 def plan_decoys(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,
@@ -217,6 +258,37 @@ def plan_decoys(rng: random.Random, services: tuple[Service, ...], fault: Fault 
         else:
             decoys.append(Decoy(service.name, kind, max(0.5, lines / 60 * rng.uniform(0.002, 0.006)), start_ms))
     return tuple(decoys)
+
+
+def plan_mimics(rng: random.Random, services: tuple[Service, ...], faults: tuple[Fault | None, ...],
+                taken: set[str], count: int, start_ms: int, end_ms: int, lines: int) -> tuple[Decoy, ...]:
+    """`count` healthy services on the users' side (inner, reaching an edge) that write a fault
+    kind's own root and precursor lines verbatim: 40% sparsely all hour, 60% in a mid-window
+    burst as loud as a root's storm, whose callers stay healthy. Half copy the users' fault's kind
+    where the service's role can have it. Only timing, rate, the call graph and a failing
+    request's trace tell them from a root."""
+    by_name = {s.name: s for s in services}
+    users = reaches_edge(services)
+    fault = faults[0]
+    busy = taken | {e.service for f in faults if f is not None for e in f.effects}
+    pool = [s for s in services if s.role != "edge" and s.name in users and s.name not in busy]
+    mimics: list[Decoy] = []
+    for service in rng.sample(pool, min(count, len(pool))):
+        fitting = [kind for kind in FAULT_KINDS if _fits(kind, service, by_name, worker_ok=False)]
+        same = fault is not None and rng.random() < 0.5 and KINDS_BY_ID[fault.kind] in fitting
+        kind = KINDS_BY_ID[fault.kind] if same else rng.choice(fitting) if fitting else None
+        quiet, burst = rng.random() < 0.4, rng.random() < 0.6
+        if kind is None:
+            continue
+        if burst:
+            begin = start_ms + rng.randrange(16 * _MIN, 36 * _MIN)
+            stop = None if rng.random() < 0.7 else min(end_ms, begin + rng.randrange(8 * _MIN, 30 * _MIN))
+            per_min = max(5.0, lines / 60 * rng.uniform(0.015, 0.04))
+            mimics.append(Decoy(service.name, kind.id, per_min, begin, stop, verbatim=True, quiet=quiet))
+        else:
+            per_min = max(0.3, lines / 60 * rng.uniform(0.001, 0.004))
+            mimics.append(Decoy(service.name, kind.id, per_min, start_ms, verbatim=True, quiet=quiet))
+    return tuple(mimics)
 
 
 def plan_herrings(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,

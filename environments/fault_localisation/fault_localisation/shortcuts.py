@@ -146,6 +146,100 @@ def earliest_anomaly(ctx: Context) -> Run:
     return (yield from _earliest(ctx, "WARN", 4))
 
 
+_ROOT_WORDING: dict[str, tuple[str, ...]] = {
+    "connection_pool_exhaustion": ('("acquiring connection" NOT retried)', '"could not get a connection"',
+                                   '"nearly exhausted"', '"saturated: active"'),
+    "bad_deploy": ('("unhandled exception in" NOT malformed)', '("NullPointerException at" NOT "returned 400")',
+                   '"Internal Server Error on"'),
+    "oom_restart_loop": ('("container terminated" NOT sidecar)', '"back-off restarting"', '"cannot reclaim"'),
+    "certificate_expiry": ('"serving certificate"',),
+    "disk_full": ('("could not write to file" NOT scratch)', '"lib data"', '"append to write"'),
+    "dns_failure": ('"internal on"', '"resolver timed out"', '"getaddrinfo"'),
+    "config_error": ('"positive integer"', '"missing key"', '"keeping the previous value"'),
+    "rate_limited": ('("Too Many Requests" NOT queued)', '"request quota exceeded"'),
+    "cache_stampede": ('("hot key product" NOT waiting)', '"output buffer overflow"'),
+    "clock_skew": ('("clock offset" NOT slewing NOT issuer)', '"synchronisation lost"'),
+}
+"""The wording of a failing root's own storm and precursor lines, without the tails that mark a
+chronic look-alike as harmless ("retried and succeeded", "scratch volume") or a caller's quote."""
+_ROOT_TERMS = [p for phrases in _ROOT_WORDING.values() for p in phrases]
+_HANDLED = ("retried", "succeeded", "retry", "returned 400", "scheduled", "queued", "coalesced", "slewing",
+            "disabled", "ignored", "restarted", "below critical", "scratch", "malformed", "said", "call to",
+            "waiting on", "token from", "write to", "handshake with", "client certificate")
+"""Generic words an engineer reads as "handled" or "a symptom about someone else"."""
+
+
+_TERM = re.compile(r'"[^"]*"?|[^\s()"]+')
+_MAX_TERMS = 64
+"""The toolset's cap on words, phrases and operators in one query's text."""
+
+
+def _chunked(terms: list[str], suffix: str = "") -> list[str]:
+    """ORs of `terms` (FTS expressions), each followed by `suffix`, each within the term cap."""
+    texts: list[str] = []
+    chunk: list[str] = []
+    for term in terms:
+        if chunk and len(_TERM.findall(f"({' OR '.join([*chunk, term])}){suffix}")) > _MAX_TERMS:
+            texts.append(f"({' OR '.join(chunk)}){suffix}")
+            chunk = []
+        chunk.append(term)
+    return [*texts, f"({' OR '.join(chunk)}){suffix}"]
+
+
+def _grep(ctx: Context, texts: list[str], **filters: str) -> Generator[CallTool, dict, list[str]]:
+    """Every line matching any of `texts` (one search each), oldest first."""
+    lines: list[str] = []
+    for text in texts:
+        lines += (yield ctx.search(text=text, **filters)).get("lines", [])
+    return sorted(lines)
+
+
+def _users_side(services: list[dict]) -> set[str]:
+    """Inner services with a call path up to an edge (the prompt: only their failures reach users)."""
+    roles = {s["name"]: s.get("role") for s in services}
+    calls = {s["name"]: s.get("calls", []) for s in services}
+    reached = {name for name, role in roles.items() if role == "edge"}
+    todo = list(reached)
+    while todo:
+        for dep in calls.get(todo.pop(), []):
+            if dep not in reached:
+                reached.add(dep)
+                todo.append(dep)
+    return {name for name in reached if roles.get(name) != "edge"}
+
+
+def root_wording(ctx: Context) -> Run:
+    """Greps the wording only a failing root writes (its storm and precursor lines, not the
+    harmless tails of look-alikes), drops services that already wrote it in the quiet first
+    quarter hour (chronic), and names the oldest later hit on a service that can reach users
+    (list_services: free), with that wording's kind and its time."""
+    listing = yield CallTool("list_services", {})
+    users = _users_side(listing.get("services", []))
+    texts = _chunked(_ROOT_TERMS)
+    chronic: set[str] = set()
+    for text in texts:
+        chronic |= set((yield ctx.count("service", end=ctx.split, min_level="WARN", text=text)).get("counts", {}))
+    for line in (yield from _grep(ctx, texts, start=ctx.split, limit=200, min_level="WARN")):
+        fields = line_fields(line)
+        if fields is not None and fields[2] in users and fields[2] not in chronic:
+            return submit(fields[2], _catalogue_kind(fields[4]), fields[0])
+    return submit("none")
+
+
+def grep_reach(ctx: Context) -> Run:
+    """The catalogue grep without lines in generic "handled / about someone else" words, keeping
+    only services that can reach users (list_services: free): the oldest hit is named. The
+    catalogue's phrases take a few queries under the toolset's term cap."""
+    listing = yield CallTool("list_services", {})
+    users = _users_side(listing.get("services", []))
+    texts = _chunked([f'"{p}"' for p in _CATALOGUE], f" NOT ({fts(_HANDLED)})")
+    for line in (yield from _grep(ctx, texts, start=ctx.split, limit=200, min_level="WARN")):
+        fields = line_fields(line)
+        if fields is not None and fields[2] in users:
+            return submit(fields[2], _catalogue_kind(fields[4]), fields[0])
+    return submit("none")
+
+
 def none(ctx: Context) -> Run:
     """Always reports that nothing went wrong."""
     return submit("none")
@@ -156,6 +250,8 @@ SHORTCUTS: dict[str, Policy] = {
     "shortcut_grep_catalogue": scripted(grep_catalogue),
     "shortcut_grep_descriptions": grep_descriptions,
     "shortcut_grep_rise": scripted(grep_rise),
+    "shortcut_root_wording": scripted(root_wording),
+    "shortcut_grep_reach": scripted(grep_reach),
     "shortcut_earliest_error_burst": scripted(earliest_error_burst),
     "shortcut_most_errors": scripted(most_errors),
     "shortcut_biggest_rise": scripted(biggest_rise),

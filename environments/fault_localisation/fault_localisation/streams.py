@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from fault_localisation.background import JOBS, LEVELS, Profile, profile
-from fault_localisation.catalogue import KINDS_BY_ID, Line
+from fault_localisation.catalogue import GRACEFUL, KINDS_BY_ID, Line
 from fault_localisation.plan import Decoy, Fault, Herring
 from fault_localisation.rng import Rng
 from fault_localisation.topology import callers_of
@@ -25,6 +25,8 @@ __all__ = ["Row", "background", "decoy_lines", "fault_lines", "herring_lines", "
 
 Row = tuple[int, str, str, str, str, str]
 """(timestamp in epoch ms, level, service, instance, trace id, message)"""
+_VERBATIM_SHARE = 0.6
+"""Of a verbatim-echoing caller's lines, the share that quote the root's own line unchanged."""
 _JOIN_MS = 2_000
 """A background line may continue a caller's request that logged within this long before it."""
 
@@ -112,7 +114,7 @@ def fault_lines(inc: Incident, fault: Fault, tag: str) -> Iterator[Row]:
             if t >= inc.end_ms:
                 continue
             effect = fault.effects[i]
-            service = by_name[effect.service]
+            speaker = subject = effect.service  # `subject` is whom the line's wording is about
             if i == 0:
                 line: Line
                 if t < fault.storm_ms:
@@ -128,29 +130,39 @@ def fault_lines(inc: Incident, fault: Fault, tag: str) -> Iterator[Row]:
                 if t < fault.storm_ms < after:
                     after = fault.storm_ms
             else:
-                line, dep = rng.choice(callers), effect.dep
-                level = "WARN" if effect.warn_only else line.level
+                line, dep = rng.choice(GRACEFUL if fault.graceful else callers), effect.dep
+                level = line.level if fault.graceful else "WARN" if effect.warn_only else line.level
                 trace = (latest.get(dep) if linked else None) or f"{rng.getrandbits(64):016x}"
+                if fault.verbatim and rng.random() < _VERBATIM_SHARE:
+                    # Passing the root's error text on unchanged: the very line the root writes.
+                    line, subject, dep = rng.choice(kind.root), root.service, rng.choice(deps)
+                    level = "WARN" if effect.warn_only else line.level
                 after = t + rng.expovariate(effect.per_min / 60_000)
-            latest[effect.service] = trace
+            latest[speaker] = trace
             heapq.heappush(pending, (int(after) if after > t else int(t) + 1, i))
-            yield (int(t), level, service.name, rng.choice(service.instances), trace,
-                   line.render(rng, service.name, dep))
+            yield (int(t), level, speaker, rng.choice(by_name[speaker].instances), trace,
+                   line.render(rng, subject, dep))
 
     return heapq.merge(iter(prelude), stream())
 
 
 def decoy_lines(inc: Incident, decoy: Decoy) -> Iterator[Row]:
-    rng = Rng(f"decoy/{inc.seed}/{decoy.service}")
+    """A look-alike's lines: the kind's benign chronic wording, or (verbatim) its root's own lines."""
+    rng = Rng(f"{'mimic' if decoy.verbatim else 'decoy'}/{inc.seed}/{decoy.service}")
     service = next(s for s in inc.services if s.name == decoy.service)
-    lines = KINDS_BY_ID[decoy.kind].chronic
+    kind = KINDS_BY_ID[decoy.kind]
+    lines = kind.own if decoy.verbatim else kind.chronic
+    by_name = {s.name: s for s in inc.services}
+    deps = [c for c in service.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role] \
+        or [service.name]
     per_ms = decoy.per_min / 60_000
+    end = inc.end_ms if decoy.end_ms is None else decoy.end_ms
     t = decoy.start_ms + rng.expovariate(per_ms)
-    while t < inc.end_ms:
+    while t < end:
         line = rng.choice(lines)
-        dep = rng.choice(service.calls) if service.calls else service.name
-        yield (int(t), line.level, service.name, rng.choice(service.instances), f"{rng.getrandbits(64):016x}",
-               line.render(rng, service.name, dep))
+        level = "WARN" if decoy.quiet and line.level == "ERROR" else line.level
+        yield (int(t), level, service.name, rng.choice(service.instances), f"{rng.getrandbits(64):016x}",
+               line.render(rng, service.name, rng.choice(deps)))
         t += rng.expovariate(per_ms)
 
 

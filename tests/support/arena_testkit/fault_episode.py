@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
@@ -22,6 +23,8 @@ from fault_localisation.taskset import (
 from log_search.toolset import LogSearchConfig, LogSearchState, LogSearchToolset
 
 TOOLS = ("list_services", "search_logs", "count_logs", "budget", "submit_root_cause")
+NO_BOX = SimpleNamespace(info=None)
+"""The runtime an in-process episode hands to setup: there is no container to confine."""
 MAX_TURNS = 80
 
 
@@ -66,7 +69,7 @@ async def call_tool(toolset: LogSearchToolset, state: LogSearchState, name: str,
 async def run_episode(policy: Policy, task: FaultLocalisationTask, wrap: bool = True) -> Episode:
     """Drive `policy` until it answers; tool results are wrapped in harness text when `wrap`."""
     trace = new_trace(task)
-    await task.setup(trace, runtime=None)  # type: ignore[arg-type]
+    await task.setup(trace, runtime=NO_BOX)  # type: ignore[arg-type]
     toolset = LogSearchToolset(LogSearchConfig())
     episode = Episode(task, trace)
     offered = tuple(ToolSpec(f"log_search_{name}") for name in TOOLS)
@@ -108,9 +111,11 @@ def mean_rewards(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]
     return table
 
 
-MECHANISM_OFF = {"decoys": 0, "echo": 0.0, "callers_first": 0.0, "quiet_root": 0.0, "precursor": 0.0,
-                 "off_path": 0.0, "traces": False}
+MECHANISM_OFF = {"decoys": 0, "mimics": 0, "echo": 0.0, "verbatim_echo": 0.0, "callers_first": 0.0,
+                 "quiet_root": 0.0, "precursor": 0.0, "off_path": 0.0, "stray_reachable": 0.0, "traces": False}
 """Each mechanism's knob setting that switches it off (the defaults switch each one on)."""
+_NEEDS = {"verbatim_echo": "echo", "stray_reachable": "off_path"}
+"""A mechanism that refines another needs that one on to show at all."""
 
 
 def knob_settings() -> dict[str, dict]:
@@ -120,7 +125,7 @@ def knob_settings() -> dict[str, dict]:
     rows |= {f"{name} off": {name: off} for name, off in MECHANISM_OFF.items()}
     traps = {k: v for k, v in MECHANISM_OFF.items() if k != "traces"}
     rows["all traps off"] = dict(traps)
-    rows |= {f"only {name}": {k: v for k, v in traps.items() if k != name} for name in traps}
+    rows |= {f"only {name}": {k: v for k, v in traps.items() if k not in (name, _NEEDS.get(name))} for name in traps}
     return rows
 
 
