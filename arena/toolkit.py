@@ -21,15 +21,13 @@ import inspect
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import verifiers.v1 as vf
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 from verifiers.v1.mcp import server as _vf_server
-from verifiers.v1.mcp.server import ConfigT
-from verifiers.v1.state import StateT
 from verifiers.v1.utils.decorators import discover_decorated
 
 if TYPE_CHECKING:
@@ -39,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["SerialToolset", "argument_refusal", "rollout_key"]
 
 _SHOWN_CHARS = 40
+ConfigT = TypeVar("ConfigT")
+StateT = TypeVar("StateT")
+"""Our own type variables: verifiers ships no types, so its `ConfigT`/`StateT` are opaque to mypy."""
 
 
 def rollout_key() -> str:
@@ -76,7 +77,7 @@ class _RolloutLock:
     """Calls holding or waiting for the lock; the entry is dropped when this reaches 0."""
 
 
-class SerialToolset(vf.Toolset[ConfigT, StateT]):
+class SerialToolset(vf.Toolset[ConfigT, StateT], Generic[ConfigT, StateT]):
     """Serialises each rollout's tool calls and refuses bad arguments for free (see module docstring)."""
 
     def __init__(self, config: ConfigT) -> None:

@@ -1,4 +1,8 @@
-"""LogSearchToolset through real MCP sessions on one shared server, with a real state channel."""
+"""LogSearchToolset through MCP sessions on one shared server, with a real state channel.
+
+The server runs in this process behind in-memory clients; one test serves it from its own process
+over HTTP, as verifiers launches it.
+"""
 
 import asyncio
 import json
@@ -10,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from verifiers.v1.mcp.server import _call_state
 
 from arena_testkit.log_fixture import END, SERVICES, START, synthetic_store
+from arena_testkit.mcp_memory import serving_toolset
 from arena_testkit.mcp_session import call, result_text, running_toolset
 from log_search.store import LogStore
 from log_search.toolset import LOGGED_CHARS, LogSearchConfig, LogSearchState, LogSearchToolset
@@ -24,8 +29,8 @@ def store_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server():
-    with running_toolset("log_search.toolset") as process:
-        yield process
+    with serving_toolset(LogSearchToolset(LogSearchConfig())) as served:
+        yield served
 
 
 def rollout(server, path, budget: int = 5, **overrides) -> str:
@@ -51,6 +56,16 @@ def used(server, route: str) -> int:
 def payload(result) -> dict:
     assert not result.is_error, result_text(result)
     return json.loads(result_text(result))
+
+
+def test_the_toolset_serves_rollouts_over_http_from_its_own_process(store_path):
+    with running_toolset("log_search.toolset") as process:
+        route = rollout(process, store_path, budget=2)
+        found = payload(tool(process, route, "count_logs", start=START, end=END, group_by="level"))
+        refused = tool(process, route, "search_logs", start=START, end=END, colour="red")
+        assert found["total"] == 3000 and found["budget"] == {"used": 1, "remaining": 1, "total": 2}
+        assert refused.is_error and "unknown argument 'colour'" in result_text(refused)
+        assert used(process, route) == 1 and process.state(route)["query_log"][0]["tool"] == "count_logs"
 
 
 def test_tools_are_served_with_descriptions_that_state_their_cost(server):

@@ -3,7 +3,8 @@
 import pytest
 from schema_migration.families import BY_NAME, FAMILIES
 from schema_migration.generate import heldout_rows, seeds, spec, visible_rows
-from schema_migration.grade import MISS_CAP, grade
+from schema_migration.grade import grade
+from schema_migration.score import MISS_CAP
 from schema_migration.policies import hard_coded_migration, naive_migration
 from schema_migration.prompt import PromptSpec
 

@@ -13,7 +13,8 @@ import pytest
 from schema_migration import jail
 from schema_migration.families import BY_NAME, FAMILIES
 from schema_migration.generate import heldout_rows, seeds, spec
-from schema_migration.grade import MISS_CAP, REASON_CHARS, grade
+from schema_migration.grade import grade
+from schema_migration.score import MISS_CAP, REASON_CHARS
 from schema_migration.jail import Limits
 
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}

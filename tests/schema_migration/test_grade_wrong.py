@@ -5,7 +5,8 @@ import math
 import pytest
 from schema_migration.families import BY_NAME, FAMILIES
 from schema_migration.generate import expected_rows, heldout_rows, seeds, spec
-from schema_migration.grade import MISS_CAP, grade
+from schema_migration.grade import grade
+from schema_migration.score import MISS_CAP
 
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
 

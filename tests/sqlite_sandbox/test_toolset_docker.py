@@ -1,4 +1,8 @@
-"""The sqlite_sandbox toolset through real MCP sessions, on a database inside a real container."""
+"""The sqlite_sandbox toolset through MCP sessions, on a database inside a real container.
+
+The server runs in this process behind in-memory clients; one test serves it from its own process
+over HTTP, as verifiers launches it.
+"""
 
 import asyncio
 import io
@@ -10,8 +14,11 @@ from collections.abc import Iterator
 
 import docker
 import pytest
-from sqlite_sandbox.state import SandboxState, checkpoint_path
-from arena_testkit.mcp_session import ToolsetProcess, call, result_text, running_toolset
+from sqlite_sandbox.state import SandboxConfig, SandboxState, checkpoint_path
+from sqlite_sandbox.toolset import SqliteSandboxToolset
+
+from arena_testkit.mcp_memory import serving_toolset
+from arena_testkit.mcp_session import ToolsetServer, call, result_text, running_toolset
 
 pytestmark = pytest.mark.docker
 
@@ -39,9 +46,9 @@ def container(client, images):
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ToolsetProcess]:
-    with running_toolset("sqlite_sandbox.toolset") as process:
-        yield process
+def server() -> Iterator[ToolsetServer]:
+    with serving_toolset(SqliteSandboxToolset(SandboxConfig())) as served:
+        yield served
 
 
 def _database(rows: int = 5) -> bytes:
@@ -56,7 +63,7 @@ def _database(rows: int = 5) -> bytes:
             return f.read()
 
 
-def _prepare(server: ToolsetProcess, box, route: str, budget: int = 10, rows: int = 5) -> dict:
+def _prepare(server: ToolsetServer, box, route: str, budget: int = 10, rows: int = 5) -> dict:
     """Write a fresh database and its `start` checkpoint into the container for rollout `route`."""
     data = _database(rows)
     state = SandboxState(
@@ -77,14 +84,23 @@ def _run(coro):
     return asyncio.run(coro)
 
 
-async def _sql(server: ToolsetProcess, route: str, sql: str):
+async def _sql(server: ToolsetServer, route: str, sql: str):
     return await call(server, route, "execute", {"sql": sql})
 
 
-def _count(server: ToolsetProcess, route: str) -> str:
+def _count(server: ToolsetServer, route: str) -> str:
     result = _run(_sql(server, route, "SELECT count(*) AS n FROM t"))
     assert not result.is_error, result_text(result)
     return result_text(result).splitlines()[2]
+
+
+def test_the_toolset_serves_rollouts_over_http_from_its_own_process(container):
+    with running_toolset("sqlite_sandbox.toolset") as process:
+        _prepare(process, container, "http")
+        assert _count(process, "http") == "[5]"
+        refused = _run(call(process, "http", "execute", {"sql": "SELECT 1", "mode": "fast"}))
+        assert refused.is_error and "unknown argument 'mode'" in result_text(refused)
+        assert process.state("http")["statements_used"] == 1
 
 
 def test_execute_runs_in_the_container_and_each_call_is_all_or_nothing(server, container):

@@ -1,4 +1,4 @@
-"""Builds a SQLite database from a schema and rows: in memory, as bytes (for the container) or into a file."""
+"""Builds a SQLite database from a schema and rows: as a plan (for the grader's confined child) or as bytes (for the container)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from schema_migration.schema import Schema
+
+__all__ = ["BuildPlan", "plan", "to_bytes"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ def plan(schema: Schema, rows: Mapping[str, list[tuple]]) -> BuildPlan:
     )
 
 
-def run_plan(conn: sqlite3.Connection, build: BuildPlan) -> None:
+def _run_plan(conn: sqlite3.Connection, build: BuildPlan) -> None:
     """Execute `build` on an empty database (the connection must be in autocommit mode or fresh)."""
     conn.execute("PRAGMA foreign_keys = OFF")
     conn.execute("BEGIN")
@@ -48,17 +50,8 @@ def to_bytes(schema: Schema, rows: Mapping[str, list[tuple]]) -> bytes:
     """The database file's bytes."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
-        run_plan(conn, plan(schema, rows))
+        _run_plan(conn, plan(schema, rows))
         return conn.serialize()
     finally:
         conn.close()
 
-
-def to_file(path: str, schema: Schema, rows: Mapping[str, list[tuple]]) -> None:
-    """Write the database to `path` (which must not exist yet)."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        conn.execute("PRAGMA journal_mode = OFF")
-        run_plan(conn, plan(schema, rows))
-    finally:
-        conn.close()

@@ -11,6 +11,8 @@ from schema_migration.values import pick
 from schema_migration.families.base import ids
 from schema_migration.schema import Column, Index, Schema, Table, Trigger, View
 
+__all__ = ["FILLERS", "Filler", "choose", "rows"]
+
 PK = Column("id", "INTEGER", primary_key=True)
 
 

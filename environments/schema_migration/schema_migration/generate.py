@@ -16,6 +16,11 @@ from schema_migration import fillers
 from schema_migration.families import FAMILIES, Family, Params
 from schema_migration.schema import Schema
 
+__all__ = [
+    "HELDOUT_ROWS", "SPLITS", "VISIBLE_ROWS", "Spec", "Split", "expected_rows", "family_of",
+    "heldout_rows", "seeds", "spec", "visible_rows",
+]
+
 Split = Literal["train", "dev", "test"]
 SPLITS: dict[str, range] = {
     "train": range(0, 1_000_000),

@@ -22,6 +22,8 @@ from schema_migration.dbfile import BuildPlan
 
 from sqlite_sandbox.engine import IGNORED, classify, first_refused, split_statements
 
+__all__ = ["CHILD", "JailReport", "Limits", "RowPlan", "Running", "crash_cause", "prepare", "run", "start"]
+
 CHILD = Path(__file__).with_name("jail_child.py")
 STDERR_CHARS = 2000
 

@@ -23,6 +23,8 @@ import resource
 import sqlite3
 import sys
 
+__all__ = ["affinity", "main"]
+
 ALLOWED_PRAGMAS = frozenset(
     {
         "foreign_keys", "defer_foreign_keys", "legacy_alter_table", "recursive_triggers",

@@ -23,11 +23,10 @@ from schema_migration.families.base import literal, rebuild
 from schema_migration.mistakes import MISTAKES, wrong_migration
 from schema_migration.prompt import PromptSpec, parse
 from schema_migration.schema import Schema
+from schema_migration.score import MISS_CAP
 
 MAX_CALLS = 200
 """Safety stop for the looping policies, whatever the tool results say."""
-WRONG_MIGRATION_CEILING = 0.5
-"""The gate's ceiling for a wrong migration: missing one stated requirement keeps at most half the credit."""
 
 
 @lru_cache(maxsize=64)
@@ -41,7 +40,7 @@ def _calls(obs: Observation, tool: str) -> int:
 
 def _budget(obs: Observation) -> int:
     match = re.search(r"budget of (\d+)", obs.prompt)
-    return int(match.group(1)) if match else 30
+    return int(match.group(1)) if match else MAX_CALLS
 
 
 def _spent(obs: Observation) -> bool:
@@ -87,8 +86,9 @@ oracle = Rehearsed(reference_migration)
 
 
 def _mistaken(mistake: str) -> Shortcut:
-    """The oracle's honest routine with one classic mistake in the migration (see `mistakes`)."""
-    return Shortcut(Rehearsed(lambda spec: wrong_migration(mistake, spec.family, spec.params)), WRONG_MIGRATION_CEILING)
+    """The oracle's honest routine with one classic mistake in the migration (see `mistakes`); its
+    ceiling is the grader's cap for a missed stated requirement."""
+    return Shortcut(Rehearsed(lambda spec: wrong_migration(mistake, spec.family, spec.params)), MISS_CAP)
 
 
 def spammer(obs: Observation) -> Action:

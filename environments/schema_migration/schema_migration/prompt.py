@@ -14,6 +14,8 @@ from schema_migration.families import BY_NAME
 from schema_migration.generate import Spec
 from schema_migration.schema import Schema
 
+__all__ = ["PromptSpec", "examples", "parse", "render", "shown_values"]
+
 BLOCK_OPEN = "<migration-spec>"
 BLOCK_CLOSE = "</migration-spec>"
 

@@ -24,8 +24,12 @@ from schema_migration import dbfile, prompt
 from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
 from schema_migration.grade import grade
 
+__all__ = ["SYSTEM_PROMPT", "SchemaMigrationConfig", "SchemaMigrationData", "SchemaMigrationTask",
+           "SchemaMigrationTaskConfig", "SchemaMigrationTaskset", "efficiency", "heldout_secrets"]
+
 ENV_ID = "schema-migration"
-STATEMENT_BUDGET = 30
+STATEMENT_BUDGET: int = SandboxState.model_fields["statement_budget"].default
+"""The sandbox's own default budget, so the prompt and the toolset never disagree."""
 FREE_STATEMENTS = 8
 SECRET_SAMPLE = 64
 """Held-out-only values the result rewrite watches for (a leak of any would be a leak of all)."""

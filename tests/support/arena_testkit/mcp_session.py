@@ -3,7 +3,8 @@
 This is what verifiers does for a shared (per-eval) toolset, minus the interception server: the
 server process gets `VF_CONFIG` and `VF_STATE_SECRET`; each rollout reaches it through signed URL
 parameters naming its state route; the state channel here is a small aiohttp server that keeps one
-JSON state per route, as the interception server keeps one `trace.state` per rollout.
+JSON state per route, as the interception server keeps one `trace.state` per rollout. Tests that do
+not test the transport use `arena_testkit.mcp_memory`, the same server in this process.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -90,6 +93,25 @@ def state_channel() -> Iterator[StateChannel]:
         thread.join(10)
 
 
+def signed_query(channel: StateChannel, route: str) -> dict[str, str]:
+    """The URL parameters by which rollout `route` names, and proves, its state destination."""
+    return {
+        STATE_URL_PARAM: channel.url,
+        STATE_ROUTE_PARAM: route,
+        STATE_SIGNATURE_PARAM: state_signature(SECRET, channel.url, route),
+    }
+
+
+class ToolsetServer(Protocol):
+    """A served toolset as tests use it, whether in its own process or in this one."""
+
+    channel: StateChannel
+
+    def client(self, route: str, state: dict | None = None) -> AbstractAsyncContextManager[Client]: ...
+
+    def state(self, route: str) -> dict: ...
+
+
 @dataclass
 class ToolsetProcess:
     """A running toolset server; `client(route)` opens an MCP session for one rollout."""
@@ -99,14 +121,7 @@ class ToolsetProcess:
     log_path: Path
 
     def url(self, route: str) -> str:
-        query = urlencode(
-            {
-                STATE_URL_PARAM: self.channel.url,
-                STATE_ROUTE_PARAM: route,
-                STATE_SIGNATURE_PARAM: state_signature(SECRET, self.channel.url, route),
-            }
-        )
-        return f"http://127.0.0.1:{self.port}/mcp?{query}"
+        return f"http://127.0.0.1:{self.port}/mcp?{urlencode(signed_query(self.channel, route))}"
 
     def client(self, route: str, state: dict | None = None) -> Client:
         """An MCP client for rollout `route`, whose state starts as `state` (if given)."""
@@ -170,10 +185,11 @@ def result_text(result) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
-async def call(process: ToolsetProcess, route: str, tool: str, arguments: dict | None = None):
+async def call(server: ToolsetServer, route: str, tool: str, arguments: dict | None = None):
     """One tool call in its own MCP session (verifiers' shared servers are stateless HTTP)."""
-    async with process.client(route) as client:
+    async with server.client(route) as client:
         return await client.call_tool(tool, arguments or {})
 
 
-__all__ = ["ToolsetProcess", "call", "result_text", "running_toolset", "state_channel"]
+__all__ = ["SECRET", "StateChannel", "ToolsetProcess", "ToolsetServer", "call", "result_text", "running_toolset",
+           "signed_query", "state_channel"]

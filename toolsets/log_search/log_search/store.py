@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "GROUP_BYS", "LEVELS", "QUERY_DEADLINE_S", "SEARCH_TOTAL_CAP", "InvalidQuery", "LogLine", "LogStore", "Query",
@@ -154,7 +155,7 @@ def build_store(path: Path, rows: Iterable[Row], meta: dict[str, str]) -> int:
         con.executemany("INSERT INTO logs(ts, level, service_id, instance, trace, message) VALUES (?,?,?,?,?,?)",
                         encoded())
         con.executemany("INSERT INTO services(id, name) VALUES (?, ?)", [(i, n) for n, i in service_ids.items()])
-        count = con.execute("SELECT count(*) FROM logs").fetchone()[0]
+        count: int = con.execute("SELECT count(*) FROM logs").fetchone()[0]
         con.executemany("INSERT INTO meta VALUES (?, ?)",
                         sorted({**meta, "lines": str(count), "schema": str(SCHEMA_VERSION)}.items()))
         con.execute("COMMIT")
@@ -285,7 +286,7 @@ class LogStore:
             clauses.append("level >= ?")
             args.append(LEVELS.index(q.min_level))
 
-    def _run(self, sql: str, args: Iterable) -> list:
+    def _run(self, sql: str, args: Iterable[int | str]) -> list[Any]:
         try:
             return self._con().execute(sql, tuple(args)).fetchall()
         except sqlite3.OperationalError as e:

@@ -140,6 +140,7 @@ def _trace_id(value: str | None) -> str | None:
     return trace
 
 
+# SerialToolset subclasses verifiers' untyped Toolset, so mypy does not see its type parameters.
 class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
     TOOL_PREFIX = "log_search"
 

@@ -12,6 +12,7 @@ import json
 import logging
 from functools import cache
 from pathlib import Path
+from typing import Any, cast
 
 import docker
 import docker.errors
@@ -38,7 +39,7 @@ def _client() -> docker.DockerClient:
     return docker.from_env()
 
 
-def _run(container_id: str, request: dict, timeout_s: float) -> dict:
+def _run(container_id: str, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     try:
         container = _client().containers.get(container_id)
     except docker.errors.NotFound:
@@ -59,13 +60,15 @@ def _run(container_id: str, request: dict, timeout_s: float) -> dict:
         "python3", "-I", "-c", engine_source(), json.dumps(request, ensure_ascii=False),
     ]  # fmt: skip
     try:
-        code, (out, err) = container.exec_run(argv, demux=True)
+        code, output = container.exec_run(argv, demux=True)
     except docker.errors.APIError as error:
         logger.warning("docker exec in %s failed: %s", container_id, error)
         raise SandboxUnavailable(
             "the sandbox container stopped responding; the database cannot be reached. "
             "You can still submit_migration."
         ) from None
+    # types-docker types `output` for demux=False; demux=True gives (stdout, stderr), each possibly None.
+    out, err = cast("tuple[bytes | None, bytes | None]", output)
     if code in (124, 137):
         raise SandboxUnavailable(
             f"the call ran longer than {timeout_s:g} s inside the container and was killed; "
@@ -83,7 +86,7 @@ def _run(container_id: str, request: dict, timeout_s: float) -> dict:
     return reply
 
 
-async def run_engine(container_id: str, request: dict, timeout_s: float) -> dict:
+async def run_engine(container_id: str, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     """Run one engine request in the container; raises SandboxUnavailable on any Docker failure."""
     try:
         return await asyncio.wait_for(

@@ -14,6 +14,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 ROW_LIMIT = 50
 CELL_LIMIT = 200
@@ -140,7 +141,7 @@ def _connect(db: str, must_exist: bool = True) -> sqlite3.Connection:
     return sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
 
 
-def execute(db: str, sql: str, deadline_s: float = 15.0, row_limit: int = ROW_LIMIT) -> dict:
+def execute(db: str, sql: str, deadline_s: float = 15.0, row_limit: int = ROW_LIMIT) -> dict[str, Any]:
     """Run every statement of `sql` in one transaction; any error rolls the whole call back."""
     statements = split_statements(sql)
     if not statements:
@@ -148,7 +149,7 @@ def execute(db: str, sql: str, deadline_s: float = 15.0, row_limit: int = ROW_LI
     conn = _connect(db)
     deadline = time.monotonic() + deadline_s
     conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-    results: list[dict] = []
+    results: list[dict[str, Any]] = []
     ignored: list[int] = []
     index = 0
     try:
@@ -162,7 +163,7 @@ def execute(db: str, sql: str, deadline_s: float = 15.0, row_limit: int = ROW_LI
                 raise Refused(refusal(statement))
             before = conn.total_changes
             cursor = conn.execute(statement)
-            entry: dict = {"statement": index, "sql": statement[:120]}
+            entry: dict[str, Any] = {"statement": index, "sql": statement[:120]}
             if cursor.description is not None:
                 fetched = cursor.fetchmany(row_limit + 1)
                 entry["columns"] = [d[0] for d in cursor.description]
@@ -200,7 +201,7 @@ def copy_database(source: str, target: str) -> None:
         src.close()
 
 
-def checkpoint(db: str, path: str) -> dict:
+def checkpoint(db: str, path: str) -> dict[str, Any]:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     partial = path + ".partial"
     copy_database(db, partial)
@@ -208,14 +209,14 @@ def checkpoint(db: str, path: str) -> dict:
     return {"ok": True}
 
 
-def restore(db: str, path: str) -> dict:
+def restore(db: str, path: str) -> dict[str, Any]:
     if not os.path.exists(path):
         return {"ok": False, "error": "that checkpoint's file is gone from the container"}
     copy_database(path, db)
     return {"ok": True}
 
 
-def schema(db: str) -> dict:
+def schema(db: str) -> dict[str, Any]:
     conn = _connect(db)
     try:
         objects = conn.execute(
@@ -237,7 +238,7 @@ def schema(db: str) -> dict:
     }
 
 
-def handle(request: dict) -> dict:
+def handle(request: dict[str, Any]) -> dict[str, Any]:
     """Dispatch one request: {"op": "execute"|"checkpoint"|"restore"|"schema", ...}."""
     op = request.get("op")
     try:

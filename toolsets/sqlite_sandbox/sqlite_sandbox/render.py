@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 TRUNCATED = "[output truncated"
 MARKER_ROOM = 120
@@ -46,7 +47,7 @@ def _first_line(sql: str) -> str:
     return lines[0][:80] if lines else ""
 
 
-def _row(row: list) -> str:
+def _row(row: list[object]) -> str:
     return json.dumps([_cell(v) for v in row], ensure_ascii=False)
 
 
@@ -64,7 +65,7 @@ def _columns(page: _Page, names: list[str], keep: int) -> bool:
     return page.add(label.format(shown) + json.dumps(names[:shown], ensure_ascii=False), keep)
 
 
-def _closing(reply: dict) -> list[str]:
+def _closing(reply: dict[str, Any]) -> list[str]:
     lines = []
     if ignored := reply.get("ignored"):
         listed = ", ".join(map(str, ignored[:LISTED_IGNORED])) + (f" and {len(ignored) - LISTED_IGNORED} more" if len(ignored) > LISTED_IGNORED else "")
@@ -73,7 +74,7 @@ def _closing(reply: dict) -> list[str]:
     return lines
 
 
-def execute_result(reply: dict, max_chars: int) -> str:
+def execute_result(reply: dict[str, Any], max_chars: int) -> str:
     """Each statement's columns and rows as JSON arrays, one row per line; the whole text (headers,
     column names, markers and notes included) is at most `max_chars` characters."""
     closing = "\n".join(_closing(reply))
@@ -106,7 +107,7 @@ def execute_result(reply: dict, max_chars: int) -> str:
     return f"{page.text()}\n{closing}" if page.lines else closing
 
 
-def execute_error(reply: dict, max_chars: int) -> str:
+def execute_error(reply: dict[str, Any], max_chars: int) -> str:
     """The error of a failed call, the error text cut to keep the whole within `max_chars`."""
     where = f" at statement {reply['statement']} of {reply['statements']}" if reply.get("statement") else ""
     sql = f" ({_first_line(reply['sql'])})" if reply.get("sql") else ""
@@ -120,7 +121,7 @@ def execute_error(reply: dict, max_chars: int) -> str:
     return head + error + tail
 
 
-def schema_result(reply: dict) -> str:
+def schema_result(reply: dict[str, Any]) -> str:
     lines: list[str] = []
     for obj in reply["objects"]:
         sql = obj["sql"].strip().rstrip(";") + ";"

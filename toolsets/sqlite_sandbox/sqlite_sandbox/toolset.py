@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
@@ -29,12 +30,13 @@ class _Raised:
     error: ToolError
 
 
+# SerialToolset subclasses verifiers' untyped Toolset, so mypy does not see its type parameters.
 class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
     TOOL_PREFIX = "sqlite_sandbox"
 
-    def _with_state(self, fn: Callable) -> Callable:
+    def _with_state(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         @functools.wraps(fn)
-        async def capture(*args, **kwargs):
+        async def capture(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await fn(*args, **kwargs)
             except ToolError as error:
@@ -43,7 +45,7 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         synced = super()._with_state(capture)
 
         @functools.wraps(fn)
-        async def call(*args, **kwargs):
+        async def call(*args: Any, **kwargs: Any) -> Any:
             result = await synced(*args, **kwargs)
             if isinstance(result, _Raised):
                 raise result.error
@@ -53,11 +55,12 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         return call
 
     def _container(self) -> str:
-        if not self.state.container_id:
+        container: str | None = self.state.container_id
+        if not container:
             raise ToolError("the sandbox database is not set up for this rollout; the tools cannot run")
-        return self.state.container_id
+        return container
 
-    async def _engine(self, request: dict) -> dict:
+    async def _engine(self, request: dict[str, Any]) -> dict[str, Any]:
         container = self._container()
         try:
             return await run_engine(

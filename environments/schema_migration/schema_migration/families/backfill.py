@@ -9,6 +9,8 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild, sql_trim
 from schema_migration.schema import Column, Index, Rows, Schema, Table, replace_column
 
+__all__ = ["FAMILY", "Backfill"]
+
 
 class Backfill(Family):
     name = "not_null_backfill"

@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 from schema_migration.schema import Index, Rows, Schema, Table
 
+__all__ = ["Family", "Params", "Probe", "ascii_lower", "ids", "literal", "rebuild", "sql_trim"]
+
 Params = dict[str, Any]
 
 

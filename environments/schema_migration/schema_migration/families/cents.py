@@ -9,6 +9,8 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild
 from schema_migration.schema import Column, Rows, Schema, Table, replace_column
 
+__all__ = ["FAMILY", "Cents"]
+
 NUMERIC_CHARS = frozenset("0123456789.-")
 
 

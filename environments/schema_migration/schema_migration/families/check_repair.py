@@ -9,6 +9,8 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, Probe, ids, rebuild
 from schema_migration.schema import Column, Index, Rows, Schema, Table
 
+__all__ = ["FAMILY", "CheckRepair"]
+
 INT64_MAX = 2**63 - 1
 
 

@@ -9,6 +9,8 @@ from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ascii_lower, ids, sql_trim
 from schema_migration.schema import Column, Index, Rows, Schema, Table
 
+__all__ = ["FAMILY", "Dedupe"]
+
 PARENTS = {"users": ("sessions", "user_id"), "subscribers": ("deliveries_log", "subscriber_id"), "accounts": ("posts", "account_id")}
 
 

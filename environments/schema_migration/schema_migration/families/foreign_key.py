@@ -9,6 +9,8 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, rebuild
 from schema_migration.schema import Column, Index, Rows, Schema, Table
 
+__all__ = ["FAMILY", "ForeignKey"]
+
 PAIRS = (("customers", "orders", "customer_id"), ("authors", "books", "author_id"), ("teams", "players", "team_id"), ("projects", "tasks", "project_id"))
 PLACEHOLDER = (0, "(unknown)", None)
 

@@ -10,6 +10,8 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, rebuild
 from schema_migration.schema import Column, Index, Rows, Schema, Table
 
+__all__ = ["FAMILY", "JsonFields"]
+
 FIELDS = (
     ("kind", "$.type", "TEXT"),
     ("user_id", "$.user.id", "INTEGER"),

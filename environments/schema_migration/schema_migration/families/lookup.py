@@ -9,6 +9,8 @@ from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ascii_lower, ids, rebuild, sql_trim
 from schema_migration.schema import Column, Index, Rows, Schema, Table, replace_column
 
+__all__ = ["FAMILY", "Lookup"]
+
 DOMAINS = {
     "employees": ("department", "departments", ("Sales", "Engineering", "Support", "Légal", "R&D", "Finance", "Ops", "Marketing")),
     "tickets": ("status", "statuses", ("Open", "Closed", "Pending", "On Hold", "Résolu", "Escalated", "New", "Won't Fix")),

@@ -9,6 +9,8 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild, sql_trim
 from schema_migration.schema import Column, Index, Rows, Schema, Table
 
+__all__ = ["FAMILY", "MergeColumns"]
+
 PARTS = ("street", "city", "region", "postcode", "country")
 
 

@@ -9,6 +9,8 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids
 from schema_migration.schema import Column, Index, Rows, Schema, Table, View
 
+__all__ = ["FAMILY", "RenameView"]
+
 PAIRS = (("clients", "customers", "orders"), ("staff", "employees", "shifts"), ("parts", "components", "part_usage"), ("vendors", "partners", "contracts"))
 RENAMES = (("nm", "name"), ("tel", "phone"), ("addr", "address"), ("created", "created_at"))
 

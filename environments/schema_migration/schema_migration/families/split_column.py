@@ -9,6 +9,8 @@ from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ids, rebuild, sql_trim
 from schema_migration.schema import Column, Index, Rows, Schema, Table, replace_column
 
+__all__ = ["FAMILY", "SplitColumn"]
+
 
 class SplitColumn(Family):
     name = "split_column"
