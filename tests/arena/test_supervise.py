@@ -13,6 +13,7 @@ import pytest
 
 from arena import supervise
 from arena.evalrun import EvalRequest, run_evals
+from arena_testkit.fake_vf_eval import put_vf_eval_on_path
 
 # A vf-eval that starts a grandchild in its process group, records both pids, and then hangs; with
 # `stubborn` in its model name it ignores SIGTERM, as a wedged eval would.
@@ -34,12 +35,7 @@ STUBBORN_VF_EVAL = textwrap.dedent(
 
 @pytest.fixture
 def hanging_vf_eval(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "vf-eval"
-    script.write_text(STUBBORN_VF_EVAL.format(python=sys.executable))
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    put_vf_eval_on_path(STUBBORN_VF_EVAL, tmp_path, monkeypatch)
 
 
 def _alive(pid: int) -> bool:

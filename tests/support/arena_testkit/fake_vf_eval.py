@@ -27,12 +27,17 @@ FAKE_VF_EVAL = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def fake_vf_eval(tmp_path, monkeypatch):
+def put_vf_eval_on_path(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Install `source` (a script template with `{python}`) as `vf-eval` first on PATH; its directory."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "vf-eval"
-    script.write_text(FAKE_VF_EVAL.format(python=sys.executable))
+    script.write_text(source.format(python=sys.executable))
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return bin_dir
+
+
+@pytest.fixture
+def fake_vf_eval(tmp_path, monkeypatch):
+    return put_vf_eval_on_path(FAKE_VF_EVAL, tmp_path, monkeypatch)
