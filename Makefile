@@ -3,11 +3,11 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PACKAGES := -e '.[dev]' $(foreach p,$(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml),-e $(dir $(p)))
+PACKAGES := -e kit/ -e '.[dev]' $(foreach p,$(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml),-e $(dir $(p)))
 
 .PHONY: install engine images demo test
 
-$(BIN)/.installed: pyproject.toml $(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml)
+$(BIN)/.installed: pyproject.toml kit/pyproject.toml $(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q $(PACKAGES)
 	touch $@

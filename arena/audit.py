@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import PrerequisiteError
-from arena.records import AuditRecord
+from arena_kit.records import AuditRecord
 from arena.traces import TRACES_FILE, read_live_rewrites, read_traces
 
 __all__ = ["AuditReport", "build_report", "load_records", "write_report"]

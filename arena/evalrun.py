@@ -23,7 +23,7 @@ import tomli_w
 
 from arena.choices import Harness
 from arena.errors import ArenaError, EvalError, PrerequisiteError
-from arena.records import RUN_DIR_ENV
+from arena_kit.records import RUN_DIR_ENV
 from arena.supervise import Exit, Supervised
 from arena.traces import Episode, read_traces
 

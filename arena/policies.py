@@ -12,26 +12,20 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from arena import installed
 from arena.errors import PolicyLoadError, UnknownPolicy
 from arena.installed import ENTRY_POINT_GROUP
-from arena.policy import Action, Answer, Observation, Policy
+from arena_kit.policy import Action, Answer, Observation, Policy
 
 __all__ = [
     "BUILTIN",
     "ENTRY_POINT_GROUP",
     "PolicyLoadError",
     "PolicyResolver",
-    "SHORTCUT_CEILING",
-    "SHORTCUT_PREFIX",
-    "ScriptedPolicy",
-    "Shortcut",
     "UnknownPolicy",
     "echo",
     "model_name",
-    "shortcut_ceiling",
     "staller",
 ]
 
@@ -48,46 +42,6 @@ def echo(obs: Observation) -> Action:
 def staller(obs: Observation) -> Action:
     """End the rollout at once with a short text and no tool call: the do-nothing baseline."""
     return Answer(STALLER_TEXT)
-
-
-@dataclass(frozen=True)
-class ScriptedPolicy:
-    """Plays `actions` in order: turn i (i tool calls already made) gets `actions[i]`.
-
-    Past the end of the script it answers `done_text`, so a script without a final `Answer`
-    still ends the rollout.
-    """
-
-    actions: Sequence[Action]
-    done_text: str = "The script has no further actions."
-
-    def __call__(self, obs: Observation) -> Action:
-        index = len(obs.steps)
-        return self.actions[index] if index < len(self.actions) else Answer(self.done_text)
-
-
-SHORTCUT_PREFIX = "shortcut_"
-"""Policies published under this prefix are shortcuts: honest, observation-only strategies that skip
-the investigation (a keyword grep, a schema-only fix). The gate holds them far below the oracle."""
-SHORTCUT_CEILING = 0.35
-"""The highest mean a shortcut may reach unless it declares its own ceiling (`Shortcut`)."""
-
-
-@dataclass(frozen=True)
-class Shortcut:
-    """A shortcut policy with the gate's ceiling for it, when its environment sets another one
-    than `SHORTCUT_CEILING` (a wrong migration may keep up to half the credit, a grep may not)."""
-
-    policy: Policy
-    ceiling: float = SHORTCUT_CEILING
-
-    def __call__(self, obs: Observation) -> Action:
-        return self.policy(obs)
-
-
-def shortcut_ceiling(policy: Policy) -> float:
-    """The gate's ceiling for a shortcut policy."""
-    return policy.ceiling if isinstance(policy, Shortcut) else SHORTCUT_CEILING
 
 
 BUILTIN: dict[str, Policy] = {"arena/echo": echo, "arena/staller": staller}

@@ -24,7 +24,8 @@ from typing import Any, Literal
 from arena.choices import SPLITS, Harness, Split
 from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
-from arena.policies import SHORTCUT_CEILING, SHORTCUT_PREFIX, PolicyResolver, model_name, shortcut_ceiling
+from arena.policies import PolicyResolver, model_name
+from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX, shortcut_ceiling
 from arena.server import start_in_thread
 
 __all__ = ["GateFailure", "PolicyScore", "Role", "gate", "render_difficulty", "render_table", "role_of",

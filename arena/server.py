@@ -23,7 +23,7 @@ from arena.dialects.anthropic import count_tokens
 from arena.dialects.base import Parsed, Reply, RequestError, estimate_tokens, plan
 from arena.errors import PolicyLoadError, UnknownPolicy
 from arena.policies import PolicyResolver
-from arena.policy import Policy
+from arena_kit.policy import Policy
 
 __all__ = ["MAX_BODY_BYTES", "ServerHandle", "build_app", "serve", "start_in_thread"]
 

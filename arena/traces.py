@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from arena.errors import TraceError
-from arena.records import REWRITES_FILE, AuditRecord
+from arena_kit.records import REWRITES_FILE, AuditRecord
 
 __all__ = [
     "GOOD_STOPS",

@@ -56,7 +56,7 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
         max_concurrent=level,
         taskset_args={"num_tasks": count, "task": {"toolset": combo.toolset}} if bench else {},
         agent_args=agent_args,
-        # Docker levels run with no egress but the interception (arena.isolation); the bench task
+        # Docker levels run with no egress but the interception (arena_kit.isolation); the bench task
         # itself leaves the network open only for the subprocess baseline, which has no box.
         runtime_args={"allow": []} if combo.runtime == "docker" else {},
         env={"PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH_TASKSET_PATH), os.environ.get("PYTHONPATH")]))},

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from arena.engine import docker_client, image_exists
 from arena.errors import ArenaError, PrerequisiteError
-from arena.policies import PolicyResolver, ScriptedPolicy
-from arena.policy import Answer, CallTool, RunShell
+from arena.policies import PolicyResolver
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Answer, CallTool, RunShell
 from arena.reaper import leftovers, reap
 from arena.server import start_in_thread
 from runtime_bench.config import BENCH_ENV, BENCH_MODEL, BenchConfig, Combo

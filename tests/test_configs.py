@@ -34,7 +34,7 @@ def test_config_runs_its_tasks_isolated_by_default(path):
     import verifiers.v1 as vf
     from verifiers.v1.utils.compile import resolve_runtime_config
 
-    from arena.isolation import ISOLATION
+    from arena_kit.isolation import ISOLATION
 
     raw = tomllib.loads(path.read_text())
     taskset_table = raw["env"]["taskset"]

@@ -24,7 +24,7 @@ from arena.dialects.base import (
     sse,
     text_of,
 )
-from arena.policy import CallTool, Observation, Step, ToolSpec
+from arena_kit.policy import CallTool, Observation, Step, ToolSpec
 
 __all__ = ["AnthropicDialect"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.errors import RequestError
-from arena.policy import Action, Answer, CallTool, Observation, RunShell, Step, tool_matches
+from arena_kit.policy import Action, Answer, CallTool, Observation, RunShell, Step, tool_matches
 
 __all__ = [
     "Call",

@@ -20,7 +20,7 @@ from arena.dialects.base import (
     sse,
     text_of,
 )
-from arena.policy import ToolSpec
+from arena_kit.policy import ToolSpec
 
 __all__ = ["ChatDialect"]
 

@@ -29,7 +29,7 @@ from arena.dialects.base import (
     sse,
     text_of,
 )
-from arena.policy import ToolSpec
+from arena_kit.policy import ToolSpec
 
 __all__ = ["ResponsesDialect", "full_name"]
 

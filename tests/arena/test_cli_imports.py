@@ -24,7 +24,7 @@ def test_arena_help_imports_no_verifiers_and_no_bench():
     assert "verifiers" not in loaded and "runtime_bench" not in loaded
 
 
-@pytest.mark.parametrize("module", ["arena.evalrun", "arena.traces", "arena.audit", "arena.records"])
+@pytest.mark.parametrize("module", ["arena.evalrun", "arena.traces", "arena.audit", "arena_kit.records"])
 def test_host_modules_that_read_or_launch_runs_import_no_verifiers(module):
     assert "verifiers" not in _modules_after(f"import {module}")
 

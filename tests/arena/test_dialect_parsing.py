@@ -6,7 +6,7 @@ import pytest
 
 from arena.dialects import AnthropicDialect, ChatDialect, ResponsesDialect
 from arena.dialects.base import RequestError, plan
-from arena.policy import Answer, CallTool, RunShell, Step
+from arena_kit.policy import Answer, CallTool, RunShell, Step
 
 CHAT, RESPONSES, ANTHROPIC = ChatDialect(), ResponsesDialect(), AnthropicDialect()
 

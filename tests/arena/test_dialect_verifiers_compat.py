@@ -9,7 +9,7 @@ from verifiers.v1.dialects.responses import ResponsesDialect as VfResponses
 
 from arena.dialects import AnthropicDialect, ChatDialect, ResponsesDialect
 from arena.dialects.base import plan
-from arena.policy import Answer, RunShell
+from arena_kit.policy import Answer, RunShell
 
 CASES = [
     pytest.param(

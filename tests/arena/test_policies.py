@@ -7,17 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from arena.policies import (
-    ENTRY_POINT_GROUP,
-    STALLER_TEXT,
-    PolicyLoadError,
-    PolicyResolver,
-    ScriptedPolicy,
-    UnknownPolicy,
-    echo,
-    staller,
-)
-from arena.policy import Answer, CallTool, Observation, RunShell, Step, ToolSpec, tool_matches
+from arena.policies import ENTRY_POINT_GROUP, STALLER_TEXT, PolicyLoadError, PolicyResolver, UnknownPolicy, echo, staller
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Answer, CallTool, Observation, RunShell, Step, ToolSpec, tool_matches
 from arena.server import start_in_thread
 
 
@@ -99,7 +91,7 @@ def test_environment_policies_load_from_an_installed_entry_point(tmp_path, monke
         monkeypatch,
         "arena_fake_env",
         """
-        from arena.policy import Answer, RunShell
+        from arena_kit.policy import Answer, RunShell
         POLICIES = {"oracle": lambda obs: Answer("the answer"), "explorer": lambda obs: RunShell("ls")}
         """,
         "fake-env = arena_fake_env:POLICIES",
@@ -118,7 +110,7 @@ def test_an_entry_point_may_be_a_factory_returning_the_policies(tmp_path, monkey
         monkeypatch,
         "arena_fake_factory",
         """
-        from arena.policy import Answer
+        from arena_kit.policy import Answer
         def policies():
             return {"oracle": lambda obs: Answer("from a factory")}
         """,
@@ -147,7 +139,7 @@ def test_the_server_answers_an_environment_policy_by_its_model_name(tmp_path, mo
         monkeypatch,
         "arena_fake_served",
         """
-        from arena.policy import Answer
+        from arena_kit.policy import Answer
         POLICIES = {"oracle": lambda obs: Answer("oracle saw: " + obs.prompt)}
         """,
         "served-env = arena_fake_served:POLICIES",

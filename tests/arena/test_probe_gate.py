@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from arena.evalrun import EvalOutcome
-from arena.records import AuditRecord
+from arena_kit.records import AuditRecord
 from arena.traces import Episode
 from arena.probe import PolicyScore, gate, score_outcome
 

@@ -10,8 +10,8 @@ import uuid
 import pytest
 
 from arena.evalrun import EvalRequest, launch_eval
-from arena.policies import ScriptedPolicy
-from arena.policy import Answer, RunShell
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Answer, RunShell
 from arena.reaper import leftovers
 from arena.server import start_in_thread
 from arena_testkit.rollouts import SUPPORT

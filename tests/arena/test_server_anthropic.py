@@ -5,8 +5,9 @@ from collections.abc import Iterator
 import anthropic
 import pytest
 
-from arena.policies import PolicyResolver, ScriptedPolicy
-from arena.policy import Answer, RunShell
+from arena.policies import PolicyResolver
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Answer, RunShell
 from arena.server import ServerHandle, start_in_thread
 from arena_testkit.recorder import Recorder
 

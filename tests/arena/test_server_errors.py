@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from arena.policies import PolicyResolver
-from arena.policy import Observation
+from arena_kit.policy import Observation
 from arena.server import MAX_BODY_BYTES, ServerHandle, start_in_thread
 
 OPENAI_ROUTES = ("/v1/chat/completions", "/v1/responses")

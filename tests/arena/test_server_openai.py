@@ -7,8 +7,9 @@ import httpx
 import openai
 import pytest
 
-from arena.policies import PolicyResolver, ScriptedPolicy
-from arena.policy import Answer, CallTool, RunShell
+from arena.policies import PolicyResolver
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Answer, CallTool, RunShell
 from arena.server import ServerHandle, start_in_thread
 from arena_testkit.recorder import Recorder
 

@@ -8,7 +8,7 @@ import verifiers.v1 as vf
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from verifiers.v1.mcp.server import STATE_ROUTE_PARAM, STATE_SIGNATURE_PARAM, STATE_URL_PARAM, _request_query_params
 
-from arena.toolkit import argument_refusal
+from arena_kit.toolset import argument_refusal
 from arena_testkit.counter_toolset import CounterToolset
 from arena_testkit.mcp_session import call, result_text, running_toolset
 

@@ -12,7 +12,7 @@ from statistics import mean
 
 import pytest
 
-from arena.policies import SHORTCUT_CEILING, SHORTCUT_PREFIX
+from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX
 from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode
 from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES

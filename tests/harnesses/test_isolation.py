@@ -1,5 +1,5 @@
 """Isolation by default, attacked from inside real rollouts (taskset tests/harnesses/support/arena_isolation,
-which declares `arena.isolation`'s defaults exactly as the real tasksets do and has no rewrite rules):
+which declares `arena_kit.isolation`'s defaults exactly as the real tasksets do and has no rewrite rules):
 a memory hog and a fork bomb stay in their box while a concurrent honest rollout scores 1.0; plain
 Python egress reaches neither the package registry nor a listener on the host; a hung rollout ends
 as a timed-out episode and the eval still finishes. Each attack is released only after the test has
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval
-from arena.isolation import ISOLATION
-from arena.policy import Action, Answer, Observation, RunShell
+from arena_kit.isolation import ISOLATION
+from arena_kit.policy import Action, Answer, Observation, RunShell
 from arena.server import start_in_thread
 from arena_testkit.rollouts import SUPPORT, docker_gateway, tool_results
 

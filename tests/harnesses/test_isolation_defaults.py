@@ -1,4 +1,4 @@
-"""The isolation declaration (`arena.isolation`) as verifiers resolves it, and `confine`'s edges."""
+"""The isolation declaration (`arena_kit.isolation`) as verifiers resolves it, and `confine`'s edges."""
 
 import asyncio
 from types import SimpleNamespace
@@ -8,7 +8,7 @@ import verifiers.v1 as vf
 from verifiers.v1.runtimes.docker import DockerConfig
 from verifiers.v1.utils.compile import resolve_runtime_config
 
-from arena.isolation import ISOLATION, Isolation, confine
+from arena_kit.isolation import ISOLATION, Isolation, confine
 
 
 def _task(isolation: Isolation) -> vf.Task:

@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from arena.policies import ScriptedPolicy
-from arena.policy import Answer, RunShell
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Answer, RunShell
 from arena.server import start_in_thread
 from arena_testkit.rollouts import docker_gateway, smoke_eval, tool_results
 

@@ -8,8 +8,8 @@ The scripted policy writes a file, calls an MCP tool, and tries a command the ta
 
 import pytest
 
-from arena.policies import ScriptedPolicy
-from arena.policy import Answer, CallTool, RunShell
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Answer, CallTool, RunShell
 from arena.server import start_in_thread
 from arena_testkit.rollouts import container_egress_cut, smoke_eval, tool_results
 

@@ -3,8 +3,8 @@
 import statistics
 
 import pytest
-from arena.policies import SHORTCUT_PREFIX, shortcut_ceiling
-from arena.rules import match_post
+from arena_kit.scripted import SHORTCUT_PREFIX, shortcut_ceiling
+from arena_kit.rules import match_post
 from arena_testkit.migration_sim import Episode, play
 from schema_migration.generate import HELDOUT_ROWS, seeds
 from schema_migration.mistakes import MISTAKES

@@ -8,7 +8,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from arena.rules import match_post
+from arena_kit.rules import match_post
 from arena_testkit.migration_sim import play
 from schema_migration import dbfile, prompt
 from schema_migration.families import BY_NAME

@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from arena.policy import Action, Answer, CallTool, Observation, Policy, Step
+from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, Step
 
 __all__ = [
     "BASELINE", "KIND_EVIDENCE", "KIND_PHRASES", "Context", "Script", "anomalous", "budget_left", "change_minute",

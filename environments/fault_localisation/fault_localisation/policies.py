@@ -17,8 +17,8 @@ from collections.abc import Generator
 from datetime import timedelta
 from typing import Any
 
-from arena.policies import ScriptedPolicy
-from arena.policy import Action, Answer, CallTool, Observation, Policy, RunShell
+from arena_kit.scripted import ScriptedPolicy
+from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 from fault_localisation.observe import (
     KIND_EVIDENCE, KIND_PHRASES, Context, anomalous, budget_left, classify, first_json, fts, iso, line_fields,
     replay, scripted, submit, submitted,

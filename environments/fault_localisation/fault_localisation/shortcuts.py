@@ -9,7 +9,7 @@ import re
 from collections.abc import Generator
 from datetime import datetime, timedelta
 
-from arena.policy import Action, CallTool, Observation, Policy
+from arena_kit.policy import Action, CallTool, Observation, Policy
 from fault_localisation.observe import (
     KIND_PHRASES, Context, anomalous, change_minute, classify, fts, iso, line_fields, scripted, submit,
 )

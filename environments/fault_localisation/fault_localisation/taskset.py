@@ -27,8 +27,8 @@ from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
 from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
-from arena.isolation import ISOLATION, IsolationTaskConfig, confine
-from arena.rewrite_hook import apply_rules
+from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
+from arena_kit.rewrite_hook import apply_rules
 from log_search.store import ensure_store
 from log_search.toolset import (
     LogSearchConfig,

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from arena.policies import ScriptedPolicy, Shortcut
-from arena.policy import Action, Answer, CallTool, Observation, Policy, RunShell
+from arena_kit.scripted import ScriptedPolicy, Shortcut
+from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 
 from schema_migration.families import BY_NAME
 from schema_migration.families.base import literal, rebuild

@@ -15,8 +15,8 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
-from arena.isolation import ISOLATION, IsolationTaskConfig, confine
-from arena.rewrite_hook import apply_rules
+from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
+from arena_kit.rewrite_hook import apply_rules
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
-from arena.isolation import ISOLATION, IsolationTaskConfig, confine
+from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_bench.toolset import BenchState, BenchToolset
 
 EXPECTED = "arena-bench-ok"

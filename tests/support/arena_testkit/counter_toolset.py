@@ -1,11 +1,11 @@
-"""A tiny budgeted toolset used to test `arena.toolkit.SerialToolset` through real MCP sessions."""
+"""A tiny budgeted toolset used to test `arena_kit.toolset.SerialToolset` through real MCP sessions."""
 
 import asyncio
 
 import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
 
-from arena.toolkit import SerialToolset
+from arena_kit.toolset import SerialToolset
 
 
 class CounterState(vf.State):

@@ -13,7 +13,7 @@ import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
 from verifiers.v1.mcp import server as vf_server
 
-from arena.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
+from arena_kit.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
 from fault_localisation.taskset import (
     FaultLocalisationConfig,
     FaultLocalisationTask,

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
+from arena_kit.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
 from mcp.server.mcpserver.exceptions import ToolError
 from schema_migration import dbfile, prompt
 from schema_migration.generate import heldout_rows, spec, visible_rows

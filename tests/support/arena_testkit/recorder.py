@@ -1,6 +1,6 @@
 """A policy wrapper that keeps every observation it was shown (for server tests)."""
 
-from arena.policy import Action, Observation, Policy
+from arena_kit.policy import Action, Observation, Policy
 
 
 class Recorder:

@@ -24,7 +24,7 @@ import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from arena.toolkit import SerialToolset
+from arena_kit.toolset import SerialToolset
 from log_search.store import GROUP_BYS, LEVELS, InvalidQuery, LogStore, Query, QueryTooCostly, format_ts
 
 __all__ = ["MAX_LIMIT", "MAX_TEXT_CHARS", "MAX_TEXT_TERMS", "LogSearchConfig", "LogSearchState", "LogSearchToolset",

@@ -17,7 +17,7 @@ from typing import Any
 import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
 
-from arena.toolkit import SerialToolset
+from arena_kit.toolset import SerialToolset
 from sqlite_sandbox import engine, render
 from sqlite_sandbox.container import SandboxUnavailable, run_engine
 from sqlite_sandbox.state import CHECKPOINT_NAME, START, SandboxConfig, SandboxState, checkpoint_path

@@ -1,7 +1,7 @@
 """Rewrite rules that audit known reward hacks, as data: an id, a description, a matcher.
 
 These rules are an audit layer, not the protection. The protection is structural (nothing to find
-in the box, per-box limits, no egress, secrets on the host; see `arena.isolation`): a command these
+in the box, per-box limits, no egress, secrets on the host; see `arena_kit.isolation`): a command these
 rules miss, written in Python or piped through base64, still finds nothing and reaches nothing.
 So the rules judge what a command reaches — a host-side path, the host or an outside host, the
 harness's own files — never what an honest agent looks at inside its box (`/proc`, `ss`, `find /`,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import verifiers.v1 as vf
 
-from arena.records import REWRITES_FILE, RUN_DIR_ENV, AuditRecord
-from arena.rules import Rule, match_post, match_pre, shell_command
+from arena_kit.records import REWRITES_FILE, RUN_DIR_ENV, AuditRecord
+from arena_kit.rules import Rule, match_post, match_pre, shell_command
 
 __all__ = ["RUN_DIR_ENV", "AuditRecord", "apply_rules", "mask"]
 

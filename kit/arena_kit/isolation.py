@@ -66,7 +66,7 @@ ISOLATION = Isolation()
 """The defaults every Arena taskset declares."""
 
 
-class IsolationTaskConfig(vf.TaskConfig):  # type: ignore[misc]  # verifiers ships no types
+class IsolationTaskConfig(vf.TaskConfig):  # verifiers ships no types
     """Task config base for Arena tasksets: the one limit verifiers' config cannot carry."""
 
     pids_limit: int = Field(default=ISOLATION.pids, ge=32)
