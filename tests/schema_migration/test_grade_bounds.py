@@ -1,6 +1,7 @@
 """The grader treats agent SQL as untrusted: bounded parse time, memory, temp disk and CPU work; real crash causes; short reasons free of held-out values."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -19,17 +20,26 @@ from schema_migration.jail import Limits
 
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
 HARD_TIMEOUT_S = 240
+# Peak RSS is VmHWM of this process's own memory map: ru_maxrss would carry over, through fork
+# and exec, the RSS of the pytest worker that started it (~455 MB late in a whole-suite run).
 ISOLATED = """
-import json, resource, sys, time
+import json, re, resource, sys, time
+from pathlib import Path
 from schema_migration.generate import spec
 from schema_migration.grade import grade
 seed, sql = json.loads(sys.stdin.read())
 start = time.process_time()
 result = grade(sql, spec(seed))
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+hwm_kb = int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
 print(json.dumps({"score": result.score, "stage": result.stage, "reason": result.reason,
-                  "cpu_s": time.process_time() - start,
-                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "cpu_s": time.process_time() - start, "child_cpu_s": children.ru_utime + children.ru_stime,
+                  "maxrss_mb": hwm_kb / 1024}))
 """
+RSS_BOUND_MB = 400
+"""The grading process's own peak RSS: ~220 MB for a reference migration, nearly all imports
+(`schema_migration/__init__` pulls in verifiers, `sqlite_sandbox` its server), however loaded the
+machine and however big the pytest worker; the bombs this bounds took 1.5-2.8 GB."""
 
 
 def _task(family: str):
@@ -117,7 +127,7 @@ def test_a_view_computing_a_huge_blob_neither_bloats_the_grader_nor_scores():
     head = sql[: sql.index("CREATE VIEW")]
     bomb = head + f"CREATE VIEW {p['old']} (id, nm, tel, addr, created) AS SELECT id, zeroblob(400000000), NULL, NULL, NULL FROM {p['new']};"
     out = _grade_isolated("rename_with_view", bomb)
-    assert out["maxrss_mb"] < 400, out
+    assert out["maxrss_mb"] < RSS_BOUND_MB, out
     assert out["score"] <= MISS_CAP, out["reason"]
     assert "too big" in out["reason"]
 
@@ -126,7 +136,7 @@ def test_a_stored_huge_blob_is_refused_without_bloating_the_grader():
     s, sql = _task("not_null_backfill")
     bomb = f"{sql}\nUPDATE {s.params['table']} SET customer = zeroblob(200000000) WHERE id = (SELECT min(id) FROM {s.params['table']});"
     out = _grade_isolated("not_null_backfill", bomb)
-    assert out["maxrss_mb"] < 400, out
+    assert out["maxrss_mb"] < RSS_BOUND_MB, out
     assert (out["score"], out["stage"]) == (0.0, "error"), out["reason"]
     assert "too big" in out["reason"]
 
@@ -139,7 +149,7 @@ def test_a_view_sort_bomb_uses_no_host_temp_disk():
     bomb = head + f"CREATE VIEW {p['old']} AS SELECT n.id, n.* FROM {p['new']} AS n, {many} ORDER BY randomblob(300);"
     out = _grade_isolated("rename_with_view", bomb)
     assert out["peak_temp_mb"] < 1, out
-    assert out["maxrss_mb"] < 400, out
+    assert out["maxrss_mb"] < RSS_BOUND_MB, out
     assert out["score"] <= MISS_CAP
 
 
@@ -237,3 +247,66 @@ def test_a_runaway_view_is_stopped_by_the_step_limit_not_the_clock():
     g = result["g"]
     assert g.score <= MISS_CAP
     assert "step limit" in g.reason, g.reason
+
+
+# --- Round 2: the adversary's leaks, slow spins and a flaky memory bound. ---
+
+
+def test_the_grading_processs_peak_rss_is_measured_without_the_parents_memory():
+    ballast = bytearray(600 * 2**20)  # this (pytest) process grows past the bound, as a late worker does
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    s, sql = _task("check_repair")
+    out = _grade_isolated("check_repair", sql)
+    del ballast
+    assert out["score"] == 1.0, out["reason"]
+    assert out["maxrss_mb"] < RSS_BOUND_MB, out
+
+
+def _heldout_digit_runs(s) -> set[str]:
+    return {run for rows in heldout_rows(s).values() for row in rows for v in row for run in re.findall(r"\d{4,}", str(v))}
+
+
+@pytest.mark.parametrize(
+    "family, leak",
+    [
+        ("check_repair", "SELECT json_extract('{{}}', '$' || (SELECT group_concat({qty} || ':' || id) FROM {table}));"),
+        ("check_repair", "SELECT json_extract('{{}}', '$' || (SELECT upper(group_concat(name, '|')) FROM {table}));"),
+        ("split_column", "SELECT json_extract('{{}}', '$' || (SELECT group_concat(substr({column}, 2), '|') FROM {table}));"),
+    ],
+)
+def test_an_error_built_from_heldout_values_quotes_none_of_them(family, leak):
+    s, _ = _task(family)
+    result = grade(leak.format(**s.params), s)
+    assert result.stage == "error", result.reason
+    quoted = {v[1:] for v in _heldout_texts(s)} | {v.upper() for v in _heldout_texts(s)} | _heldout_texts(s)
+    assert not [v for v in quoted if len(v) >= 4 and v in result.reason], result.reason
+    assert not set(re.findall(r"\d{4,}", result.reason)) & _heldout_digit_runs(s), result.reason
+
+
+@pytest.mark.parametrize("where", ["migration", "view read at check time"])
+def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
+    s, sql = _task("rename_with_view")
+    forever = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c)"
+    if where == "migration":
+        spun = f"{sql}\nSELECT {forever};"
+    else:
+        head = sql[: sql.index("CREATE VIEW")]
+        spun = head + f"CREATE VIEW {s.params['old']} AS SELECT n.* FROM {s.params['new']} AS n WHERE n.id > {forever};"
+    out = _grade_isolated("rename_with_view", spun)
+    assert out["score"] <= MISS_CAP, out["reason"]
+    assert "step limit" in out["reason"], out["reason"]
+    assert out["cpu_s"] + out["child_cpu_s"] < 10, out
+
+
+def test_step_limits_scale_with_rows_and_leave_the_reference_ten_times_headroom_at_100k_rows():
+    limits = Limits().for_rows(102_000)
+    assert limits.steps == limits.read_steps == 102_000 * limits.steps_per_row
+    assert Limits().for_rows(10).steps == Limits().min_steps
+    assert Limits(steps=5, read_steps=6).for_rows(10**6) == replace(Limits(steps=5, read_steps=6))
+    for family in DEV:
+        s, sql = _task(family)
+        rows = heldout_rows(s)
+        result = grade(sql, s, rows)
+        per_row = max(result.steps, result.read_steps) / sum(len(r) for r in rows.values())
+        # Steps grow linearly with rows (measured at 100k rows: at most 151 per row, reading rename_with_view).
+        assert result.score == 1.0 and per_row * 10 < Limits().steps_per_row, (family, result.steps, result.read_steps)

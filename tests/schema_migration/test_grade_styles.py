@@ -141,3 +141,29 @@ def test_a_foreign_key_declared_as_a_table_constraint_without_a_column():
     sql = sql.replace("  amount REAL\n);", f"  amount REAL,\n  FOREIGN KEY ({fk}) REFERENCES {par}\n);", 1)
     assert f"FOREIGN KEY ({fk})" in sql
     _graded_one(sql, s)
+
+
+def test_hundreds_of_harmless_views_before_the_migration_do_not_hide_the_target():
+    s, sql = _task("check_repair")
+    _graded_one("".join(f"CREATE VIEW aaa{i} AS SELECT 1;\n" for i in range(250)) + sql, s)
+
+
+def test_typed_columns_written_as_stored_generated_columns_count_as_the_columns():
+    s, _ = _task("extract_json")
+    p = s.params
+    assert (p["table"], [f[0] for f in p["fields"]], p["keep_payload"]) == ("audit_events", ["user_id", "amount"], True), p  # the SQL below is written for this task
+    uid = (
+        "CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN CASE json_type(payload, '$.user.id') "
+        "WHEN 'integer' THEN json_extract(payload, '$.user.id') WHEN 'text' THEN CASE WHEN trim(json_extract(payload, '$.user.id')) <> '' "
+        "AND trim(json_extract(payload, '$.user.id')) NOT GLOB '*[^0-9]*' THEN CAST(trim(json_extract(payload, '$.user.id')) AS INTEGER) END END END"
+    )
+    amount = (
+        "CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN CASE WHEN json_type(payload, '$.amount') "
+        "IN ('integer', 'real') THEN CAST(json_extract(payload, '$.amount') AS REAL) END END"
+    )
+    sql = f"""CREATE TABLE audit_events__new (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL, payload TEXT,
+  user_id INTEGER GENERATED ALWAYS AS ({uid}) STORED, amount REAL GENERATED ALWAYS AS ({amount}) STORED);
+INSERT INTO audit_events__new (id, received_at, payload) SELECT id, received_at, payload FROM audit_events;
+DROP TABLE audit_events; ALTER TABLE audit_events__new RENAME TO audit_events;
+CREATE INDEX idx_audit_events_user_id ON audit_events(user_id);"""
+    _graded_one(sql, s)

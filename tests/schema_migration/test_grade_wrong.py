@@ -4,7 +4,7 @@ import math
 
 import pytest
 from schema_migration.families import BY_NAME, FAMILIES
-from schema_migration.generate import expected_rows, heldout_rows, seeds, spec
+from schema_migration.generate import expected_rows, heldout_rows, seeds, spec, untouched
 from schema_migration.grade import grade
 from schema_migration.score import MISS_CAP
 
@@ -147,4 +147,136 @@ def test_corrupting_one_percent_of_the_rows_or_more_scores_at_most_half(share):
     n = math.ceil(share * sum(len(rows) for rows in expected_rows(s, heldout_rows(s)).values()))
     result = grade(f"{sql}\nUPDATE {t} SET customer = customer || '!' WHERE id IN (SELECT id FROM {t} ORDER BY id LIMIT {n});", s)
     assert result.row_stats is not None and result.row_stats.wrong == n
+    assert result.score <= MISS_CAP, result.reason
+
+
+# --- Round 2: holes the adversary found (H-numbers of its report). ---
+
+
+def _with_fillers(family: str, *, views: bool = False, triggers: bool = False):
+    """The first dev task of `family` whose untouched objects include a view / a trigger."""
+    for seed in seeds("dev", 400):
+        s = spec(seed)
+        kept = untouched(s)
+        if s.family == family and (kept.views or not views) and (kept.triggers or not triggers):
+            return s, BY_NAME[family].migration(s.params), kept
+    raise AssertionError(f"no dev task of {family} with the fillers asked for")
+
+
+def test_rows_deleted_from_an_untouched_table_score_at_most_half():
+    s, sql = _task("check_repair")
+    filler = untouched(s).tables[0].name
+    result = grade(sql + f"\nDELETE FROM {filler} WHERE rowid IN (SELECT rowid FROM {filler} LIMIT 10);", s)
+    assert result.score <= MISS_CAP, result.reason
+    assert any(name.startswith(f"all rows of {filler} as expected") for name in result.failed_checks)
+
+
+def test_a_small_touched_table_wholly_wrong_scores_at_most_half():
+    s = spec(1_000_013)  # a task whose lookup names differ from the main table's values only in case
+    assert s.family == "normalise_lookup"
+    sql = BY_NAME[s.family].migration(s.params)
+    result = grade(sql + f"\nUPDATE {s.params['lookup']} SET name = upper(name);", s)
+    assert result.score <= MISS_CAP, result.reason
+
+
+def test_a_misnamed_placeholder_parent_row_scores_at_most_half():
+    s, sql = _task("add_fk_orphans")
+    result = grade(_changed(sql, "'(unknown)'", "'unknown'"), s)
+    assert result.score <= MISS_CAP, result.reason
+
+
+def test_the_row_factor_is_the_worst_objects_not_the_pooled_share():
+    s, sql = _task("check_repair")
+    filler = untouched(s).tables[0].name
+    result = grade(sql + f"\nDELETE FROM {filler} WHERE rowid IN (SELECT rowid FROM {filler} LIMIT 2);", s)
+    assert result.rows == 0.0, result.reason  # 2 % of that table's rows lost (0.1 % of all rows)
+
+
+def test_an_untouched_trigger_rewritten_scores_at_most_half():
+    s, sql, kept = _with_fillers("check_repair", triggers=True)
+    tr = kept.triggers[0]
+    noop = f"\nDROP TRIGGER {tr.name};\nCREATE TRIGGER {tr.name} AFTER UPDATE ON {tr.table} BEGIN SELECT 1; END;"
+    result = grade(sql + noop, s)
+    assert result.score <= MISS_CAP, result.reason
+    assert f"untouched trigger {tr.name} as it was" in result.failed_checks
+
+
+def test_an_untouched_view_redefined_to_show_nothing_scores_at_most_half():
+    s, sql, kept = _with_fillers("check_repair", views=True)
+    v = kept.views[0]
+    empty = f"\nDROP VIEW {v.name};\nCREATE VIEW {v.name}({', '.join(v.columns)}) AS SELECT {', '.join('NULL' for _ in v.columns)} WHERE 0;"
+    result = grade(sql + empty, s)
+    assert result.score <= MISS_CAP, result.reason
+    assert f"untouched view {v.name} shows the same rows" in result.failed_checks
+
+
+def test_an_extra_destructive_trigger_scores_at_most_half():
+    s, sql = _task("check_repair")
+    t = s.params["table"]
+    result = grade(sql + f"\nCREATE TRIGGER evil AFTER UPDATE ON {t} BEGIN DELETE FROM {t}; END;", s)
+    assert result.score <= MISS_CAP, result.reason
+    assert any(name.startswith("no other triggers") for name in result.failed_checks)
+
+
+def test_an_insert_trigger_standing_in_for_the_checks_scores_at_most_half():
+    s, sql = _task("check_repair")
+    p, family = s.params, BY_NAME["check_repair"]
+    no_checks = _changed(_changed(sql, f" CHECK ({family._qty_check(p)})", ""), f" CHECK ({family._rate_check(p)})", "")
+    bad = f"NEW.{p['qty']} < 0" + (f" OR NEW.{p['qty']} > {p['cap']}" if p["cap"] is not None else "")
+    guard = f"\nCREATE TRIGGER guard BEFORE INSERT ON {p['table']} WHEN {bad} OR NEW.{p['rate']} < 0 OR NEW.{p['rate']} > 1 BEGIN SELECT RAISE(ABORT, 'x'); END;"
+    result = grade(no_checks + guard, s)
+    assert result.score <= MISS_CAP, result.reason
+    assert f"CHECK rejects an UPDATE to {p['qty']} = -3" in result.failed_checks
+
+
+@pytest.mark.parametrize("which", ["rate accepts above 2", "qty rejects only the probed values"])
+def test_a_check_shaped_to_the_probes_scores_at_most_half(which):
+    s, sql = _task("check_repair")
+    p, family = s.params, BY_NAME["check_repair"]
+    q, r = p["qty"], p["rate"]
+    if which == "rate accepts above 2":
+        shaped = _changed(sql, f"CHECK ({family._rate_check(p)})", f"CHECK ({r} >= 0 AND ({r} <= 1 OR {r} > 2))")
+    else:
+        cap_plus = 10_001 if p["cap"] is None else p["cap"] + 1
+        shaped = _changed(sql, f"CHECK ({family._qty_check(p)})", f"CHECK ({q} NOT IN (-1, {cap_plus}))")
+    result = grade(shaped, s)
+    assert result.score <= MISS_CAP, result.reason
+
+
+@pytest.mark.parametrize(
+    "family, old, new",
+    [
+        ("split_column", "  created_at TEXT NOT NULL\n);", "  created_at TEXT NOT NULL,\n  display_name TEXT GENERATED ALWAYS AS (family_name || ', ' || given_name) VIRTUAL\n);"),
+        ("extract_json", "  amount REAL\n);", "  amount REAL,\n  secret TEXT GENERATED ALWAYS AS (payload) STORED\n);"),
+    ],
+)
+def test_an_extra_generated_column_counts_as_an_extra_column(family, old, new):
+    s, sql = _task(family)
+    result = grade(_changed(sql, old, new), s)
+    assert result.score <= MISS_CAP, result.reason
+    assert any("has no other columns" in name for name in result.failed_checks)
+
+
+def test_a_leftover_table_behind_hundreds_of_views_is_still_found():
+    s, sql = _task("check_repair")
+    t = s.params["table"]
+    views = "".join(f"\nCREATE VIEW zz{i} AS SELECT 1;" for i in range(250))
+    result = grade(sql + views + f"\nCREATE TABLE {t}_backup AS SELECT * FROM {t};", s)
+    assert result.score <= MISS_CAP, result.reason
+    assert any(name.startswith("no other tables") for name in result.failed_checks)
+
+
+def test_hundreds_of_extra_tables_fail_the_check_instead_of_being_cut_off():
+    s, sql = _task("check_repair")
+    tables = "".join(f"\nCREATE TABLE aaa{i} (x);" for i in range(250))
+    result = grade(sql + tables, s)
+    assert result.score <= MISS_CAP, result.reason
+    assert any(name.startswith("no other tables (found") for name in result.failed_checks)
+
+
+def test_trimming_tabs_and_nbsp_that_the_rule_keeps_scores_at_most_half():
+    s, sql = _task("split_column")
+    col = s.params["column"]
+    wider = _changed(sql, f"trim(coalesce({col}, ''))", f"trim(coalesce({col}, ''), ' ' || char(9) || char(160))")
+    result = grade(wider, s)
     assert result.score <= MISS_CAP, result.reason

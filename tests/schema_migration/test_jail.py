@@ -26,7 +26,7 @@ def db(tmp_path: Path) -> Path:
 
 def _child(db: Path, statements: list[str]) -> dict:
     """Run the confined child directly, bypassing the parent's statement screening."""
-    limits = Limits()
+    limits = Limits().for_rows(0)
     request = {
         "db": db.name, "statements": statements, "probes": [], "steps": limits.steps, "read_steps": limits.read_steps,
         "cpu_s": 20, "memory_mb": 1024, "file_mb": 64, "length_mb": 8,
@@ -96,10 +96,11 @@ def test_probes_run_after_the_migration_and_are_undone(db):
 
 def test_temp_objects_of_the_migration_are_gone_when_the_result_is_read(db):
     fake = "CREATE TEMP TRIGGER no_inserts BEFORE INSERT ON main.t BEGIN SELECT RAISE(ABORT, 'no'); END; CREATE TEMP TABLE scratch (a);"
-    report = jail.run(db, fake, ["INSERT INTO t VALUES (1000, 'p')", "INSERT INTO scratch VALUES (1)"])
+    report = jail.run(db, fake, ["INSERT INTO t VALUES (1000, 'p')", "INSERT INTO scratch VALUES (1)"], wanted=jail.Wanted(tables=("t",)))
     assert report.status == "ok"
     assert report.probes == [False, True]  # the insert passes; temp.scratch no longer exists
     assert set(report.facts["tables"]) == {"t"}
+    assert (report.facts["tables_listed"], report.facts["table_count"], report.facts["trigger_count"]) == ([["t", "t"]], 1, 0)
 
 
 def test_a_crash_reports_its_real_cause():

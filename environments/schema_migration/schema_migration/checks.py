@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 
 from schema_migration.schema import Schema, Table
 
-__all__ = ["Check", "RowStats", "row_stats", "schema_checks"]
+__all__ = ["MAIN_SHARE", "Check", "RowStats", "row_checks", "row_stats", "schema_checks"]
+
+MAIN_SHARE = 0.5
+"""An object holding at least this share of the largest object's reference rows is a main one
+(the migrated bulk, where a wrong share is tolerated in the row factor); every other object
+(untouched tables, lookups, placeholder parents) must match row for row."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,8 @@ def _table_checks(table: Table, info: dict | None, target: Schema) -> list[Check
     out = [Check(f"{table.name} is a table", info is not None)]
     if info is None:
         return out
-    columns = {c["name"].lower(): c for c in info["columns"] if c["hidden"] == 0}
+    # hidden 1 is a virtual table's hidden column; 2 and 3 are generated columns, real columns here.
+    columns = {c["name"].lower(): c for c in info["columns"] if c["hidden"] != 1}
     wanted = {c.name.lower() for c in table.columns}
     extra = sorted(set(columns) - wanted)
     out.append(Check(f"{table.name} has no other columns" + (f" (found {', '.join(extra[:3])})" if extra else ""), not extra))
@@ -100,12 +106,22 @@ def _table_checks(table: Table, info: dict | None, target: Schema) -> list[Check
     return out
 
 
-def schema_checks(facts: dict, target: Schema, probes: list[tuple[str, bool]]) -> list[Check]:
+def _others(kind: str, listed: list, count: int, wanted: set[str]) -> Check:
+    """No objects of `kind` but the wanted ones; `listed` may be cut short, `count` is exact."""
+    unexpected = sorted({name for name, _ in listed if name.lower() not in wanted})
+    ok = not unexpected and count <= len(wanted)
+    found = f" (found {count} in all" + (f": {', '.join(unexpected[:3])}" if unexpected else "") + ")"
+    return Check(f"no other {kind}s" + ("" if ok else found), ok)
+
+
+def schema_checks(facts: dict, target: Schema, probes: list[tuple[str, bool]], untouched: Schema = Schema(())) -> list[Check]:
     """One Check per stated requirement of the target schema, on the delivered file's facts;
-    `probes` are (description, passed) of the CHECK probes. Column order is not graded."""
+    `probes` are (description, passed) of the CHECK probes; `untouched` objects must keep their
+    stored SQL (and views their rows) exactly. Column order is not graded."""
     tables = {name.lower(): info for name, info in facts.get("tables", {}).items()}
     views = {name.lower(): info for name, info in facts.get("views", {}).items()}
-    triggers = {(name.lower(), table.lower()) for name, table in facts.get("triggers", [])}
+    triggers = {(name.lower(), table.lower()) for name, table in facts.get("triggers_listed", [])}
+    unchanged = facts.get("unchanged", {})
     checks: list[Check] = []
     for table in target.tables:
         checks += _table_checks(table, tables.get(table.name.lower()), target)
@@ -116,9 +132,25 @@ def schema_checks(facts: dict, target: Schema, probes: list[tuple[str, bool]]) -
             checks.append(Check(f"view {view.name} has columns {', '.join(view.columns)}", sorted(_lower(info["columns"])) == sorted(_lower(view.columns))))  # type: ignore[type-var]
     for trigger in target.triggers:
         checks.append(Check(f"trigger {trigger.name} on {trigger.table} exists", (trigger.name.lower(), trigger.table.lower()) in triggers))
-    unexpected = sorted(set(tables) - {t.name.lower() for t in target.tables})
-    checks.append(Check("no other tables" + (f" (found {', '.join(unexpected[:3])})" if unexpected else ""), not unexpected))
+    for kind, group in (("table", untouched.tables), ("index", untouched.indexes), ("view", untouched.views), ("trigger", untouched.triggers)):
+        for obj in group:
+            checks.append(Check(f"untouched {kind} {obj.name} as it was", bool(unchanged.get(obj.name))))
+            if kind == "view":
+                checks.append(Check(f"untouched view {obj.name} shows the same rows", bool(unchanged.get(obj.name + " rows"))))
+    checks.append(_others("table", facts.get("tables_listed", []), facts.get("table_count", 0), {t.name.lower() for t in target.tables}))
+    checks.append(_others("trigger", facts.get("triggers_listed", []), facts.get("trigger_count", 0), {t.name.lower() for t in target.triggers}))
     return checks + [Check(description, passed) for description, passed in probes]
+
+
+def _bad(r: dict) -> int:
+    return r["wrong"] + r["lost"] + r["extra"]
+
+
+def row_checks(results: list[dict], untouched: set[str]) -> list[Check]:
+    """Every untouched or small object must match row for row: one Check each (see `MAIN_SHARE`)."""
+    largest = max((r["expected"] for r in results), default=0)
+    strict = [r for r in results if r["name"] in untouched or r["expected"] < MAIN_SHARE * largest]
+    return [Check(f"all rows of {r['name']} as expected" + (f" ({_bad(r)} of {r['expected']} not)" if _bad(r) else ""), _bad(r) == 0) for r in strict]
 
 
 def row_stats(results: list[dict]) -> RowStats:

@@ -18,7 +18,7 @@ from schema_migration.schema import Schema
 
 __all__ = [
     "HELDOUT_ROWS", "SPLITS", "VISIBLE_ROWS", "Spec", "Split", "expected_rows", "family_of",
-    "heldout_rows", "seeds", "spec", "visible_rows",
+    "heldout_rows", "seeds", "spec", "untouched", "visible_rows",
 ]
 
 Split = Literal["train", "dev", "test"]
@@ -95,6 +95,19 @@ def expected_rows(s: Spec, rows: dict[str, list[tuple]]) -> dict[str, list[tuple
     out = family_of(s.seed).transform(s.params, rows)
     out.update({name: rows[name] for name in s.fillers})
     return out
+
+
+def untouched(s: Spec) -> Schema:
+    """The objects the family does not touch (filler tables, their indexes, views and triggers):
+    the migration must leave each exactly as it was."""
+    own = family_of(s.seed).schemas(s.params)[0]
+    mine = {t.name for t in own.tables} | {i.name for i in own.indexes} | {v.name for v in own.views} | {t.name for t in own.triggers}
+    return Schema(
+        tuple(t for t in s.source.tables if t.name not in mine),
+        tuple(i for i in s.source.indexes if i.name not in mine),
+        tuple(v for v in s.source.views if v.name not in mine),
+        tuple(t for t in s.source.triggers if t.name not in mine),
+    )
 
 
 def seeds(split: Split, count: int) -> range:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from schema_migration import dbfile, jail
 from schema_migration.families import BY_NAME
-from schema_migration.generate import Spec, expected_rows, heldout_rows
+from schema_migration.generate import Spec, expected_rows, heldout_rows, untouched
 from schema_migration.reference import write_expected
 from schema_migration.score import Grade, score
 
@@ -29,9 +29,12 @@ def grade(
     """Grade `sql` on `rows` (default: the spec's held-out rows)."""
     rows = rows if rows is not None else heldout_rows(spec)
     probes = BY_NAME[spec.family].probes(spec.params)
+    kept = untouched(spec)
+    names = [o.name for group in (kept.tables, kept.indexes, kept.views, kept.triggers) for o in group]
+    wanted = jail.Wanted(tuple(t.name for t in spec.target.tables), tuple(v.name for v in spec.target.views), tuple(names))
     with tempfile.TemporaryDirectory(prefix="schema-migration-grade-") as scratch:
         db = Path(scratch) / "heldout.sqlite"
-        running = jail.start(db, sql, [p.sql for p in probes], limits, dbfile.plan(spec.source, rows))
+        running = jail.start(db, sql, [p.sql for p in probes], limits, dbfile.plan(spec.source, rows), wanted)
         try:
             if not running.refused:
                 # While the child builds and migrates: the reference rows, for it to compare with.
@@ -41,4 +44,4 @@ def grade(
             running.kill()
             raise
         report = running.result()
-    return score(report, spec.target, probes, rows)
+    return score(report, spec.target, probes, rows, kept)

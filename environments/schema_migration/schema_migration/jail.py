@@ -15,14 +15,14 @@ import pickle
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from schema_migration.dbfile import BuildPlan
 
 from sqlite_sandbox.engine import IGNORED, classify, first_refused, split_statements
 
-__all__ = ["CHILD", "JailReport", "Limits", "RowPlan", "Running", "crash_cause", "prepare", "run", "start"]
+__all__ = ["CHILD", "JailReport", "Limits", "RowPlan", "Running", "Wanted", "crash_cause", "prepare", "run", "start"]
 
 CHILD = Path(__file__).with_name("jail_child.py")
 STDERR_CHARS = 2000
@@ -30,10 +30,17 @@ STDERR_CHARS = 2000
 
 @dataclass(frozen=True)
 class Limits:
-    steps: int = 4_000_000_000
-    """SQLite VM steps the migration may take (the same count on any machine, under any load)."""
-    read_steps: int = 4_000_000_000
-    """SQLite VM steps for reading the result (integrity, schema, probes, rows), agent views included."""
+    steps: int | None = None
+    """SQLite VM steps the migration may take (the same count on any machine, under any load);
+    None: `steps_per_row` per held-out row, at least `min_steps` (see `for_rows`)."""
+    read_steps: int | None = None
+    """SQLite VM steps for reading the result (integrity, schema, probes, rows), agent views
+    included; None: scaled like `steps`."""
+    steps_per_row: int = 40_000
+    """The reference migrations take 25-85 steps per row (0.06-0.18 M steps at 2,000 rows), and
+    reading them back a few times that: ~500x headroom, while a hostile spin stops after ~3 s of
+    CPU per phase at the default 2,000 rows (SQLite runs ~5e7 steps/s)."""
+    min_steps: int = 20_000_000
     cpu_s: int = 60
     """CPU seconds for the whole child (RLIMIT_CPU)."""
     memory_mb: int = 1024
@@ -44,6 +51,11 @@ class Limits:
     """Largest string or blob SQLite may build (SQLITE_LIMIT_LENGTH), in MiB."""
     wall_s: float = 300.0
     """Backstop only: wall-clock seconds before the child is presumed hung and killed."""
+
+    def for_rows(self, rows: int) -> Limits:
+        """These limits with unset step limits scaled to a database of `rows` rows."""
+        scaled = max(self.min_steps, self.steps_per_row * rows)
+        return replace(self, steps=scaled if self.steps is None else self.steps, read_steps=scaled if self.read_steps is None else self.read_steps)
 
 
 @dataclass(frozen=True)
@@ -68,13 +80,16 @@ class JailReport:
     """After an error: whether the database file is exactly as before."""
     steps: int = 0
     """SQLite VM steps the migration took (to the progress handler's resolution)."""
+    read_steps: int = 0
+    """SQLite VM steps reading the result took (probes, untouched views, rows)."""
     limits: dict = field(default_factory=dict)
     """The limits the child reported in force (CPU seconds, address space, file size)."""
     integrity: list[str] = field(default_factory=list)
     fk_violations: int = 0
     fk_tables: list[str] = field(default_factory=list)
     facts: dict = field(default_factory=dict)
-    """The delivered schema as the child read it from sqlite_master and PRAGMAs."""
+    """The delivered schema as the child read it from sqlite_master and PRAGMAs: the named tables
+    and views, counts and names of all tables and triggers, untouched objects' "unchanged" flags."""
     probes: list[bool] = field(default_factory=list)
     """For each probe: whether it failed."""
     rows: list[dict] = field(default_factory=list)
@@ -159,9 +174,28 @@ class Running:
         return JailReport(**report)
 
 
-def start(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), build: BuildPlan | None = None) -> Running:
+@dataclass(frozen=True)
+class Wanted:
+    """Names the child reads facts for: target tables and views, and untouched objects (whose
+    stored SQL, and rows for views, must be as the build left them)."""
+
+    tables: tuple[str, ...] = ()
+    views: tuple[str, ...] = ()
+    untouched: tuple[str, ...] = ()
+
+
+def start(
+    db: Path,
+    sql: str,
+    probes: list[str],
+    limits: Limits = Limits(),
+    build: BuildPlan | None = None,
+    wanted: Wanted = Wanted(),
+) -> Running:
     """Start running `sql` on the database file `db` (alone in its scratch directory); with `build`,
-    the child first creates `db` from that plan, in parallel with whatever the caller does next."""
+    the child first creates `db` from that plan, in parallel with whatever the caller does next.
+    Unset step limits are scaled to the build's rows."""
+    limits = limits.for_rows(0 if build is None else sum(len(rows) for _, rows in build.inserts))
     statements, refused = prepare(sql)
     if refused:
         return Running(None, limits, JailReport("refused", error=refused))
@@ -172,6 +206,9 @@ def start(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), buil
         "build": None if build is None else {"create": build.create, "inserts": build.inserts, "post": build.post},
         "statements": statements,
         "probes": probes,
+        "tables": list(wanted.tables),
+        "views": list(wanted.views),
+        "untouched": list(wanted.untouched),
         "steps": limits.steps,
         "read_steps": limits.read_steps,
         "cpu_s": limits.cpu_s,
@@ -198,8 +235,16 @@ def start(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), buil
     return Running(process, limits)
 
 
-def run(db: Path, sql: str, probes: list[str], limits: Limits = Limits(), build: BuildPlan | None = None, plan: RowPlan | None = None) -> JailReport:
+def run(
+    db: Path,
+    sql: str,
+    probes: list[str],
+    limits: Limits = Limits(),
+    build: BuildPlan | None = None,
+    plan: RowPlan | None = None,
+    wanted: Wanted = Wanted(),
+) -> JailReport:
     """Run `sql` on `db`, compare rows with `plan` if given, and wait for the report."""
-    running = start(db, sql, probes, limits, build)
+    running = start(db, sql, probes, limits, build, wanted)
     running.compare(plan)
     return running.result()

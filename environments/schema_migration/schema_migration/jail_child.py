@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import pickle
+import re
 import resource
 import sqlite3
 import sys
@@ -37,6 +38,7 @@ DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "fts3_t
 TICK = 1000
 """VM steps between progress-handler calls."""
 MAX_OBJECTS = 200
+"""Names of extra tables and triggers listed at most (their count is always exact)."""
 MAX_COLUMNS = 200
 NAME_CHARS = 128
 ERROR_CHARS = 300
@@ -114,11 +116,21 @@ def connect(db: str, req: dict, steps: int) -> tuple[sqlite3.Connection, StepBud
     return conn, StepBudget(conn, steps)
 
 
+QUOTE = re.compile("['\"`]")
+"""Where SQLite quotes computed text (a JSON path, the token after `near`, a value), which may
+hold held-out values; a quoted value may hold quotes itself, so all from the first quote goes."""
+
+
 def message(error: BaseException, budget: StepBudget | None = None) -> str:
     if budget is not None and budget.ticks > budget.limit:
         return f"step limit reached ({budget.limit * TICK:,} SQLite VM steps)"
     lines = str(error).splitlines()
-    return (lines[0] if lines else type(error).__name__)[:ERROR_CHARS]
+    first = lines[0] if lines else type(error).__name__
+    quoted = QUOTE.search(first)
+    if quoted:
+        tail = ": syntax error" if first.endswith(": syntax error") else ""
+        first = first[: quoted.start()] + "<...>" + tail
+    return first[:ERROR_CHARS]
 
 
 def digest(path: str) -> str:
@@ -169,34 +181,77 @@ def _name(value: object) -> str:
     return str(value)[:NAME_CHARS]
 
 
-def facts(conn: sqlite3.Connection) -> dict:
-    """What the delivered schema is, from sqlite_master and PRAGMAs (SQLite's own parser only)."""
-    out: dict = {"tables": {}, "views": {}, "triggers": [], "indexes": []}
-    master = conn.execute(
-        "SELECT type, name, tbl_name FROM main.sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' LIMIT ?",
-        (MAX_OBJECTS,),
-    ).fetchall()
-    for kind, name, table in master:
-        if kind == "table":
-            columns = conn.execute("SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
-            indexes = []
-            for _, index, unique, origin, partial in conn.execute("SELECT seq, name, \"unique\", origin, partial FROM pragma_index_list(?, 'main')", (name,)).fetchall()[:MAX_OBJECTS]:
-                keys = conn.execute("SELECT name, coll FROM pragma_index_xinfo(?, 'main') WHERE key = 1 LIMIT ?", (index, MAX_COLUMNS)).fetchall()
-                indexes.append({"unique": bool(unique), "partial": bool(partial), "columns": [None if c is None else _name(c) for c, _ in keys], "collations": [_name(k) for _, k in keys]})
-            fks = conn.execute("SELECT id, \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
-            out["tables"][_name(name)] = {
-                "columns": [{"name": _name(c), "affinity": affinity(t or ""), "notnull": bool(nn), "pk": pk, "hidden": h} for c, t, nn, pk, h in columns],
-                "indexes": indexes,
-                "fks": [[fid, _name(src), _name(parent), None if to is None else _name(to)] for fid, src, parent, to in fks],
-            }
-        elif kind == "view":
-            try:
-                cols = [_name(r[0]) for r in conn.execute("SELECT name FROM pragma_table_xinfo(?, 'main') LIMIT ?", (name, MAX_COLUMNS))]
-                out["views"][_name(name)] = {"columns": cols, "error": ""}
-            except sqlite3.Error as error:  # e.g. a view over a dropped table
-                out["views"][_name(name)] = {"columns": [], "error": message(error)}
-        elif kind == "trigger":
-            out["triggers"].append([_name(name), _name(table)])
+def _normal(sql: str | None) -> str:
+    return " ".join((sql or "").split())
+
+
+def snapshot(db: str, untouched: list[str]) -> dict:
+    """Before the migration (trusted data only): the stored SQL of each untouched object, and a
+    digest of each untouched view's rows (order-free)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    out: dict = {"sql": {}, "view_rows": {}}
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM main.sqlite_master"):
+        if name in untouched:
+            out["sql"][name] = _normal(sql)
+            if kind == "view":
+                out["view_rows"][name] = view_digest(conn, name)
+    conn.close()
+    return out
+
+
+def view_digest(conn: sqlite3.Connection, name: str) -> str:
+    rows = sorted(repr(r) for r in conn.execute(f"SELECT * FROM main.{quote(name)}"))
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
+def _table_facts(conn: sqlite3.Connection, name: str) -> dict:
+    columns = conn.execute("SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
+    indexes = []
+    for _, index, unique, origin, partial in conn.execute("SELECT seq, name, \"unique\", origin, partial FROM pragma_index_list(?, 'main') LIMIT ?", (name, MAX_OBJECTS)).fetchall():
+        keys = conn.execute("SELECT name, coll FROM pragma_index_xinfo(?, 'main') WHERE key = 1 LIMIT ?", (index, MAX_COLUMNS)).fetchall()
+        indexes.append({"unique": bool(unique), "partial": bool(partial), "columns": [None if c is None else _name(c) for c, _ in keys], "collations": [_name(k) for _, k in keys]})
+    fks = conn.execute("SELECT id, \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
+    return {
+        "columns": [{"name": _name(c), "affinity": affinity(t or ""), "notnull": bool(nn), "pk": pk, "hidden": h} for c, t, nn, pk, h in columns],
+        "indexes": indexes,
+        "fks": [[fid, _name(src), _name(parent), None if to is None else _name(to)] for fid, src, parent, to in fks],
+    }
+
+
+def facts(conn: sqlite3.Connection, req: dict, before: dict) -> dict:
+    """What the delivered schema is, from sqlite_master and PRAGMAs (SQLite's own parser only):
+    the named tables and views looked up directly (however many other objects there are), the
+    names and exact count of all tables and triggers, and whether each untouched object's stored
+    SQL and each untouched view's rows are as before."""
+    out: dict = {"tables": {}, "views": {}, "unchanged": {}}
+    user = "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+    for kind in ("table", "trigger"):
+        out[f"{kind}_count"] = conn.execute(f"SELECT count(*) FROM main.sqlite_master WHERE type = ? AND {user}", (kind,)).fetchone()[0]
+        listed = conn.execute(f"SELECT name, tbl_name FROM main.sqlite_master WHERE type = ? AND {user} ORDER BY name LIMIT ?", (kind, MAX_OBJECTS)).fetchall()
+        out[f"{kind}s_listed"] = [[_name(n), _name(t)] for n, t in listed]
+    lookup = "SELECT type, name FROM main.sqlite_master WHERE name = ? COLLATE NOCASE"
+    for wanted in req.get("tables", []):
+        found = conn.execute(lookup, (wanted,)).fetchone()
+        if found is not None and found[0] == "table":
+            out["tables"][_name(found[1])] = _table_facts(conn, found[1])
+    for wanted in req.get("views", []):
+        found = conn.execute(lookup, (wanted,)).fetchone()
+        if found is None or found[0] != "view":
+            continue
+        try:
+            cols = [_name(r[0]) for r in conn.execute("SELECT name FROM pragma_table_xinfo(?, 'main') LIMIT ?", (found[1], MAX_COLUMNS))]
+            out["views"][_name(found[1])] = {"columns": cols, "error": ""}
+        except sqlite3.Error as error:  # e.g. a view over a dropped table
+            out["views"][_name(found[1])] = {"columns": [], "error": message(error)}
+    for name, sql in before["sql"].items():
+        row = conn.execute("SELECT sql FROM main.sqlite_master WHERE name = ?", (name,)).fetchone()
+        out["unchanged"][name] = row is not None and _normal(row[0]) == sql
+    for name, digest_before in before["view_rows"].items():
+        try:
+            same = out["unchanged"][name] and view_digest(conn, name) == digest_before
+        except sqlite3.Error:
+            same = False
+        out["unchanged"][name + " rows"] = same
     return out
 
 
@@ -258,8 +313,9 @@ def compare(conn: sqlite3.Connection, alias: str, obj: dict) -> dict:
     return {"name": name, "expected": expected, "matched": matched, "wrong": found - matched, "lost": expected - found, "extra": max(0, a_count - found), "columns": columns, "error": ""}
 
 
-def rows(db: str, req: dict, plan: dict) -> list[dict]:
-    """Compare every reference object; a read that fails counts all its rows as lost."""
+def rows(db: str, req: dict, plan: dict, spent: int) -> tuple[list[dict], int]:
+    """Compare every reference object, with the read steps left after `spent`; a read that fails
+    counts all its rows as lost. Also returns the steps this took."""
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("ATTACH DATABASE ? AS " + plan["alias"], (f"file:{plan['path']}?mode=ro",))
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 1)
@@ -267,7 +323,7 @@ def rows(db: str, req: dict, plan: dict) -> list[dict]:
     conn.execute("PRAGMA temp_store = MEMORY")
     conn.execute("PRAGMA query_only = ON")
     conn.set_authorizer(authorizer)
-    budget = StepBudget(conn, int(req["read_steps"]))
+    budget = StepBudget(conn, int(req["read_steps"]) - spent)
     out = []
     present = {r[0].lower() for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view')")}
     for obj in plan["objects"]:
@@ -279,10 +335,10 @@ def rows(db: str, req: dict, plan: dict) -> list[dict]:
         except (sqlite3.Error, MemoryError) as error:
             out.append({"name": obj["name"], "expected": obj["rows"], "matched": 0, "wrong": 0, "lost": obj["rows"], "extra": 0, "columns": {}, "error": message(error, budget)})
     conn.close()
-    return out
+    return out, budget.ticks * TICK
 
 
-def check(db: str, req: dict, stdin: object) -> dict:
+def check(db: str, req: dict, stdin: object, before: dict) -> dict:
     """Every read of the delivered file, on fresh connections after the migration's closed."""
     report: dict = {"status": "ok", "limits": in_force(), "steps": req["steps_used"]}
     conn, budget = connect(db, req, int(req["read_steps"]))
@@ -295,14 +351,16 @@ def check(db: str, req: dict, stdin: object) -> dict:
     report["fk_violations"] = len(fk)
     report["fk_tables"] = sorted({_name(r[0]) for r in fk})[:5]
     try:
-        report["facts"] = facts(conn)
+        report["facts"] = facts(conn, req, before)
         report["probes"] = [probe(conn, sql) for sql in req["probes"]]
     except (sqlite3.Error, MemoryError) as error:
         conn.close()
         return {**report, "status": "unreadable", "error": message(error, budget)}
     conn.close()
+    spent = budget.ticks * TICK
     plan = pickle.load(stdin)  # type: ignore[arg-type]
-    report["rows"] = [] if plan is None else rows(db, req, plan)
+    report["rows"], more = ([], 0) if plan is None else rows(db, req, plan, spent)
+    report["read_steps"] = spent + more
     return report
 
 
@@ -310,7 +368,8 @@ def run(req: dict, stdin: object) -> dict:
     db = req["db"]
     if req.get("build"):
         build(db, req["build"])
-    return migrate(db, req) or check(db, req, stdin)
+    before = snapshot(db, req.get("untouched", []))
+    return migrate(db, req) or check(db, req, stdin, before)
 
 
 def main() -> None:

@@ -3,12 +3,16 @@
 - the migration must run: an error, refusal, limit hit or crash scores 0;
 - integrity is required: `integrity_check` not ok or any `foreign_key_check` row scores 0;
 - schema gate S: every stated requirement is one check (each target table is a table with exactly
-  its columns, their affinity and NOT NULL, its primary key, foreign keys, UNIQUE and indexes; each
-  compatibility view with its columns; each trigger; no other tables; each CHECK probe), untouched
-  tables included. S = 1 if all pass, else 0.5 * passed / checks: one miss caps the score at 0.5;
-- rows R: bad = wrong + lost + extra rows over all target tables and views (INTEGER and TEXT values
-  exact and of the same type, REAL within a relative 1e-9), R = max(0, 1 - 50 * bad / expected):
-  1 % of the rows wrong halves R, 2 % zeroes it;
+  its columns, generated ones included, their affinity and NOT NULL, its primary key, foreign keys,
+  UNIQUE and indexes; each compatibility view with its columns; each trigger; no other tables; no
+  other triggers; each CHECK probe; each untouched table, index, view and trigger with its stored
+  SQL unchanged (whitespace aside) and each untouched view showing the same rows; every row of each
+  untouched or small object as expected (small: under `checks.MAIN_SHARE` of the largest object's
+  rows, e.g. lookups and placeholder parents)). S = 1 if all pass, else 0.5 * passed / checks: one
+  miss caps the score at 0.5;
+- rows R: per target table and view, bad = wrong + lost + extra rows (INTEGER and TEXT values
+  exact and of the same type, REAL within a relative 1e-9), r = max(0, 1 - 50 * bad / expected);
+  R = the smallest r: 1 % of any object's rows wrong halves R, 2 % zeroes it;
 - score = S * R. A migration that changes nothing gets most rows wrong and scores 0.
 Column order is not graded. Reasons are capped at `REASON_CHARS` and never quote a held-out value.
 """
@@ -23,7 +27,9 @@ from schema_migration.families.base import Probe
 from schema_migration.jail import JailReport
 from schema_migration.schema import Schema
 
-__all__ = ["MISS_CAP", "REASON_CHARS", "ROW_SLOPE", "Grade", "cap", "redact", "row_factor", "schema_gate", "score"]
+_NONE = Schema(())
+
+__all__ = ["MISS_CAP", "REASON_CHARS", "ROW_SLOPE", "Grade", "cap", "redact", "row_factor", "schema_gate", "score", "worst_row_factor"]
 
 MISS_CAP = 0.5
 ROW_SLOPE = 50
@@ -48,6 +54,8 @@ class Grade:
     unchanged_after_error: bool | None = None
     steps: int = 0
     """SQLite VM steps the migration took: its CPU work, the same on any machine."""
+    read_steps: int = 0
+    """SQLite VM steps reading the result back took."""
 
 
 def schema_gate(passed: int, total: int) -> float:
@@ -58,6 +66,11 @@ def row_factor(stats: checks.RowStats) -> float:
     if stats.expected == 0:
         return 1.0
     return max(0.0, 1.0 - ROW_SLOPE * stats.bad / stats.expected)
+
+
+def worst_row_factor(results: list[dict]) -> float:
+    """R: the row factor of the worst object, so a small table's losses are not diluted by a big one's rows."""
+    return min((row_factor(checks.row_stats([r])) for r in results), default=1.0)
 
 
 def redact(text: str, rows: Mapping[str, list[tuple]]) -> str:
@@ -84,9 +97,12 @@ def _rows_text(stats: checks.RowStats) -> str:
     return text
 
 
-def score(report: JailReport, target: Schema, probes: Sequence[Probe], rows: Mapping[str, list[tuple]]) -> Grade:
+def score(
+    report: JailReport, target: Schema, probes: Sequence[Probe], rows: Mapping[str, list[tuple]], untouched: Schema = _NONE
+) -> Grade:
     """The grade of the migration the child ran and read back as `report`; `rows` are the held-out
-    rows it ran on, here only so that no reason quotes one of their values."""
+    rows it ran on, here only so that no reason quotes one of their values; `untouched` the objects
+    that must stay exactly as they were."""
     if report.status in ("refused", "error", "crashed"):
         where = f" at statement {report.statement}" if report.statement else ""
         unchanged = ""
@@ -105,12 +121,13 @@ def score(report: JailReport, target: Schema, probes: Sequence[Probe], rows: Map
         )
         return Grade(0.0, cap(f"integrity required: {detail}."), "integrity")
     probe_results = [(p.what, failed == p.should_fail) for p, failed in zip(probes, report.probes)]
-    results = checks.schema_checks(report.facts, target, probe_results)
+    results = checks.schema_checks(report.facts, target, probe_results, untouched)
+    results += checks.row_checks(report.rows, {t.name for t in untouched.tables} | {v.name for v in untouched.views})
     failed = [c.name for c in results if not c.ok]
     stats = checks.row_stats(report.rows)
     if stats.errors:
         stats = checks.RowStats(**{**stats.__dict__, "errors": {k: redact(v, rows) for k, v in stats.errors.items()}})
-    schema, row_part = schema_gate(len(results) - len(failed), len(results)), row_factor(stats)
+    schema, row_part = schema_gate(len(results) - len(failed), len(results)), worst_row_factor(report.rows)
     total = schema * row_part
     head = f"score {total:.3f} = schema {schema:.3f} x rows {row_part:.3f}"
     if failed:
@@ -119,4 +136,4 @@ def score(report: JailReport, target: Schema, probes: Sequence[Probe], rows: Map
     else:
         schema_text = f"all {len(results)} schema requirements met"
     reason = cap(f"{head}: {schema_text}; {_rows_text(stats)}.")
-    return Grade(round(total, 6), reason, "checked", schema, row_part, failed, len(results), stats, steps=report.steps)
+    return Grade(round(total, 6), reason, "checked", schema, row_part, failed, len(results), stats, steps=report.steps, read_steps=report.read_steps)

@@ -125,9 +125,19 @@ class CheckRepair(Family):
             Probe(insert(3, -1, 0.5), True, f"CHECK rejects {q} = -1"),
             Probe(insert(4, 1, 1.5), True, f"CHECK rejects {r} = 1.5"),
             Probe(insert(5, 1, -0.01), True, f"CHECK rejects {r} = -0.01"),
+            # Several values per side, far ones too, so a CHECK shaped to the first probe fails.
+            Probe(insert(7, -5, 0.5), True, f"CHECK rejects {q} = -5"),
+            Probe(insert(8, -(2**63), 0.5), True, f"CHECK rejects {q} = {-(2**63)}"),
+            Probe(insert(9, 1, 2.5), True, f"CHECK rejects {r} = 2.5"),
+            Probe(insert(10, 1, 1e6), True, f"CHECK rejects {r} = 1e6"),
+            Probe(insert(11, 1, -1e6), True, f"CHECK rejects {r} = -1e6"),
+            # An UPDATE too: a trigger on INSERT alone does not stand in for a CHECK.
+            Probe(f"UPDATE {t} SET {q} = -3 WHERE id = (SELECT min(id) FROM {t})", True, f"CHECK rejects an UPDATE to {q} = -3"),
+            Probe(f"UPDATE {t} SET {r} = 3.0 WHERE id = (SELECT min(id) FROM {t})", True, f"CHECK rejects an UPDATE to {r} = 3"),
         ]
         if p["cap"] is not None:
             probes.append(Probe(insert(6, p["cap"] + 1, 0.5), True, f"CHECK rejects {q} = {p['cap'] + 1}"))
+            probes.append(Probe(insert(12, p["cap"] + 1000, 0.5), True, f"CHECK rejects {q} = {p['cap'] + 1000}"))
         return tuple(probes)
 
     def examples(self, p: Params) -> dict[str, list[tuple]]:

@@ -78,12 +78,16 @@ class SplitColumn(Family):
                 None, "", "   ", first, pick(rng, values.CJK), f"{first}  {last}", f"  {first} {last}  ",
                 f"{first}\u00a0{last}", f"{first} {pick(rng, values.FIRST)} {last}", f"{first}\t{last}",
             )  # fmt: skip
+            if hard:  # a tab or NBSP at an edge: trim() keeps it, so trimming more than spaces is wrong
+                awkward += (f"\t{first} {last}", f"{first} {last}\u00a0")
         else:
             plain = f"{last}, {first}"
             awkward = (
                 None, "", "  ", first, f"{last},{first}", f"  {last} ,  {first} ", f"{last}, {first}, Jr",
                 f"{first} {last}", pick(rng, values.CJK), f", {first}",
             )  # fmt: skip
+            if hard:
+                awkward += (f"\t{last}, {first}", f"{last}, {first}\u00a0")
         return pick(rng, awkward) if odd else values.pad(rng, plain, 0.1)
 
     def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
