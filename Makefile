@@ -5,10 +5,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 PACKAGES := -e kit/ -e '.[dev]' $(foreach p,$(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml),-e $(dir $(p)))
 
-.PHONY: install engine images demo test
+WHEEL_DIRS := . kit $(dir $(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml))
 
+.PHONY: install engine images demo test wheels
+
+# The platform's distribution was called `arena` before it became `arena-evals`; a venv that still
+# holds that install would have two owners of the `arena` package and command.
 $(BIN)/.installed: pyproject.toml kit/pyproject.toml $(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip uninstall -q -y arena 2>/dev/null || true
 	$(BIN)/pip install -q $(PACKAGES)
 	touch $@
 
@@ -24,6 +29,12 @@ demo: images
 	$(BIN)/arena demo --skip-build
 
 # The type check runs first (strict on arena/ and runtime_bench/, see [tool.mypy] in pyproject.toml).
+# Tests that kill the Docker engine run alone, after the parallel suite, so no other test loses it.
 test: images
 	$(BIN)/mypy
-	$(BIN)/pytest -n auto
+	$(BIN)/pytest -n auto -m 'not engine_fault'
+	$(BIN)/pytest -p no:xdist -m engine_fault
+
+# Every package as a wheel in dist/ (what `pip install --find-links dist/ arena-evals ...` installs).
+wheels: install
+	for p in $(WHEEL_DIRS); do $(BIN)/uv build --wheel --quiet -o dist "$$p" || exit 1; done

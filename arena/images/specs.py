@@ -2,7 +2,8 @@
 
 The platform images (`base`, `harness`, `network`) are Arena's own; the environment images are not
 named here: each installed environment (an `arena.policies` entry point, see `arena.installed`)
-that has `images/<env-id>/Dockerfile` gets an image of that name, built FROM `harness`.
+whose package ships `image/Dockerfile` gets an image of that name, built FROM `harness`; the
+platform images' Dockerfiles are in `dockerfiles/<name>/` beside this module.
 Versions of everything the harness layer bakes are read from the installed verifiers (never copied
 by hand), so a verifiers upgrade changes the harness image's hash and forces a rebuild.
 """
@@ -10,11 +11,11 @@ by hand), so a verifiers upgrade changes the harness image's hash and forces a r
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.installed import environment_ids
+from arena.installed import image_dirs
 
 __all__ = [
     "DOCKERFILES",
@@ -28,16 +29,18 @@ __all__ = [
     "specs",
 ]
 
-DOCKERFILES = Path(__file__).resolve().parents[2] / "images"
+DOCKERFILES = Path(__file__).resolve().parent / "dockerfiles"
+"""Shipped inside the package (package data), so an installed wheel builds without a checkout."""
 NETWORK_TAG = "localhost/verifiers-network:1"
 """The tag verifiers' docker runtime looks for before it would build its helper from alpine."""
 PLATFORM_IMAGES = ("base", "harness", "network")
 
 
-def env_images(env_ids: Iterable[str] | None = None, dockerfiles: Path = DOCKERFILES) -> tuple[str, ...]:
-    """The environments (default: the installed ones) that have `<dockerfiles>/<env-id>/Dockerfile`."""
-    ids = environment_ids() if env_ids is None else env_ids
-    return tuple(sorted(env for env in set(ids) if env not in PLATFORM_IMAGES and (dockerfiles / env / "Dockerfile").is_file()))
+def env_images(dirs: Mapping[str, Path] | None = None) -> dict[str, Path]:
+    """Environment id → its Dockerfile's folder, sorted by id (default: the installed environments
+    that ship one); an id that clashes with a platform image is left out."""
+    found = image_dirs() if dirs is None else dirs
+    return {env: found[env] for env in sorted(found) if env not in PLATFORM_IMAGES}
 
 
 def image_names() -> tuple[str, ...]:
@@ -52,10 +55,12 @@ class ImageSpec:
     """Name of the Arena image this one is built FROM (None: the rootfs or --base image)."""
     build_args: dict[str, str] = field(default_factory=dict)
     extra_tags: tuple[str, ...] = ()
+    source: Path | None = None
+    """Folder of the Dockerfile (None: Arena's own, `dockerfiles/<name>`)."""
 
     @property
     def dockerfile_dir(self) -> Path:
-        return DOCKERFILES / self.name
+        return self.source or DOCKERFILES / self.name
 
     def content_hash(self, parent_hash: str, context_fingerprint: list[str]) -> str:
         """sha256 of the Dockerfile, build args, parent and context: equal hash, equal image."""
@@ -105,5 +110,5 @@ def specs() -> dict[str, ImageSpec]:
         "base": ImageSpec("base", parent=None),
         "harness": ImageSpec("harness", parent="base", build_args=harness_versions()),
         "network": ImageSpec("network", parent="base", extra_tags=(NETWORK_TAG,)),
-        **{env: ImageSpec(env, parent="harness") for env in env_images()},
+        **{env: ImageSpec(env, parent="harness", source=folder) for env, folder in env_images().items()},
     }

@@ -5,6 +5,7 @@ import pytest
 from arena.errors import PrerequisiteError
 from arena.images import resolve_order
 from arena.images.specs import env_images, specs
+from arena.installed import image_dirs
 
 
 def test_resolve_order_adds_parents_first():
@@ -23,12 +24,16 @@ def test_the_content_hash_changes_with_the_parent_and_the_context():
     assert spec.content_hash("p1", ["a"]) != spec.content_hash("p1", ["b"])
 
 
-def test_environment_images_come_from_installed_environments_with_a_dockerfile(tmp_path):
-    for name in ("env-a", "env-b", "base"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "Dockerfile").write_text("FROM scratch\n")
-    # env-c is installed but has no image folder; env-b has one but is not installed.
-    assert env_images(["env-a", "env-c", "base"], dockerfiles=tmp_path) == ("env-a",)
+def test_environment_images_come_from_installed_environments_that_ship_a_dockerfile():
+    dirs = image_dirs()
+    assert set(dirs) == {"fault-localisation", "schema-migration"}
+    for env, folder in dirs.items():
+        assert (folder / "Dockerfile").is_file() and folder.parent.name == env.replace("-", "_")
+        assert f'arena.env="{env}"' in (folder / "Dockerfile").read_text()
+
+
+def test_an_environment_named_like_a_platform_image_gets_no_image(tmp_path):
+    assert list(env_images({"base": tmp_path, "env-a": tmp_path})) == ["env-a"]
 
 
 def test_every_installed_environment_with_an_image_folder_is_built_from_the_harness_image():
