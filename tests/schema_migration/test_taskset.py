@@ -8,9 +8,10 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+import verifiers.v1 as vf
 from arena_kit.rules import match_post
 from arena_testkit.migration_sim import play
-from schema_migration import dbfile, prompt
+from schema_migration import dbfile, prompt, taskset
 from schema_migration.families import BY_NAME
 from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
 from schema_migration.policies import oracle
@@ -18,6 +19,7 @@ from sqlite_sandbox import engine, render
 from schema_migration.taskset import SchemaMigrationConfig, SchemaMigrationTaskset, efficiency, heldout_secrets
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
+from verifiers.v1.runtimes import DockerRuntimeInfo, SubprocessRuntimeInfo
 
 
 def _tasks(n: int = 3):
@@ -53,34 +55,49 @@ def test_the_taskset_shares_one_sqlite_sandbox_toolset():
 
 
 class FakeRuntime:
-    def __init__(self, container: str | None) -> None:
-        self.info = SimpleNamespace(id=container)
+    def __init__(self, info) -> None:
+        self.info = info
         self.files: dict[str, bytes] = {}
 
     async def write(self, path: str, data: bytes) -> None:
         self.files[path] = data
 
 
-def test_setup_writes_the_visible_database_and_start_checkpoint_and_fills_the_state():
+def test_setup_writes_the_visible_database_and_start_checkpoint_and_fills_the_state(monkeypatch):
     task = _tasks(1)[0]
-    runtime = FakeRuntime("abc123def456")
+    runtime = FakeRuntime(DockerRuntimeInfo(id="abc123def456", image="arena/schema-migration:latest"))
+    confined = []
+
+    async def confine(box, pids):  # the fake box has no container to `docker update`
+        confined.append((box, pids))
+
+    monkeypatch.setattr(taskset, "confine", confine)
     trace = SimpleNamespace(state=SandboxState(), info={})
     asyncio.run(task.setup(trace, runtime))
+    assert confined == [(runtime, 512)]
     start = checkpoint_path(DEFAULT_CHECKPOINT_DIR, "start")
     assert set(runtime.files) == {DEFAULT_DB_PATH, start}
     assert runtime.files[DEFAULT_DB_PATH] == runtime.files[start]
     s = spec(task.data.seed)
     assert runtime.files[DEFAULT_DB_PATH] == dbfile.to_bytes(s.source, visible_rows(s))
-    assert (trace.state.container_id, trace.state.db_path, trace.state.statement_budget) == ("abc123def456", DEFAULT_DB_PATH, 30)
+    assert (trace.state.box, trace.state.db_path, trace.state.statement_budget) == (runtime.info, DEFAULT_DB_PATH, 30)
     conn = sqlite3.connect(":memory:")
     conn.deserialize(runtime.files[DEFAULT_DB_PATH])
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] == len(s.source.tables)
 
 
-def test_setup_refuses_a_runtime_without_a_container_id():
+@pytest.mark.parametrize(
+    ("info", "words"),
+    [(DockerRuntimeInfo(id=None), "reported no box id"), (SubprocessRuntimeInfo(id="/home/u/.cache/vf/run"), "cannot serve the subprocess runtime")],
+    ids=["docker-without-id", "subprocess"],
+)
+def test_setup_refuses_a_runtime_the_tools_cannot_reach_before_touching_the_box(info, words):
     task = _tasks(1)[0]
-    with pytest.raises(Exception, match="container"):
-        asyncio.run(task.setup(SimpleNamespace(state=SandboxState(), info={}), FakeRuntime(None)))
+    runtime = FakeRuntime(info)
+    trace = SimpleNamespace(state=SandboxState(), info={})
+    with pytest.raises(vf.TaskError, match=words):
+        asyncio.run(task.setup(trace, runtime))
+    assert runtime.files == {} and trace.state.box is None
 
 
 def test_no_submission_scores_zero_with_a_reason():

@@ -169,7 +169,7 @@ class _LocalToolset(toolset.SqliteSandboxToolset):
 def test_the_execute_tool_returns_at_most_max_output_chars_budget_line_included(db):
     sql = _wide(db, 600, 120)
     tools = _LocalToolset(SandboxConfig())
-    state = SandboxState(container_id="local", db_path=db)
+    state = SandboxState(db_path=db)
     token = _call_state.set(state)
     try:
         text = asyncio.run(tools.execute(sql=f"{sql}; {sql}"))

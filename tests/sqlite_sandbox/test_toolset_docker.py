@@ -1,7 +1,8 @@
 """The sqlite_sandbox toolset through MCP sessions, on a database inside a real container.
 
 The server runs in this process behind in-memory clients; one test serves it from its own process
-over HTTP, as verifiers launches it.
+over HTTP, as verifiers launches it. The tools reach the container through verifiers' docker runtime
+(re-attached from the recorded `DockerRuntimeInfo`); the Docker SDK here only sets up fixtures.
 """
 
 import asyncio
@@ -16,6 +17,7 @@ import docker
 import pytest
 from sqlite_sandbox.state import SandboxConfig, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
+from verifiers.v1.runtimes import DockerRuntimeInfo
 
 from arena_testkit.mcp_memory import serving_toolset
 from arena_testkit.mcp_session import ToolsetServer, call, result_text, running_toolset
@@ -67,7 +69,7 @@ def _prepare(server: ToolsetServer, box, route: str, budget: int = 10, rows: int
     """Write a fresh database and its `start` checkpoint into the container for rollout `route`."""
     data = _database(rows)
     state = SandboxState(
-        container_id=box.id, db_path=f"/app/{route}.sqlite", checkpoint_dir=f"/var/tmp/sqlite_sandbox/{route}", statement_budget=budget
+        box=DockerRuntimeInfo(id=box.id[:12]), db_path=f"/app/{route}.sqlite", checkpoint_dir=f"/var/tmp/sqlite_sandbox/{route}", statement_budget=budget
     )
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w") as tar:
@@ -76,7 +78,7 @@ def _prepare(server: ToolsetServer, box, route: str, budget: int = 10, rows: int
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     assert box.put_archive("/", archive.getvalue())
-    server.channel.states[route] = state.model_dump()
+    server.channel.states[route] = state.model_dump(mode="json")
     return server.channel.states[route]
 
 
@@ -186,6 +188,16 @@ def test_submit_migration_is_accepted_once_and_stored_in_state(server, container
     assert server.state("submit")["submission"] == "ALTER TABLE t ADD COLUMN w TEXT;"
 
 
+def test_a_request_too_big_for_one_argument_still_runs(server, container):
+    # Linux caps one exec argument at 128 KiB: 99,000 newlines are 198 KB of JSON.
+    _prepare(server, container, "big")
+    result = _run(_sql(server, "big", "SELECT length('" + "\n" * 99_000 + "') AS n"))
+    assert not result.is_error, result_text(result)
+    assert "[99000]" in result_text(result)
+    leftovers = container.exec_run(["ls", "-A", "/var/tmp/sqlite_sandbox/big"]).output.decode().split()
+    assert leftovers == ["start.sqlite"]
+
+
 def test_schema_shows_create_statements_and_row_counts(server, container):
     _prepare(server, container, "schema")
     text = result_text(_run(call(server, "schema", "schema")))
@@ -198,11 +210,11 @@ def test_a_dead_container_gives_a_clear_error_and_other_rollouts_keep_working(se
         _prepare(server, doomed, "dead")
         doomed.stop(timeout=1)
         stopped = _run(_sql(server, "dead", "SELECT 1"))
-        assert stopped.is_error and "not running" in result_text(stopped)
+        assert stopped.is_error and "sandbox is not running" in result_text(stopped)
     finally:
         doomed.remove(force=True)
     gone = _run(_sql(server, "dead", "SELECT 1"))
-    assert gone.is_error and "container is gone" in result_text(gone)
+    assert gone.is_error and "sandbox is gone" in result_text(gone)
     assert server.state("dead")["statements_used"] == 0
     _prepare(server, container, "alive")
     assert _count(server, "alive") == "[5]"

@@ -17,6 +17,7 @@ import verifiers.v1 as vf
 
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit.rewrite_hook import apply_rules
+from sqlite_sandbox.boxes import box_info
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 
@@ -98,16 +99,14 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
     NEEDS_CONTAINER = True
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        box = box_info(runtime)  # refuses, in words, a runtime the host-side tools cannot reach
         await confine(runtime, self.config.pids_limit)
-        container = runtime.info.id
-        if not container:
-            raise vf.TaskError("schema-migration needs a local container runtime (docker/podman) with a container id")
         s = spec(self.data.seed)
         db = dbfile.to_bytes(s.source, visible_rows(s))
         await runtime.write(DEFAULT_DB_PATH, db)
         await runtime.write(checkpoint_path(DEFAULT_CHECKPOINT_DIR, START), db)
         state = trace.state
-        state.container_id = container
+        state.box = box
         state.db_path = DEFAULT_DB_PATH
         state.checkpoint_dir = DEFAULT_CHECKPOINT_DIR
         state.statement_budget = self.data.statement_budget

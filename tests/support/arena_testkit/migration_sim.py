@@ -1,6 +1,6 @@
-"""Plays a scripted policy on one task in-process: the real sqlite_sandbox tool logic, minus Docker.
+"""Plays a scripted policy on one task in-process: the real sqlite_sandbox tool logic, minus the box.
 
-`LocalSandbox` is the real toolset with its one Docker seam (`_engine`) replaced by a direct call
+`LocalSandbox` is the real toolset with its one seam to the box (`_engine`) replaced by a direct call
 of the same engine on a host temp file, so budgets, checkpoints, submission and the result text
 are exactly what the agent would get. Tool results reach the policy wrapped in harness-like text.
 """
@@ -30,7 +30,6 @@ TOOL_SPECS = tuple(ToolSpec(f"sqlite_sandbox_{name}") for name in TOOLS)
 
 class LocalSandbox(SqliteSandboxToolset):
     async def _engine(self, request: dict) -> dict:
-        self._container()
         return engine.handle({"db": self.state.db_path, **request})
 
 
@@ -66,7 +65,7 @@ def play(policy: Policy, seed: int, budget: int = 30, free: int = 8, heldout: in
         checkpoints = Path(tmp) / "checkpoints"
         checkpoints.mkdir()
         shutil.copy(db, checkpoint_path(str(checkpoints), START))
-        state = SandboxState(container_id="local", db_path=str(db), checkpoint_dir=str(checkpoints), statement_budget=budget)
+        state = SandboxState(db_path=str(db), checkpoint_dir=str(checkpoints), statement_budget=budget)
         toolset = LocalSandbox(SandboxConfig())
         steps: list[Step] = []
 

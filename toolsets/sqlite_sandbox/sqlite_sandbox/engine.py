@@ -1,7 +1,7 @@
 """The SQLite operations behind the sandbox tools, run inside the agent's container.
 
-Standard library only: the toolset ships this file's source into the container and runs it as
-`python3 -I -c <source> <request-json>`, printing one JSON reply. The grader imports
+Standard library only: the toolset ships this file's source into the box and runs it as
+`python3 -I -c <source> <request-json or @request-file>`, printing one JSON reply. The grader imports
 `split_statements` and `classify` from here so the sandbox and the grader agree on what a
 statement is and on which transaction-control statements are ignored or refused.
 """
@@ -255,8 +255,19 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": False, "error": f"unknown operation {op!r}"}
 
 
+def load_request(argument: str) -> dict[str, Any]:
+    """The request given inline as JSON, or as `@path` of a JSON file (read once, then removed)."""
+    if not argument.startswith("@"):
+        return dict(json.loads(argument))
+    try:
+        with open(argument[1:], encoding="utf-8") as f:
+            return dict(json.load(f))
+    finally:
+        os.unlink(argument[1:])
+
+
 def main() -> None:
-    reply = handle(json.loads(sys.argv[1]))
+    reply = handle(load_request(sys.argv[1]))
     sys.stdout.write(json.dumps(reply, ensure_ascii=False))
 
 

@@ -1,8 +1,8 @@
 """The sandbox toolset's config and the per-rollout state it shares with the task through `trace.state`.
 
-`Task.setup` fills `container_id` and the paths; the tools count statements and keep checkpoint
-names; `submit_migration` stores the one submission in `submission`, which is THE channel the
-grader reads the agent's migration from.
+`Task.setup` fills `box` (the runtime info the tool server re-attaches with) and the paths; the
+tools count statements and keep checkpoint names; `submit_migration` stores the one submission in
+`submission`, which is THE channel the grader reads the agent's migration from.
 """
 
 from __future__ import annotations
@@ -12,21 +12,24 @@ import re
 import verifiers.v1 as vf
 from pydantic import Field
 
+from sqlite_sandbox.boxes import BoxInfo
+
 DEFAULT_DB_PATH = "/app/db.sqlite"
 DEFAULT_CHECKPOINT_DIR = "/var/tmp/sqlite_sandbox"
+"""On the box's disk: Prime VMs mount /tmp as a small tmpfs."""
 START = "start"
 """The checkpoint `Task.setup` takes before the agent starts."""
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 def checkpoint_path(checkpoint_dir: str, name: str) -> str:
-    """Where checkpoint `name` lives inside the container (`name` must match CHECKPOINT_NAME)."""
+    """Where checkpoint `name` lives inside the box (`name` must match CHECKPOINT_NAME)."""
     return f"{checkpoint_dir.rstrip('/')}/{name}.sqlite"
 
 
 class SandboxConfig(vf.SharedToolsetConfig):
     exec_timeout_s: float = 20.0
-    """Seconds one tool call may run inside the container before it is cancelled."""
+    """Seconds one tool call may run inside the box before it is cancelled."""
     max_output_chars: int = 6000
     """Characters of rows one execute result may show; longer output is cut with a marker."""
     max_sql_bytes: int = 100_000
@@ -36,12 +39,12 @@ class SandboxConfig(vf.SharedToolsetConfig):
 
 
 class SandboxState(vf.State):
-    container_id: str | None = None
-    """The agent's container (docker id or name); None until `Task.setup` runs."""
+    box: BoxInfo | None = None
+    """The agent's box as its runtime recorded it (type, id, runtime config); None until `Task.setup` runs."""
     db_path: str = DEFAULT_DB_PATH
-    """The database file inside the container, shared with the agent's shell."""
+    """The database file inside the box, shared with the agent's shell."""
     checkpoint_dir: str = DEFAULT_CHECKPOINT_DIR
-    """Directory inside the container holding checkpoint copies of the database."""
+    """Directory inside the box holding checkpoint copies of the database (and spooled large requests)."""
     statement_budget: int = 30
     """execute calls allowed; each call costs 1 whatever it contains."""
     statements_used: int = 0

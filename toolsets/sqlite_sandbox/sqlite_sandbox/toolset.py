@@ -1,9 +1,10 @@
-"""The `sqlite_sandbox` MCP toolset: SQL with rollback and checkpoints on the database in the agent's container.
+"""The `sqlite_sandbox` MCP toolset: SQL with rollback and checkpoints on the database in the agent's box.
 
-Served once per eval as a host subprocess; each rollout's container id, paths, budget and submission
-arrive through verifiers' state channel (`SandboxState`). Tools reach the database by running the
-engine inside that container, so the agent's shell and these tools see the same file. Only
-`execute` costs budget. A tool error that charged budget still saves the state before it is raised.
+Served once per eval as a host subprocess; each rollout's box (its runtime info), paths, budget and
+submission arrive through verifiers' state channel (`SandboxState`). Tools reach the database by
+running the engine inside that box through verifiers' runtime interface (docker, podman or prime),
+so the agent's shell and these tools see the same file. Only `execute` costs budget. A tool error
+that charged budget still saves the state before it is raised.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from arena_kit.toolset import SerialToolset
 from sqlite_sandbox import engine, render
-from sqlite_sandbox.container import SandboxUnavailable, run_engine
+from sqlite_sandbox.boxes import Boxes
+from sqlite_sandbox.runner import SandboxUnavailable, run_engine
 from sqlite_sandbox.state import CHECKPOINT_NAME, START, SandboxConfig, SandboxState, checkpoint_path
 
 __all__ = ["SqliteSandboxToolset"]
@@ -33,6 +35,10 @@ class _Raised:
 # SerialToolset subclasses verifiers' untyped Toolset, so mypy does not see its type parameters.
 class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
     TOOL_PREFIX = "sqlite_sandbox"
+
+    def __init__(self, config: SandboxConfig) -> None:
+        super().__init__(config)
+        self._boxes = Boxes()
 
     def _with_state(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         @functools.wraps(fn)
@@ -54,17 +60,14 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         call.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
         return call
 
-    def _container(self) -> str:
-        container: str | None = self.state.container_id
-        if not container:
-            raise ToolError("the sandbox database is not set up for this rollout; the tools cannot run")
-        return container
-
     async def _engine(self, request: dict[str, Any]) -> dict[str, Any]:
-        container = self._container()
+        """The one seam to the box: run an engine request against this rollout's database."""
+        s = self.state
+        if s.box is None:
+            raise ToolError("the sandbox database is not set up for this rollout; the tools cannot run")
         try:
             return await run_engine(
-                container, {"db": self.state.db_path, **request}, self.config.exec_timeout_s
+                self._boxes, s.box, {"db": s.db_path, **request}, s.checkpoint_dir, self.config.exec_timeout_s
             )
         except SandboxUnavailable as error:
             raise ToolError(str(error)) from None
@@ -101,7 +104,6 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         Foreign-key enforcement is off, as in the grader. Costs 1 statement from your budget per
         call, however many statements it holds."""
         s = self.state
-        self._container()
         if s.statements_used >= s.statement_budget:
             raise ToolError(
                 f"statement budget spent ({s.statements_used} of {s.statement_budget}); "
