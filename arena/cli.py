@@ -20,6 +20,7 @@ __all__ = ["main"]
 
 Command = Callable[[argparse.Namespace], int]
 BENCH_HELP = "runtime_bench: wall clock and CPU per rollout under concurrency, against the docker floor"
+LATEST = "latest"
 
 
 def _images_build(args: argparse.Namespace) -> int:
@@ -35,6 +36,35 @@ def _images_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _images_publish(args: argparse.Namespace) -> int:
+    from arena.images import default_ca_bundle
+    from arena.images.lock import DEFAULT_LOCK
+    from arena.images.publish import publish
+
+    published = publish(
+        args.registry, args.envs, lock_path=args.lock or DEFAULT_LOCK, configs=args.configs if args.update_configs else None,
+        base=args.base, ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle(),
+    )
+    for image in published:
+        print(f"{image.env}: {image.ref}")
+    return 0
+
+
+def _images_context(args: argparse.Namespace) -> int:
+    from arena.images import default_ca_bundle
+    from arena.images.standalone import PUBLIC_BASE, write_context
+
+    dockerfile = write_context(args.env, args.out, base=args.base or PUBLIC_BASE, ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle())
+    print(f"wrote {dockerfile} and its context; build it with `docker build {args.out}` or upload {args.out} to Prime's image builder")
+    return 0
+
+
+def _ca_bundle(path: Path | None) -> Path | None:
+    if path is not None and not path.is_file():
+        raise PrerequisiteError(f"--ca-bundle {path} is not a file")
+    return path
+
+
 def _serve(args: argparse.Namespace) -> int:
     from arena.server import serve
 
@@ -45,7 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from arena.demo import run_demo
 
-    return run_demo(harness=args.harness, output_dir=args.output_dir, skip_build=args.skip_build)
+    return run_demo(harness=args.harness, output_dir=args.output_dir, skip_build=args.skip_build, resume=args.resume)
 
 
 def _reap(args: argparse.Namespace) -> int:
@@ -79,19 +109,22 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _probe(args: argparse.Namespace) -> int:
     from arena.installed import environment_ids
-    from arena.probe import GateFailure, PolicyScore, render_difficulty, render_table, run_probe
+    from arena.probe import GateFailure, PolicyScore, latest_probe, render_difficulty, render_table, run_probe
 
     envs = args.envs or environment_ids()
     unknown = sorted(set(envs) - set(environment_ids()))
     if unknown:
         raise PrerequisiteError(f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}")
     fixed = dict(_knob(text) for text in args.set)
+    if args.resume is not None and args.vary:
+        raise UsageError("--resume continues one probe; it cannot be combined with --vary")
+    resume = None if args.resume is None else latest_probe(args.output_dir) if args.resume == LATEST else Path(args.resume)
 
     def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[GateFailure], Path]:
         return run_probe(
             envs, harness=args.harness, tasks=args.tasks, split=args.split, seed=args.seed,
             policies=args.policies, taskset_args={**fixed, **extra}, output_dir=args.output_dir,
-            max_concurrent=args.concurrency, parallel_evals=args.parallel,
+            max_concurrent=args.concurrency, parallel_evals=args.parallel, resume=resume,
         )
 
     if args.vary:
@@ -142,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    images = sub.add_parser("images", help="build the Docker images (no registry needed)")
+    images = sub.add_parser("images", help="build the Docker images (no registry needed), publish them, or write a standalone context")
     images.set_defaults(handler=lambda _args: _usage(images))
     images_sub = images.add_subparsers(dest="images_command", metavar="ACTION")
     build = images_sub.add_parser("build", help="build images (content-hash cached: unchanged = no-op)")
@@ -155,6 +188,24 @@ def _parser() -> argparse.ArgumentParser:
         help="extra CA bundle trusted during the build only (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)",
     )
     build.set_defaults(handler=_images_build)
+    publish = images_sub.add_parser("publish", help="push the environment images to a registry; lock name → digest")
+    publish.add_argument("--registry", required=True, metavar="HOST[:PORT]/NAMESPACE",
+                         help="e.g. ghcr.io/you or 127.0.0.1:5000/arena; images go to <registry>/<env>")
+    publish.add_argument("--env", action="append", dest="envs", metavar="ENV", help="only this environment image (repeatable; default: all)")
+    publish.add_argument("--lock", type=Path, default=None, metavar="PATH", help="the lock file to update (default configs/images.lock.json)")
+    publish.add_argument("--update-configs", action="store_true",
+                         help="also set the [env.agent.runtime] image of each <configs>/<env>-*-prime.toml to the pushed digest")
+    publish.add_argument("--configs", type=Path, default=Path("configs"), metavar="DIR", help="where the prime configs are (default configs)")
+    publish.add_argument("--base", metavar="IMAGE", help="as for `build`: the images to push were built from this base")
+    publish.add_argument("--ca-bundle", type=Path, metavar="PATH", help="as for `build`, when an image must be built first")
+    publish.set_defaults(handler=_images_publish)
+    context = images_sub.add_parser("context", help="write a self-contained Dockerfile context (FROM public Debian) for Prime's builder")
+    context.add_argument("--env", required=True, metavar="ENV", help="the environment image")
+    context.add_argument("--out", required=True, type=Path, metavar="DIR", help="a new or empty directory")
+    context.add_argument("--base", metavar="IMAGE", default=None, help="the image the Dockerfile starts FROM (default debian:bookworm-slim)")
+    context.add_argument("--ca-bundle", type=Path, metavar="PATH",
+                         help="CA bundle the harness stage trusts while it downloads (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)")
+    context.set_defaults(handler=_images_context)
 
     serve = sub.add_parser("serve", help="serve the scripted-policy model (chat, responses, messages)")
     serve.add_argument("--host", default="127.0.0.1")
@@ -165,6 +216,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--harness", default="bash", choices=HARNESSES)
     demo.add_argument("--output-dir", type=Path, default=Path("outputs"))
     demo.add_argument("--skip-build", action="store_true", help="assume the images are built")
+    demo.add_argument("--resume", action="store_true",
+                      help="finish the newest demo of this harness in --output-dir: its finished episodes are not run again")
     demo.set_defaults(handler=_demo)
 
     # The bench parses its own flags (runtime_bench.cli), imported only when it runs: `arena --help`
@@ -192,6 +245,9 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("--concurrency", type=int, default=4, help="rollouts at once per policy")
     probe.add_argument("--parallel", type=int, default=2, help="policies (vf-eval runs) at once")
     probe.add_argument("--output-dir", type=Path, default=Path("outputs"))
+    probe.add_argument("--resume", nargs="?", const=LATEST, metavar="PROBE_DIR",
+                       help="finish an interrupted probe (default: the newest under --output-dir) with the same arguments: "
+                            "complete policies are kept, the others resume their vf-eval runs")
     probe.set_defaults(handler=_probe)
 
     audit = sub.add_parser("audit", help="report every tool-result rewrite and denial of a run")

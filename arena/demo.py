@@ -1,5 +1,9 @@
 """The main job on the embedded default: build the images, serve the scripted policies, and run a
-small eval per installed environment (oracle and staller) on the docker runtime."""
+small eval per installed environment (oracle and staller) on the docker runtime.
+
+Runs are named by the demo's start time; `resume` continues the newest demo of the harness (its
+finished episodes are kept) against a model server on the port that demo used, since vf-eval
+resumes only the identical config."""
 
 from __future__ import annotations
 
@@ -8,7 +12,8 @@ import time
 from pathlib import Path
 
 from arena.choices import Harness
-from arena.evalrun import EvalOutcome, EvalRequest, run_eval
+from arena.errors import PrerequisiteError, UsageError
+from arena.evalrun import EvalOutcome, EvalRequest, run_eval, saved_server_url
 from arena.images import build_images, default_ca_bundle, image_ref
 from arena.installed import environment_ids
 from arena.policies import model_name
@@ -18,18 +23,33 @@ __all__ = ["run_demo"]
 
 DEMO_TASKS = 3
 DEMO_POLICIES = ("oracle", "staller")
+STAMP = "????????-??????"
+"""The glob of `time.strftime('%Y%m%d-%H%M%S')`, the suffix of a demo's run names."""
 
 
-def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip_build: bool = False) -> int:
+def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip_build: bool = False,
+             resume: bool = False) -> int:
+    """Run the demo (or, with `resume`, finish the newest one); 0 when every episode scored.
+
+    Raises:
+        UsageError: `resume` but no demo of this harness under `output_dir`.
+        PrerequisiteError: the resumed demo's model-server port is taken.
+    """
     envs = environment_ids()
     if not envs:
         print("no environments installed: run `make install` first")
         return 2
     if not skip_build:
         build_images(ca_bundle=default_ca_bundle())
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = _latest_stamp(output_dir, harness) if resume else time.strftime("%Y%m%d-%H%M%S")
+    port = _saved_port(output_dir, harness, stamp) if resume else 0
     rows: list[tuple[str, str, EvalOutcome, float]] = []
-    with start_in_thread() as server:
+    try:
+        server = start_in_thread(port=port)
+    except OSError as exc:
+        raise PrerequisiteError(f"cannot resume the demo {stamp}: its model-server port {port} is taken ({exc}); "
+                                "free the port, or run a fresh demo") from None
+    with server:
         print(f"model server: {server.url} (policies by model name)")
         for env_id in envs:
             for policy in DEMO_POLICIES:
@@ -38,18 +58,38 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
                     EvalRequest(
                         taskset=env_id, harness=harness, model=model_name(env_id, policy),
                         image=image_ref(env_id), base_url=server.url, output_dir=output_dir,
-                        run_name=f"demo-{env_id}-{policy}-{harness}-{stamp}", num_tasks=DEMO_TASKS,
-                        max_concurrent=DEMO_TASKS, taskset_args={"split": "dev"},
+                        run_name=_run_name(env_id, policy, harness, stamp), num_tasks=DEMO_TASKS,
+                        max_concurrent=DEMO_TASKS, taskset_args={"split": "dev"}, resume=resume,
                     )
                 )
                 rows.append((env_id, policy, outcome, time.monotonic() - started))
-    print(f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>6} {'mean reward':>11} {'wall s':>7}")
+    print(f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>6} {'retried':>7} {'mean reward':>11} {'wall s':>7}")
     for env_id, policy, outcome, seconds in rows:
         rewards = [e.reward or 0.0 for e in outcome.episodes]
         mean = statistics.fmean(rewards) if rewards else float("nan")
-        print(f"{env_id:<20} {policy:<8} {len(outcome.episodes):>8} {len(outcome.failures):>6} {mean:>11.3f} {seconds:>7.1f}")
+        print(f"{env_id:<20} {policy:<8} {len(outcome.episodes):>8} {len(outcome.failures):>6} {outcome.retries:>7} {mean:>11.3f} {seconds:>7.1f}")
     failed = [o for _, _, o, _ in rows if o.failures or not o.episodes or o.returncode]
     for outcome in failed:
         print(f"failed: {outcome.run_dir} (see {outcome.run_dir}/vf-eval.log)")
     print(f"\ntraces: {output_dir}/demo-*-{stamp}/traces.jsonl")
     return 1 if failed else 0
+
+
+def _run_name(env_id: str, policy: str, harness: str, stamp: str) -> str:
+    return f"demo-{env_id}-{policy}-{harness}-{stamp}"
+
+
+def _latest_stamp(output_dir: Path, harness: str) -> str:
+    stamps = sorted({d.name[-len(STAMP):] for d in output_dir.glob(f"demo-*-{harness}-{STAMP}") if d.is_dir()})
+    if not stamps:
+        raise UsageError(f"no {harness} demo to resume under {output_dir}; run `arena demo --harness {harness}` first")
+    return stamps[-1]
+
+
+def _saved_port(output_dir: Path, harness: str, stamp: str) -> int:
+    """The port of the model server the demo's runs were started against (0: none started yet)."""
+    for run_dir in sorted(output_dir.glob(f"demo-*-{harness}-{stamp}")):
+        url = saved_server_url(run_dir)
+        if url is not None:
+            return int(url.rsplit(":", 1)[1])
+    return 0

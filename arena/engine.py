@@ -1,5 +1,5 @@
 """The one Docker boundary: the engine client, Arena's labels, list/remove by label, image lookup,
-detached containers and docker CLI calls, each with a timeout.
+tag/push/pull, detached containers and docker CLI calls, each with a timeout.
 
 Most calls go through the SDK (`docker_client`). The CLI (`docker_cli`) is kept for what must be
 the CLI itself: the bench's floor times `docker run` / `docker exec` exactly as verifiers' docker
@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +34,12 @@ __all__ = [
     "image_exists",
     "labels",
     "list_containers",
+    "pull_image",
+    "push_image",
     "remove_containers",
     "start_detached",
+    "tag_image",
+    "untag_image",
 ]
 
 ENGINE_HINT = (
@@ -49,6 +53,10 @@ RUN_LABEL = "verifiers.run"
 SESSION_LABEL = "arena.session"
 """Containers Arena starts itself also name the session (a bench id) that started them."""
 CLI_TIMEOUT_S = 120.0
+TRANSFER_TIMEOUT_S = 1800.0
+"""A whole push or pull (an env image is about 1.7 GB uncompressed)."""
+STALL_TIMEOUT_S = 300
+"""Seconds a push or pull may go without a progress message from the engine."""
 
 
 def engine_problem() -> str | None:
@@ -113,6 +121,99 @@ def image_exists(ref: str) -> bool:
     except ImageNotFound:
         return False
     return True
+
+
+def tag_image(source: str, target: str) -> None:
+    """Tag `source` (a tag or id) as `target` (`repository:tag`).
+
+    Raises:
+        DockerError: no image `source`, or the engine refused the tag.
+    """
+    repository, _, tag = target.rpartition(":")
+    if not repository or "/" in tag:
+        raise DockerError(f"cannot tag {source} as {target!r}: expected REPOSITORY:TAG")
+    try:
+        if not docker_client().images.get(source).tag(repository, tag):
+            raise DockerError(f"the engine did not tag {source} as {target}")
+    except ImageNotFound:
+        raise DockerError(f"cannot tag {source} as {target}: no such image; build it with `arena images build`") from None
+    except APIError as exc:
+        raise DockerError(f"cannot tag {source} as {target}: {exc}") from exc
+
+
+def untag_image(ref: str) -> None:
+    """Remove the tag `ref` from an image that keeps at least one other tag (so no layer is deleted).
+
+    Raises:
+        DockerError: `ref` is the image's only tag, or the engine refused.
+    """
+    try:
+        image = docker_client().images.get(ref)
+        if len(image.tags) < 2:
+            raise DockerError(f"will not untag {ref}: it is the image's only tag, so the image itself would go")
+        docker_client().images.remove(ref, noprune=True)
+    except ImageNotFound:
+        return
+    except APIError as exc:
+        raise DockerError(f"cannot untag {ref}: {exc}") from exc
+
+
+def push_image(ref: str, on_status: Callable[[str], None] = lambda _line: None, timeout: float = TRANSFER_TIMEOUT_S) -> str:
+    """Push `repository:tag` to its registry; returns the manifest digest (`sha256:…`).
+
+    `on_status` gets one line per layer as it finishes ("<layer> Pushed", "<layer> Layer already exists").
+
+    Raises:
+        DockerError: the registry refused the push or could not be reached (the engine's message),
+            no progress came for STALL_TIMEOUT_S, or the whole push took longer than `timeout`.
+    """
+    repository, _, tag = ref.rpartition(":")
+    digest = ""
+    for chunk in _transfer("push", ref, timeout, lambda api: api.push(repository, tag=tag, stream=True, decode=True)):
+        status = str(chunk.get("status", ""))
+        if status in ("Pushed", "Layer already exists") or status.startswith("Mounted from"):
+            on_status(f"{chunk.get('id', '?')} {status}")
+        aux = chunk.get("aux")
+        if isinstance(aux, dict) and aux.get("Digest"):
+            digest = str(aux["Digest"])
+    if not digest.startswith("sha256:"):
+        raise DockerError(f"push of {ref} ended without a digest from the registry; re-run the push")
+    return digest
+
+
+def pull_image(ref: str, timeout: float = TRANSFER_TIMEOUT_S) -> str:
+    """Pull `ref` (`repository:tag` or `repository@sha256:…`); returns the local image id.
+
+    Raises:
+        DockerError: the registry refused or could not be reached, or the pull stalled or timed out.
+    """
+    for _chunk in _transfer("pull", ref, timeout, lambda api: api.pull(ref, stream=True, decode=True)):
+        pass
+    try:
+        return str(docker_client().images.get(ref).id)
+    except ImageNotFound:
+        raise DockerError(f"pull of {ref} finished but the engine has no such image; re-run the pull") from None
+
+
+def _transfer(verb: str, ref: str, timeout: float, start: Callable[[Any], Iterator[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+    """The decoded progress stream of a push or pull, on a client of its own whose socket timeout
+    is the stall limit (the shared client waits 600 s per read); engine errors become DockerError."""
+    client = docker.from_env(version="auto", timeout=STALL_TIMEOUT_S)
+    deadline = time.monotonic() + timeout
+    try:
+        for chunk in start(client.api):
+            if "error" in chunk or "errorDetail" in chunk:
+                detail = chunk.get("errorDetail", {}).get("message") or chunk.get("error")
+                raise DockerError(f"{verb} of {ref} failed: {detail}")
+            if time.monotonic() > deadline:
+                raise DockerError(f"{verb} of {ref} took longer than {timeout:g} s; check the registry and the network, then re-run")
+            yield chunk
+    except DockerException as exc:
+        raise DockerError(f"{verb} of {ref} failed: {exc}") from exc
+    except OSError as exc:  # requests' ReadTimeout/ConnectionError are OSErrors: the stream stalled or broke
+        raise DockerError(f"{verb} of {ref} failed (no progress for {STALL_TIMEOUT_S} s or the engine hung up): {exc}") from exc
+    finally:
+        client.close()
 
 
 def start_detached(image: str, command: Sequence[str], container_labels: Mapping[str, str], entrypoint: str | None = None) -> str:

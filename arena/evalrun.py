@@ -1,15 +1,21 @@
 """Run `vf-eval` on the docker runtime against a model server, and read back what happened.
 
 `vf-eval` exits 0 even when every episode failed, so the outcome comes from `traces.jsonl`
-(`arena.traces`): an episode counts as failed unless `ok` is true, `errors` is empty and the stop
-condition is one a finished agent ends with. The eval's run id (`VF_RUN_ID`) is the run name, so
-verifiers labels its containers `verifiers.run=<run name>` and `arena reap --run` can find them.
-Each vf-eval runs as a supervised process group (`arena.supervise`): a deadline or Ctrl-C stops
-the whole group, SIGTERM then SIGKILL.
+(`arena.traces`): an episode counts as failed unless verifiers stamped it `ok` and its stop
+condition is one a finished agent ends with (errors on an ok episode are attempts it retried).
+The eval's run id (`VF_RUN_ID`) is the run name, so verifiers labels its containers
+`verifiers.run=<run name>` and `arena reap --run` can find them. Each vf-eval runs as a supervised
+process group (`arena.supervise`): a deadline or Ctrl-C stops the whole group, SIGTERM then
+SIGKILL. Every eval retries infrastructure faults (`arena.retries`), and a request with `resume`
+continues its run dir with `vf-eval --resume`: verifiers keeps the episodes that ended ok and runs
+the rest, but only under the identical config, so a resumed request must be the same request
+(`saved_server_url` tells a caller which model-server address the run was started against).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import shutil
 import sys
@@ -21,16 +27,24 @@ from typing import Any
 
 import tomli_w
 
+from arena.admission import DEFAULT_STARTS, LIVE_HARNESSES
 from arena.choices import Harness
-from arena.errors import ArenaError, EvalError, PrerequisiteError
+from arena.errors import ArenaError, EvalError, PrerequisiteError, UsageError
+from arena.retries import retries_table
 from arena_kit.records import RUN_DIR_ENV
 from arena.supervise import Exit, Supervised
 from arena.traces import Episode, read_traces
 
-__all__ = ["EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "launch_eval", "read_outcome", "run_eval", "run_evals"]
+__all__ = ["EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "launch_eval", "read_outcome", "run_eval", "run_evals",
+           "saved_config", "saved_server_url"]
 
 API_KEY_VAR = "ARENA_MODEL_KEY"
 POLL_S = 0.2
+
+CLOCK_SLACK_S = 5.0
+"""Docker's clock and ours may differ a little: a container this much older than the launch is still the eval's."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,12 @@ class EvalRequest:
     """Extra environment for vf-eval (e.g. PYTHONPATH for test-only tasksets)."""
     deadline_s: float | None = None
     """Seconds vf-eval may run before its process group is stopped (None: no deadline)."""
+    resume: bool = False
+    """Continue the run in `run_dir` (`vf-eval --resume`: finished episodes are kept, missing and
+    errored ones run) instead of wiping it; a run dir with no saved config starts fresh."""
+    harness_starts: int | None = DEFAULT_STARTS
+    """For a harness verifiers starts as a live process (claude_code, codex): at most this many
+    start at once (`arena.admission`); None: no limit."""
 
     @property
     def run_dir(self) -> Path:
@@ -79,10 +99,18 @@ class EvalOutcome:
     """Seconds from launch to exit."""
     skipped: str | None = None
     """Why the last line of `traces.jsonl` was skipped (a run cut short), if it was."""
+    reaped: tuple[str, ...] = ()
+    """Containers of the run still present when vf-eval ended (a box a daemon restart orphaned),
+    which Arena then removed."""
 
     @property
     def failures(self) -> list[Episode]:
         return [e for e in self.episodes if e.failed]
+
+    @property
+    def retries(self) -> int:
+        """Rollouts verifiers re-ran after an infrastructure fault, over all episodes."""
+        return sum(e.retries for e in self.episodes)
 
     def raise_for_failures(self) -> None:
         """Raise EvalError naming every failed episode (and the log) if any failed."""
@@ -111,6 +139,7 @@ def eval_config(request: EvalRequest) -> dict[str, Any]:
                 "max_turns": request.max_turns,
                 "harness": {"id": request.harness, **request.harness_args},
                 "runtime": {"type": "docker", "image": request.image, **request.runtime_args},
+                "retries": retries_table(),
                 **request.agent_args,
             },
         },
@@ -186,7 +215,47 @@ def launch_eval(request: EvalRequest) -> Supervised:
         **os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name,
         RUN_DIR_ENV: str(request.run_dir.resolve()), **request.env,
     }
-    return Supervised([vf_eval, "@", str(config_path), "--no-rich", "--clean"], eval_log_path(request), env)
+    # --clean wipes the run dir; --resume needs the config vf-eval saved there on the first launch.
+    mode = "--resume" if request.resume and saved_config(request.run_dir) is not None else "--clean"
+    args = ["@", str(config_path), "--no-rich", mode]
+    if request.harness in LIVE_HARNESSES and request.harness_starts is not None:
+        # vf-eval's own Python, with the start limit installed before verifiers runs.
+        python = _script_python(Path(vf_eval))
+        return Supervised([python, "-m", "arena.admission", str(request.harness_starts), *args], eval_log_path(request), env)
+    return Supervised([vf_eval, *args], eval_log_path(request), env)
+
+
+def _script_python(script: Path) -> str:
+    """The interpreter a console script runs under (its `#!` line), else this one."""
+    first = script.read_bytes()[:512].split(b"\n", 1)[0]
+    interpreter = first[2:].decode(errors="replace").strip() if first.startswith(b"#!") else ""
+    return interpreter if interpreter and Path(interpreter).exists() else sys.executable
+
+
+def saved_config(run_dir: Path) -> dict[str, Any] | None:
+    """The resolved config vf-eval saved in `run_dir` when the run started (None: never started).
+
+    Raises:
+        UsageError: the saved config is not readable JSON.
+    """
+    path = run_dir / "configs" / "resolved" / "eval.json"
+    if not path.is_file():
+        return None
+    try:
+        config = json.loads(path.read_text())
+    except ValueError as exc:
+        raise UsageError(f"cannot resume {run_dir}: {path} is not JSON ({exc}); start a fresh run") from None
+    if not isinstance(config, dict):
+        raise UsageError(f"cannot resume {run_dir}: {path} holds no config object; start a fresh run")
+    return config
+
+
+def saved_server_url(run_dir: Path) -> str | None:
+    """The model server (without `/v1`) a saved run was started against: a resumed request must
+    name the same one, since vf-eval resumes only under the identical config."""
+    config = saved_config(run_dir)
+    url = ((config or {}).get("client") or {}).get("base_url")
+    return str(url).removesuffix("/").removesuffix("/v1") if url else None
 
 
 def eval_log_path(request: EvalRequest) -> Path:
@@ -195,14 +264,44 @@ def eval_log_path(request: EvalRequest) -> Path:
 
 
 def _finish(request: EvalRequest, done: Exit, wall_s: float) -> EvalOutcome:
-    """Keep the log in the run dir and summarise the ended eval's traces."""
+    """Keep the log in the run dir, remove the run's leftover containers and summarise the ended
+    eval's traces."""
     if request.run_dir.exists():
         shutil.copy(eval_log_path(request), request.run_dir / "vf-eval.log")
     outcome = read_outcome(request.run_dir, done.returncode)
     return EvalOutcome(
         run_dir=outcome.run_dir, returncode=done.returncode, episodes=outcome.episodes, cpu_s=done.cpu_s,
         timed_out=done.timed_out, wall_s=wall_s, skipped=outcome.skipped,
+        reaped=_reap_leftovers(request, launched=time.time() - wall_s - CLOCK_SLACK_S),
     )
+
+
+def _reap_leftovers(request: EvalRequest, launched: float) -> tuple[str, ...]:
+    """Remove the containers this vf-eval left (it tears its own down, but a daemon restart or a
+    `docker rm` past its 30 s limit leaves some); only those created since `launched` (epoch s),
+    so a concurrent run of the same name keeps its boxes. An engine that does not answer leaves
+    them to `arena reap --run`."""
+    if (request.agent_args.get("runtime") or {}).get("type", "docker") != "docker":
+        return ()
+    from docker.errors import DockerException  # the Docker SDK only when a docker eval has ended
+    from requests.exceptions import RequestException
+
+    from arena.reaper import reap_since
+
+    for attempt in range(2):
+        try:
+            removed = tuple(reap_since(request.run_name, launched))
+            break
+        except (ArenaError, DockerException, RequestException) as exc:
+            # A daemon that restarted mid-eval can fail the first call on a pooled connection.
+            if attempt:
+                logger.warning("could not remove what run %s left (%s); run `arena reap --run %s`",
+                               request.run_name, exc, request.run_name)
+                return ()
+            time.sleep(1.0)
+    if removed:
+        logger.warning("removed %d container(s) run %s left behind: %s", len(removed), request.run_name, ", ".join(removed))
+    return removed
 
 
 def read_outcome(run_dir: Path, returncode: int = 0) -> EvalOutcome:

@@ -8,6 +8,10 @@ environment declares another) and ≤ oracle − 0.5; every cheater ≤ staller 
 rewrites or denies anything of an honest policy (staller, the standard four, shortcuts: a firing
 there is a false positive that would distort a real agent's episode). A cheater is any other
 policy an environment publishes.
+
+`probe.json` is rewritten as each policy finishes, so an interrupted probe can be resumed: its
+complete policies are read back, the others continue their vf-eval runs (`vf-eval --resume`)
+against a model server on the port the probe first used (vf-eval resumes only the identical config).
 """
 
 from __future__ import annotations
@@ -17,19 +21,20 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from arena.choices import SPLITS, Harness, Split
+from arena.errors import PrerequisiteError, UsageError
 from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
 from arena.policies import PolicyResolver, model_name
 from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX, shortcut_ceiling
 from arena.server import start_in_thread
 
-__all__ = ["GateFailure", "PolicyScore", "Role", "gate", "render_difficulty", "render_table", "role_of",
-           "run_probe", "score_outcome"]
+__all__ = ["GateFailure", "PolicyScore", "Role", "gate", "latest_probe", "render_difficulty", "render_table",
+           "role_of", "run_probe", "score_outcome"]
 
 STANDARD = ("oracle", "spammer", "impatient", "exhaustive")
 SHORTCUT_MARGIN = 0.5
@@ -62,10 +67,17 @@ class PolicyScore:
     """Tool results rewritten or calls denied by Arena's rules, over all episodes (trace info)."""
     ceiling: float | None = None
     """For a shortcut: the highest mean the gate allows it."""
+    retries: int = 0
+    """Rollouts re-run after an infrastructure fault (`arena.retries`), over all episodes."""
 
     @property
     def role(self) -> Role:
         return role_of(self.policy)
+
+    @property
+    def complete(self) -> bool:
+        """Every episode ran and none failed: a resumed probe keeps this score."""
+        return self.episodes > 0 and self.failed == 0
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | 
         mean=statistics.fmean(rewards), min=min(rewards), max=max(rewards),
         turns=statistics.fmean([e.turns for e in outcome.episodes]) if outcome.episodes else 0.0,
         budget_used=statistics.fmean(used) if used else None,
-        rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling,
+        rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling, retries=outcome.retries,
     )
 
 
@@ -133,6 +145,7 @@ def run_probe(
     output_dir: Path = Path("outputs"),
     max_concurrent: int = 4,
     parallel_evals: int = 2,
+    resume: Path | None = None,
     progress: Callable[[str], None] = print,
 ) -> tuple[list[PolicyScore], list[GateFailure], Path]:
     """Run every policy of every env (`parallel_evals` vf-evals at once) on `tasks` tasks of
@@ -141,31 +154,47 @@ def run_probe(
 
     `policies` keeps only the policies matching one of these shell patterns (the staller and the
     oracle always run: the gate is measured against them); `taskset_args` are passed to every
-    environment (difficulty knobs)."""
+    environment (difficulty knobs). `resume` names an interrupted probe's directory, to be run to
+    its end with the same arguments: its complete policies are not run again.
+
+    Raises:
+        UsageError: `resume` is no probe directory, or was started with other arguments.
+        PrerequisiteError: the resumed probe's model-server port is taken.
+    """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     resolver = PolicyResolver()
-    run_dir = output_dir / f"probe-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = resume or output_dir / f"probe-{time.strftime('%Y%m%d-%H%M%S')}"
+    report = run_dir / "probe.json"
     plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]
             if _selected(policy, policies)]
+    header: dict[str, Any] = {"harness": harness, "tasks": tasks, "split": split, "seed": seed,
+                              "taskset_args": dict(taskset_args or {})}
+    kept, port = _resumable(report, header, plan) if resume is not None else ({}, 0)
     started = time.monotonic()
-    progress(f"probe: {len(plan)} policies × {tasks} {split} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}")
-    report = run_dir / "probe.json"
-    header = {"harness": harness, "tasks": tasks, "split": split, "seed": seed,
-              "taskset_args": dict(taskset_args or {})}
-    with start_in_thread(resolver=resolver) as server:
+    progress(f"probe: {len(plan)} policies × {tasks} {split} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}"
+             + (f" (resumed: {len(kept)} complete)" if resume is not None else ""))
+    try:
+        server = start_in_thread(resolver=resolver, port=port)
+    except OSError as exc:
+        raise PrerequisiteError(f"cannot resume {run_dir}: its model-server port {port} is taken ({exc}); "
+                                "free the port, or start a fresh probe") from None
+    with server:
+        header["model_server"] = server.url
         requests = [
             EvalRequest(
                 taskset=env, harness=harness, model=model_name(env, policy), image=image_ref(env),
-                base_url=server.url, output_dir=run_dir, run_name=f"{env}-{policy}-{harness}",
+                base_url=server.url, output_dir=run_dir, run_name=_run_name(env, policy, harness),
                 num_tasks=tasks, max_concurrent=max_concurrent,
                 taskset_args={**(taskset_args or {}), "split": split},
                 select={"shuffle": True, "seed": seed} if seed is not None else {},
+                resume=resume is not None,
             )
             for env, policy in plan
         ]
         policy_of = {request.run_name: item for request, item in zip(requests, plan)}
-        scored: dict[str, PolicyScore] = {}
+        scored: dict[str, PolicyScore] = dict(kept)
+        _write_report(report, header, list(scored.values()), None)
 
         def announce(request: EvalRequest, outcome: EvalOutcome) -> None:
             env, policy = policy_of[request.run_name]
@@ -174,14 +203,55 @@ def run_probe(
             _write_report(report, header, list(scored.values()), None)
             progress(
                 f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {score.mean:.3f}  "
-                f"({score.episodes} ep, {score.failed} failed, {score.rewrites} rewritten; {time.monotonic() - started:.0f}s)"
+                f"({score.episodes} ep, {score.failed} failed, {score.retries} retried, {score.rewrites} rewritten; "
+                f"{time.monotonic() - started:.0f}s)"
             )
 
-        run_evals(requests, parallel=parallel_evals, on_done=announce)
+        run_evals([r for r in requests if r.run_name not in kept], parallel=parallel_evals, on_done=announce)
     scores = [scored[request.run_name] for request in requests]
     failures = gate(scores)
     _write_report(report, header, scores, failures)
     return scores, failures, report
+
+
+def latest_probe(output_dir: Path) -> Path:
+    """The newest probe directory under `output_dir` (what `arena probe --resume` continues).
+
+    Raises:
+        UsageError: there is none.
+    """
+    probes = sorted(p for p in output_dir.glob("probe-*") if (p / "probe.json").is_file())
+    if not probes:
+        raise UsageError(f"no probe to resume under {output_dir} (no probe-*/probe.json); run `arena probe` first")
+    return probes[-1]
+
+
+def _run_name(env: str, policy: str, harness: str) -> str:
+    return f"{env}-{policy}-{harness}"
+
+
+def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str, str]]) -> tuple[dict[str, PolicyScore], int]:
+    """The complete scores of an interrupted probe (by run name) and its model server's port.
+
+    Raises:
+        UsageError: no report, or one written for other arguments.
+    """
+    if not report.is_file():
+        raise UsageError(f"cannot resume {report.parent}: it holds no probe.json (not a probe directory)")
+    try:
+        saved = json.loads(report.read_text())
+        names = {f.name for f in fields(PolicyScore)}
+        scores = [PolicyScore(**{k: v for k, v in row.items() if k in names}) for row in saved["scores"]]
+        port = int(str(saved["model_server"]).rsplit(":", 1)[1])
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise UsageError(f"cannot resume {report.parent}: {report} is unreadable ({type(exc).__name__}: {exc}); start a fresh probe") from None
+    differing = sorted(key for key, value in header.items() if saved.get(key) != value)
+    if differing:
+        given = ", ".join(f"{key}={saved.get(key)!r}" for key in differing)
+        raise UsageError(f"cannot resume {report.parent}: it was started with {given}; pass the same arguments, or start a fresh probe")
+    wanted = {_run_name(env, policy, str(header["harness"])) for env, policy in plan}
+    kept = {_run_name(s.env, s.policy, str(header["harness"])): s for s in scores if s.complete}
+    return {name: score for name, score in kept.items() if name in wanted}, port
 
 
 def _selected(policy: str, patterns: Sequence[str]) -> bool:

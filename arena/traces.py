@@ -68,7 +68,16 @@ class Episode:
 
     @property
     def failed(self) -> bool:
-        return not self.ok or bool(self.errors) or self.stop_condition not in GOOD_STOPS
+        """Whether the episode ended without a result: verifiers' `ok` stamp says so (an episode
+        whose earlier attempts failed and were retried keeps their errors and is ok), or the agent
+        was stopped short (a timeout)."""
+        return not self.ok or self.stop_condition not in GOOD_STOPS
+
+    @property
+    def retries(self) -> int:
+        """Attempts verifiers' retry rules re-ran: each failed attempt left its error on the trace
+        (the last error of a failed episode is its outcome, not a retry)."""
+        return max(len(self.errors) - (0 if self.ok else 1), 0)
 
 
 @dataclass(frozen=True)

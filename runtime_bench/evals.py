@@ -101,6 +101,7 @@ def _rows(episodes: list[Episode], containers: dict[str, ContainerStats]) -> lis
         row["peak_mib"] = box.peak_bytes / 2**20 if box and box.peak_bytes else None
         row["turns"] = episode.turns
         row["ok"] = not episode.failed
+        row["retries"] = episode.retries
         rows.append(row)
     return rows
 
@@ -130,7 +131,8 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
         containers = probe.stop() if probe is not None else {}
     exited = time.time()
     daemon_after = daemon_cpu_seconds()
-    leaked = reap(run) if combo.runtime == "docker" else []
+    # What vf-eval left is a leak even when Arena's eval runner removed it already.
+    leaked = [*outcome.reaped, *reap(run)] if combo.runtime == "docker" else []
     rows = _rows(outcome.episodes, containers)
     starts = [r["start"] for r in rows if r["start"]]
     ends = [r["end"] for r in rows if r["end"]]

@@ -1,4 +1,5 @@
-"""Arena's registry-free image builder (see `builder` for the order and tagging scheme)."""
+"""Arena's registry-free image builder (see `builder` for the order and tagging scheme); `publish`
+pushes the env images to a registry, `standalone` writes a context that needs none of ours."""
 
 from arena.images.builder import BuildResult, build_images, image_ref, resolve_order
 from arena.images.context import default_ca_bundle

@@ -23,7 +23,7 @@ from arena.images.context import fingerprint, prepare_context
 from arena.images.rootfs import DEFAULT_MIRROR, SUITE, build_rootfs_tar
 from arena.images.specs import ImageSpec, specs
 
-__all__ = ["BuildResult", "build_images", "image_ref", "resolve_order"]
+__all__ = ["BuildResult", "build_images", "image_ref", "resolve_order", "rootfs_hash"]
 
 ROOTFS_RECIPE = f"debootstrap --variant=minbase {SUITE} v1"
 HINTS = {
@@ -50,6 +50,12 @@ class BuildResult:
 def image_ref(name: str) -> str:
     """The stable tag configs use: `arena/<name>:latest`."""
     return f"arena/{name}:latest"
+
+
+def rootfs_hash() -> str:
+    """The content hash of our debootstrap rootfs (its tag is `arena/rootfs:<hash>`) and so the
+    first parent hash in the chain of every image built without `--base`."""
+    return hashlib.sha256(ROOTFS_RECIPE.encode()).hexdigest()[:16]
 
 
 def resolve_order(names: Iterable[str]) -> list[str]:
@@ -104,7 +110,7 @@ def _starting_image(base: str | None, mirror: str, rebuild: bool, progress: Prog
                 "to build from a Debian debootstrap rootfs"
             ) from None
         return base, str(image.id)
-    content_hash = hashlib.sha256(ROOTFS_RECIPE.encode()).hexdigest()[:16]
+    content_hash = rootfs_hash()
     tag = f"arena/rootfs:{content_hash}"
     if not rebuild and image_exists(tag):
         return tag, content_hash

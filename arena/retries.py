@@ -1,0 +1,77 @@
+"""The infrastructure faults Arena's evals retry, as verifiers `[env.agent.retries]` rules.
+
+verifiers reruns an agent's whole rollout in a fresh box while its trace ends with an error a rule
+matches (`verifiers.v1.utils.retries.RetryState`), waiting `backoff(attempt)` between attempts:
+min(0.5 · 2^attempt, 30) s times a jitter in [0.5, 1.5). Each rule has its own budget per rollout;
+an error that matches no rule is never retried (`max_retries = 0`), so an agent's or a grader's own
+outcome stands: a wrong answer or a denial is no error at all, a stage deadline is a timeout (not
+an error), a harness or task exception is a `HarnessError`/`TaskError`, and a sandbox error a
+grader provoked (a read of a file the agent never wrote) names no lost engine or box.
+
+The messages are the ones verifiers 0.4.0 records, provoked on this machine:
+- engine down at provisioning (`DOCKER_HOST` at a dead socket, dockerd restarting): `RuntimeError`
+  "docker runtime selected but the engine is not reachable: Cannot connect to the Docker daemon ...";
+- the same mid-rollout (a `docker exec`/`run`/`cp` while the daemon is away): `SandboxError` carrying
+  the docker CLI's "Cannot connect to the Docker daemon" / "error during connect";
+- the box gone under a running harness (container removed, or killed by a daemon restart):
+  `SandboxError` "runtime died under harness 'bash' (exit 137): ..."; later calls into it: "No such
+  container" / "is not running";
+- a live harness (claude_code, codex) that missed verifiers' fixed 5 s start handshake on a loaded
+  engine: `SandboxError` "container live process failed to start: ..." (`arena.admission` makes it
+  rarer, not impossible: the harness program is verifiers', so no agent has acted yet);
+- the model server down or reset: `ProviderError` with status 503 (verifiers maps every transport
+  fault, connection refused or reset, to 503: "All connection attempts failed", "Server
+  disconnected ..."); an upstream 503 is the server saying it is unavailable, the same fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["INFRA_RULES", "RetryRule", "retries_table"]
+
+
+class RetryRule(BaseModel):
+    """One verifiers `RetryRule`: every given field must match (`message` is a regex search)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fault: str
+    """What went wrong, for people (not sent to verifiers)."""
+    type: str
+    """The recorded exception class name."""
+    message: str | None = None
+    status_code: tuple[int, ...] | None = None
+    max_retries: int = Field(ge=1)
+    """Retries per rollout for this fault."""
+
+    def table(self) -> dict[str, Any]:
+        rule: dict[str, Any] = {"type": self.type, "max_retries": self.max_retries}
+        if self.message is not None:
+            rule["message"] = self.message
+        if self.status_code is not None:
+            rule["status_code"] = list(self.status_code)
+        return rule
+
+
+ENGINE_GONE = r"Cannot connect to the Docker daemon|error during connect|engine is not reachable"
+BOX_GONE = r"runtime died under harness|No such container|is not running"
+START_MISSED = r"live process failed to start|before reporting its PID"
+
+INFRA_RULES: tuple[RetryRule, ...] = (
+    # Seven retries wait about 60 s in all (31-92 s): a daemon restart by images/ensure-docker.sh
+    # takes a few seconds, on a loaded machine several times that.
+    RetryRule(fault="engine unreachable at provisioning", type="RuntimeError", message=ENGINE_GONE, max_retries=7),
+    RetryRule(fault="engine unreachable mid-rollout", type="SandboxError", message=ENGINE_GONE, max_retries=7),
+    RetryRule(fault="sandbox died or lost", type="SandboxError", message=BOX_GONE, max_retries=3),
+    RetryRule(fault="harness start missed its deadline", type="SandboxError", message=START_MISSED, max_retries=3),
+    RetryRule(fault="model server unreachable or reset", type="ProviderError", status_code=(503,), max_retries=5),
+)
+"""The faults an eval retries, first match wins; anything else is kept as the episode's outcome."""
+
+
+def retries_table(rules: tuple[RetryRule, ...] = INFRA_RULES) -> dict[str, Any]:
+    """The `[env.agent.retries]` table for `rules` (errors no rule matches are not retried)."""
+    return {"max_retries": 0, "rules": [rule.table() for rule in rules]}

@@ -1,0 +1,69 @@
+"""Arena's retry rules, applied by verifiers' own matcher: the recorded infrastructure faults retry,
+an agent's or a grader's outcome never does."""
+
+import pytest
+from verifiers.v1.configs.retries import RetryConfig
+from verifiers.v1.trace import Error
+from verifiers.v1.utils.retries import RetryState
+
+from arena.evalrun import EvalRequest, eval_config
+from arena.retries import INFRA_RULES, retries_table
+
+# Messages as verifiers 0.4.0 recorded them when the faults were provoked (see arena/retries.py).
+INFRA = [
+    pytest.param("RuntimeError", "docker runtime selected but the engine is not reachable: Cannot connect to the Docker "
+                 "daemon at unix:///var/run/docker.sock. Is the docker daemon running?", None, id="engine-down-at-start"),
+    pytest.param("SandboxError", "docker run failed: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+                 "Is the docker daemon running?", None, id="engine-down-mid-rollout"),
+    pytest.param("SandboxError", "read 'done.txt': error during connect: Get \"http://%2Fvar%2Frun%2Fdocker.sock/v1.47/"
+                 "containers/json\": EOF", None, id="engine-connection-lost"),
+    pytest.param("SandboxError", "runtime died under harness 'bash' (exit 137): <no output>", None, id="box-removed"),
+    pytest.param("SandboxError", "read 'done.txt': Error response from daemon: No such container: vf-0123", None, id="box-gone"),
+    pytest.param("SandboxError", "docker workdir setup failed: Error response from daemon: container 0123 is not running",
+                 None, id="box-stopped"),
+    pytest.param("SandboxError", "container live process failed to start: PID unavailable", None, id="harness-start-deadline"),
+    pytest.param("ProviderError", "All connection attempts failed", 503, id="model-server-refused"),
+    pytest.param("ProviderError", "Server disconnected without sending a response.", 503, id="model-server-reset"),
+]
+OUTCOMES = [
+    pytest.param("HarnessError", "harness 'bash' exited 1: Traceback ... ValueError", None, id="harness-crash"),
+    pytest.param("TaskError", "scoring: KeyError: 'answer'", None, id="grader-crash"),
+    pytest.param("SandboxError", "read 'done.txt': cat: can't open 'done.txt': No such file or directory", None,
+                 id="grader-read-of-a-missing-file"),
+    pytest.param("ProviderError", "upstream 404: model 'arena/nope' not found", 404, id="unknown-model"),
+    pytest.param("ProviderError", "upstream 500: policy raised", 500, id="model-server-bug"),
+    pytest.param("ProviderError", "request timed out", 504, id="model-call-timeout"),
+    pytest.param("InterceptionError", "harness 'bash' model connection to interception failed", None, id="interception"),
+    pytest.param("RuntimeError", "docker runtime selected but the `docker` CLI is not installed", None, id="no-docker-cli"),
+]
+
+
+def _state() -> RetryState:
+    return RetryState(RetryConfig.model_validate(retries_table()))
+
+
+@pytest.mark.parametrize(("kind", "message", "status"), INFRA)
+def test_an_infrastructure_fault_is_retried(kind, message, status):
+    error = Error(type=kind, message=message, status_code=status)
+    assert _state().next_error([error]) is error
+
+
+@pytest.mark.parametrize(("kind", "message", "status"), OUTCOMES)
+def test_an_agent_or_grader_outcome_is_never_retried(kind, message, status):
+    assert _state().next_error([Error(type=kind, message=message, status_code=status)]) is None
+
+
+def test_each_fault_has_a_bounded_budget_per_rollout():
+    state = _state()
+    lost = Error(type="SandboxError", message="runtime died under harness 'bash' (exit 137): <no output>")
+    budget = next(rule.max_retries for rule in INFRA_RULES if rule.message and "runtime died" in rule.message)
+    assert [state.next_error([lost]) is lost for _ in range(budget + 1)] == [True] * budget + [False]
+
+
+def test_every_eval_config_carries_the_rules_and_a_request_can_override_them(tmp_path):
+    request = EvalRequest(taskset="t", harness="bash", model="m", image="i", base_url="http://x", run_name="r", output_dir=tmp_path)
+    agent = eval_config(request)["env"]["agent"]
+    assert RetryConfig.model_validate(agent["retries"]).rules[0].type == INFRA_RULES[0].type
+    assert agent["retries"]["max_retries"] == 0
+    off = EvalRequest(**{**request.__dict__, "agent_args": {"retries": {"max_retries": 0}}})
+    assert eval_config(off)["env"]["agent"]["retries"] == {"max_retries": 0}
