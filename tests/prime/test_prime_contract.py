@@ -4,7 +4,8 @@ prime runtime against a local stand-in of Prime's API backed by containers (test
 It proves that every route, RPC and file call a rollout makes is one the SDK really makes and that
 our tasksets and toolsets score correctly through them. It proves nothing about Prime's image
 builder, tunnels (host-side MCP servers reach the box through `BridgeTunnel`, a labelled local
-relay), tmpfs `/tmp`, egress enforcement or auth expiry.
+relay), egress enforcement or auth expiry. The boxes' `/tmp` is an empty tmpfs as on a Prime VM
+(what it hides is mimicked; its size is not).
 """
 
 from __future__ import annotations
@@ -156,6 +157,32 @@ def test_the_sdk_drives_a_box_through_every_route(prime_home, monkeypatch, image
         assert "POST /api/v1/sandbox/background-jobs/status:batchGet" in calls
     else:
         assert "GET /api/v1/sandbox/{id}" in calls  # the SDK's fallback when batchGet is missing
+
+
+@pytest.mark.docker
+def test_a_box_whose_tmp_is_a_tmpfs_gets_the_baked_harness_scripts_back(standin, images):
+    """A Prime VM's /tmp hides the runner scripts and locks the image baked there; the copy task
+    setup makes (arena_kit.baked) brings them back, so the harness's env resolves offline."""
+    from prime_sandboxes import AsyncSandboxClient, CreateSandboxRequest
+
+    from arena_kit.baked import restore_command
+
+    async def go() -> tuple[str, str, str]:
+        client = AsyncSandboxClient()
+        box = await client.create(CreateSandboxRequest(name="tmpfs", docker_image=images["schema-migration"]))
+        await client.wait_for_creation(box.id, max_attempts=60)
+        before = await client.execute_command(box.id, "ls /tmp/vf-scripts 2>&1 | head -1")
+        restored = await client.execute_command(box.id, restore_command("/tmp/vf-scripts") + " && ls /tmp/vf-scripts")
+        offline = await client.execute_command(
+            box.id, "for s in /tmp/vf-scripts/*.py; do UV_OFFLINE=1 uv sync --script $s -q --no-config || exit 1; done; echo synced")
+        await client.delete(box.id)
+        await client.aclose()
+        return before.stdout, restored.stdout, offline.stdout + offline.stderr
+
+    before, restored, offline = asyncio.run(go())
+    assert "No such file" in before  # the tmpfs hides the image's /tmp
+    assert restored.count(".py.lock") == 2 and restored.count(".py\n") == 2
+    assert offline.strip().endswith("synced"), offline
 
 
 @pytest.mark.docker

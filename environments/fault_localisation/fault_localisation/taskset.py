@@ -27,6 +27,7 @@ from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
 from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
+from arena_kit.baked import restore_baked_scripts
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit.rewrite_hook import apply_rules
 from log_search.store import ensure_store
@@ -63,6 +64,7 @@ class FaultLocalisationTaskConfig(IsolationTaskConfig):
 class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, FaultLocalisationTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         await confine(runtime, self.config.pids_limit)
+        await restore_baked_scripts(runtime)
         incident = generate(self.data.seed, self.data.knobs)
         path = await asyncio.to_thread(build_incident_store, incident, self.config.store_dir)
         state = trace.state

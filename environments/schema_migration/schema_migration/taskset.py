@@ -15,6 +15,7 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
+from arena_kit.baked import restore_baked_scripts
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit.rewrite_hook import apply_rules
 from sqlite_sandbox.boxes import box_info
@@ -101,6 +102,7 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         box = box_info(runtime)  # refuses, in words, a runtime the host-side tools cannot reach
         await confine(runtime, self.config.pids_limit)
+        await restore_baked_scripts(runtime)
         s = spec(self.data.seed)
         db = dbfile.to_bytes(s.source, visible_rows(s))
         await runtime.write(DEFAULT_DB_PATH, db)

@@ -12,6 +12,7 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
+from arena_kit.baked import restore_baked_scripts
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_bench.toolset import BenchState, BenchToolset
 
@@ -36,6 +37,7 @@ class BenchTaskConfig(IsolationTaskConfig):
 class BenchTask(vf.Task[BenchData, BenchState, BenchTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         await confine(runtime, self.config.pids_limit)
+        await restore_baked_scripts(runtime)
 
     @classmethod
     def toolsets(cls, config: BenchTaskConfig) -> list[vf.Toolset]:

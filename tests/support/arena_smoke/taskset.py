@@ -6,6 +6,8 @@ import json
 
 import verifiers.v1 as vf
 
+from arena_kit.baked import restore_baked_scripts
+
 from arena_smoke.toolset import SmokeState, SmokeToolset
 
 DENIAL = "DENIED by the arena smoke rule: this command is not allowed."
@@ -22,6 +24,9 @@ class SmokeTaskConfig(vf.TaskConfig):
 
 
 class SmokeTask(vf.Task[SmokeData, SmokeState, SmokeTaskConfig]):
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        await restore_baked_scripts(runtime)  # as every Arena taskset does: a Prime VM's /tmp hides them
+
     @vf.reward(weight=1.0)
     async def wrote_file(self, runtime: vf.Runtime) -> float:
         try:

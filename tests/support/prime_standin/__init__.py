@@ -6,10 +6,11 @@ with `vm: true`, status batchGet and GET, auth, error-context, background-job st
 egress policy, DELETE), the gateway's ConnectRPC `command_session.CommandSession` (Start, Connect,
 SendInput, SendSignal) and the gateway file routes (upload, download, read-file).
 Each sandbox is one `docker run` container labelled `arena.managed=true` and
-`arena.prime-standin=<session>`, removed on DELETE and when the stand-in stops.
+`arena.prime-standin=<session>`, removed on DELETE and when the stand-in stops; its `/tmp` is an
+empty tmpfs, as on a Prime VM (it hides what the image put there).
 
 It proves NEITHER Prime's image builder (images are used as the local engine has them), NOR its
-tunnels (`tunnel.BridgeTunnel` replaces them), tmpfs `/tmp`, egress enforcement (policies are
+tunnels (`tunnel.BridgeTunnel` replaces them), the tmpfs's size, egress enforcement (policies are
 recorded, not applied), auth expiry, quotas or scale.
 """
 

@@ -38,9 +38,10 @@ async def docker(*args: str, stdin: bytes | None = None, timeout: float = CALL_T
 
 
 def run_argv(session: str, name: str, image: str, cpu: float, memory_gb: float, env: dict[str, str]) -> list[str]:
-    """`docker run` for one sandbox: labelled for reaping, limits mapped, kept alive by `sleep`."""
+    """`docker run` for one sandbox: labelled for reaping, limits mapped, kept alive by `sleep`, and
+    `/tmp` an empty tmpfs as on a Prime VM (it hides whatever the image put there)."""
     argv = ["run", "-d", "--name", name, "--label", MANAGED_LABEL, "--label", f"{STANDIN_LABEL}={session}",
-            "--cpus", f"{cpu:g}", "--memory", f"{int(memory_gb * 1024)}m", "--entrypoint", "sleep"]
+            "--cpus", f"{cpu:g}", "--memory", f"{int(memory_gb * 1024)}m", "--tmpfs", "/tmp", "--entrypoint", "sleep"]
     for key, value in env.items():
         argv += ["-e", f"{key}={value}"]
     return [*argv, image, "infinity"]

@@ -1,0 +1,39 @@
+"""Restores the harness runner scripts an image baked under /tmp when a runtime hides that /tmp.
+
+verifiers writes each harness's runner script and its uv lock to `/tmp/vf-scripts` (the runtime's
+`scripts_dir`); our images bake them there, synced, so setup downloads nothing. A Prime VM mounts
+`/tmp` as an empty tmpfs, which hides them: the harness would resolve its dependencies anew, from
+the network, unlocked. The harness image keeps a durable copy in `/opt/vf-scripts`; on runtimes
+whose `/tmp` is not the image's own, task setup (which runs before harness setup) copies it back.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import verifiers.v1 as vf
+
+__all__ = ["BAKED_SCRIPTS", "IMAGE_TMP_RUNTIMES", "restore_command", "restore_baked_scripts"]
+
+BAKED_SCRIPTS = "/opt/vf-scripts"
+IMAGE_TMP_RUNTIMES = ("docker", "podman", "subprocess")
+"""Runtimes whose box sees the image's own /tmp (or the host's): nothing to restore."""
+
+
+def restore_command(scripts_dir: str, baked: str = BAKED_SCRIPTS) -> str:
+    """Copy the baked scripts into `scripts_dir` without overwriting; a no-op for an image without them."""
+    src, dst = shlex.quote(baked), shlex.quote(scripts_dir)
+    return f"[ -d {src} ] || exit 0; mkdir -p {dst} && cp -an {src}/. {dst}/"
+
+
+async def restore_baked_scripts(runtime: vf.Runtime) -> None:
+    """Copy the image's baked runner scripts back under the runtime's scripts dir, where needed.
+
+    Raises:
+        vf.SandboxError: the copy failed (the box's /tmp is full or read-only).
+    """
+    if runtime.type in IMAGE_TMP_RUNTIMES:
+        return
+    result = await runtime.run(["sh", "-c", restore_command(runtime.scripts_dir)], {})
+    if result.exit_code != 0:
+        raise vf.SandboxError(f"could not restore the baked harness scripts into {runtime.scripts_dir}: {result.stderr.strip()[-500:]}")
