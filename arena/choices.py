@@ -9,8 +9,10 @@ from typing import Literal, get_args
 
 __all__ = ["HARNESSES", "SPLITS", "Harness", "Split"]
 
-Harness = Literal["bash", "claude_code", "codex"]
-"""The verifiers harnesses Arena runs (each has a layer in the `harness` image)."""
+Harness = Literal["bash", "arena-bash", "claude_code", "codex"]
+"""The harnesses Arena runs: verifiers' own (each has a layer in the `harness` image) and
+`arena-bash`, Arena's lean runner of verifiers' bash loop (arena_kit.lean; same trajectories,
+proven by tests/lean, ~1/10 of the in-box CPU)."""
 Split = Literal["train", "dev", "test"]
 """The task splits every environment publishes (the taskset option `split`)."""
 HARNESSES: tuple[Harness, ...] = get_args(Harness)

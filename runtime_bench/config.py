@@ -153,5 +153,5 @@ class BenchConfig(BaseModel):
         return BENCH_MODEL if self.environment == BENCH_ENV else f"arena/{self.environment}/oracle"
 
 
-QUICK = BenchConfig(harnesses=["bash"], levels=[1, 4, 8], rollouts=8)
+QUICK = BenchConfig(harnesses=["bash", "arena-bash"], levels=[1, 4, 8], rollouts=8)
 """`arena bench --quick`: bash on docker, shared toolset, levels 1, 4 and 8 (the goals use 1 and 8), 8 rollouts each."""

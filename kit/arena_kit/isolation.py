@@ -85,6 +85,9 @@ async def confine(runtime: vf.Runtime, pids: int) -> None:
         vf.SandboxError: the container has no id, or the engine refused or did not answer; the
             rollout then fails at setup rather than run unconfined.
     """
+    if getattr(runtime, "created_pids_limit", None) == pids:
+        logger.debug("runtime %s was created with PIDs limit %d", runtime.name, pids)
+        return  # a lean box (arena_kit.lean) carries its limits from create time
     engine = getattr(runtime.info, "type", None)
     if engine not in CONTAINER_ENGINES:
         logger.debug("runtime %s has no container to confine", engine)

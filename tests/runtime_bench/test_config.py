@@ -19,6 +19,7 @@ def test_the_default_bench_runs_every_harness_on_docker_with_the_shared_toolset(
     config = BenchConfig()
     assert [c.label for c in config.combos()] == [
         "docker/bash/arena-bench/shared",
+        "docker/arena-bash/arena-bench/shared",
         "docker/claude_code/arena-bench/shared",
         "docker/codex/arena-bench/shared",
     ]
@@ -56,8 +57,9 @@ def test_another_environment_uses_its_own_image_policy_and_toolset_placement():
 def test_quick_supplies_defaults_and_explicit_flags_win():
     assert config_from_args(_args("--quick")) == QUICK
     config = config_from_args(_args("--quick", "--levels", "1,2", "-k", "2", "--toolset", "shared,task"))
-    assert config.harnesses == ["bash"] and config.levels == [1, 2] and config.rollouts == 2
-    assert [c.toolset for c in config.combos()] == ["shared", "task"]
+    assert config.harnesses == ["bash", "arena-bash"] and config.levels == [1, 2] and config.rollouts == 2
+    assert [(c.harness, c.toolset) for c in config.combos()] == [
+        ("bash", "shared"), ("bash", "task"), ("arena-bash", "shared"), ("arena-bash", "task")]
 
 
 def test_invalid_flags_are_a_prerequisite_error_naming_the_field():

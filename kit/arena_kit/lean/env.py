@@ -1,0 +1,51 @@
+"""The env a taskset exports to run its docker rollouts in a lean box (`[env] docker = "lean"`, the default) or
+in verifiers' stock docker runtime (`docker = "stock"`, the reference).
+
+The design decision: verifiers' runtime types are a closed list (`runtimes.make_runtime`), so the lean box is
+handed to the rollout through the supported borrow seam, `Agent.run(task, runtime=box)`; this env provisions
+the box exactly as the rollout would (the task's resolved runtime config and environment) and removes it
+after scoring. Borrowing costs verifiers' per-agent retries (`[env.agent] retries`: a borrowed box is never
+retried) and the box's start time moves out of the trace's `boot` phase; episode retries (`[env] retries`)
+still apply. A taskset opts in by exporting `LeanEnv` from its package `__all__`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import verifiers.v1 as vf
+from verifiers.v1.runtimes import register
+from verifiers.v1.utils.compile import resolve_runtime_config
+
+from arena_kit.lean.runtime import LeanDockerRuntime
+
+__all__ = ["LeanEnv", "LeanEnvConfig", "VERIFIERS_VERSION"]
+
+VERIFIERS_VERSION = "0.4.0"
+"""The verifiers release whose borrow seam (`Agent.run(runtime=)`, `_check_borrowed_placement`) this env is
+written against; tests/lean_runtime pins it."""
+
+
+class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers ships no types
+    docker: Literal["lean", "stock"] = "lean"
+    """Which docker path a docker-runtime rollout takes: `lean` (Engine API, no route out, no helper
+    containers) or `stock` (verifiers' own runtime, the reference). Other runtime types always run stock."""
+
+
+class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships no types
+    """One `agent` seat, like `SingleAgentEnv`, whose docker rollouts run in a lean box."""
+
+    async def run(self, task: vf.Task, agents: vf.Agents) -> None:
+        agent = agents.agent
+        config = resolve_runtime_config(agent.runtime_config, task, self._warned_resources)
+        if self.config.docker == "stock" or getattr(config, "type", None) != "docker":
+            await agent.run(task)
+            return
+        box = LeanDockerRuntime(config, pids_limit=getattr(task.config, "pids_limit", None))
+        box.env = dict(task.runtime_env())
+        register(box)  # the atexit backstop removes it if a signal cuts the `finally` short
+        try:
+            await box.start()
+            await agent.run(task, runtime=box)
+        finally:
+            await box.stop()

@@ -1,0 +1,325 @@
+"""A lean docker runtime: verifiers' `DockerRuntime` driven through the Docker Engine API, with no helper containers.
+
+The design decision: a restricted box is created with `network_mode="none"`, so it has no route
+out at all, and verifiers' own egress proxy (`EgressProxy`, the same host callbacks and policy as
+the stock runtime) listens on a socket the host opens *inside the box's network namespace*
+(`setns` in a throwaway thread). That replaces the stock runtime's python probe, its helper
+container that passes a listener over a unix socket, and its second helper container that cuts
+egress with iptables; every limit (memory, CPUs, PIDs, capabilities, no-new-privileges) is set at
+create time, and every exec is one Engine API exchange instead of a `docker` CLI process.
+An unrestricted box keeps the stock bridge network and published service port.
+
+`open_process` stays on the inherited CLI path (live stdio), so harnesses that use it work
+unchanged; only `run`, `read`, `write`, `run_background`, start and teardown are lean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import functools
+import logging
+import os
+import shlex
+import socket
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import PurePosixPath
+from typing import Any, Callable, TypeVar, cast
+
+import docker
+import docker.errors
+from docker.utils.socket import STDERR, STDOUT, frames_iter
+from verifiers.v1.configs.runtime import NetworkPolicyConfig
+from verifiers.v1.errors import SandboxError
+from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult
+from verifiers.v1.runtimes.docker import DockerConfig, DockerRuntime
+from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
+from verifiers.v1.utils.scope import run_scope
+
+__all__ = ["BOX_CAPABILITIES", "LeanDockerRuntime", "engine_client", "listener_in_netns"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
+"""Everything else is dropped: root in the box can still own, write and signal its files and
+processes and switch users (`docker exec --user`), but not make devices, chroot, bind low ports,
+open raw sockets or touch the network configuration."""
+RUNTIME_LABEL = "arena.runtime"
+EXIT_CODE_WAIT_S = 5.0
+CLONE_NEWNET = 0x40000000
+ROOT_USERS = ("", "0", "root", "0:0", "root:root")
+
+_client: docker.DockerClient | None = None
+_client_lock = threading.Lock()
+# Every exec blocks one thread for its whole life (a rollout's main program for minutes), so the
+# pool must outgrow the concurrency; asyncio's default pool (cores + 4) would queue rollouts.
+_EXECUTOR = ThreadPoolExecutor(max_workers=256, thread_name_prefix="arena-lean-exec")
+
+
+def engine_client() -> docker.DockerClient:
+    """The process's one Engine API client (a pooled HTTP session over the docker socket).
+
+    Raises:
+        RuntimeError: the engine does not answer (with the fix).
+    """
+    global _client
+    with _client_lock:
+        if _client is None:
+            try:
+                _client = docker.DockerClient.from_env(max_pool_size=256)
+            except docker.errors.DockerException as error:
+                raise RuntimeError(
+                    f"lean docker runtime selected but the Docker engine is not reachable: {error}. "
+                    "Start Docker (or set DOCKER_HOST), or select the stock runtime with `[env] docker = \"stock\"`"
+                ) from error
+        return _client
+
+
+def listener_in_netns(pid: int) -> socket.socket:
+    """A TCP listener on 127.0.0.1 (OS-chosen port) inside the network namespace of process `pid`.
+
+    `setns` moves only the calling thread, so it runs in a thread made for this and discarded.
+
+    Raises:
+        SandboxError: the namespace cannot be entered (the host process needs CAP_SYS_ADMIN, i.e.
+            root; otherwise use the stock docker runtime).
+    """
+    found: list[socket.socket] = []
+    failed: list[BaseException] = []
+
+    def enter() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        try:
+            target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+        except OSError as error:
+            failed.append(error)
+            return
+        try:
+            if libc.setns(target, CLONE_NEWNET) != 0:
+                failed.append(OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
+                return
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(128)
+            listener.setblocking(False)
+            found.append(listener)
+        except BaseException as error:  # noqa: BLE001 - reported to the caller below
+            failed.append(error)
+        finally:
+            os.close(target)
+
+    thread = threading.Thread(target=enter, name=f"arena-lean-netns-{pid}")
+    thread.start()
+    thread.join()
+    if failed or not found:
+        detail = failed[0] if failed else "no listener"
+        raise SandboxError(
+            f"cannot open the callback listener in the box's network namespace (pid {pid}): {detail}. "
+            "The lean runtime needs root on the docker host; select the stock runtime with `[env] docker = \"stock\"`"
+        )
+    return found[0]
+
+
+def _exec_sync(
+    api: docker.APIClient, container: str, argv: list[str], env: dict[str, str], user: str | None,
+    workdir: str | None, stdin: bytes | None,
+) -> tuple[int, bytes, bytes]:
+    """One exec through the Engine API: create, start (stdin fed then half-closed), collect, exit code."""
+    exec_id = api.exec_create(
+        container, argv, stdout=True, stderr=True, stdin=stdin is not None, environment=env,
+        user=user or "", workdir=workdir,
+    )["Id"]
+    if stdin is None:
+        out, err = api.exec_start(exec_id, demux=True)
+    else:
+        sock = api.exec_start(exec_id, socket=True)
+        raw = cast(socket.socket, getattr(sock, "_sock", sock))
+        collected = {STDOUT: bytearray(), STDERR: bytearray()}
+        try:
+            raw.sendall(stdin)
+            raw.shutdown(socket.SHUT_WR)  # the engine closes the process's stdin on our half-close
+            for stream, data in frames_iter(sock, tty=False):  # type: ignore[no-untyped-call]
+                collected[STDERR if stream == STDERR else STDOUT].extend(data)
+        finally:
+            sock.close()
+        out, err = bytes(collected[STDOUT]), bytes(collected[STDERR])
+    # The stream can end a moment before the engine records the exit code.
+    deadline = time.monotonic() + EXIT_CODE_WAIT_S
+    while True:
+        state = api.exec_inspect(exec_id)
+        if state.get("ExitCode") is not None and not state.get("Running"):
+            return int(state["ExitCode"]), out or b"", err or b""
+        if time.monotonic() > deadline:
+            raise SandboxError(f"exec {argv[:1]} in {container} ended without an exit code")
+        time.sleep(0.01)
+
+
+@functools.lru_cache(maxsize=64)
+def _image_user(api: docker.APIClient, image: str) -> str:
+    """The user an image runs as ("" is root); one inspect per image and process."""
+    user: str = api.inspect_image(image)["Config"].get("User") or ""  # type: ignore[no-untyped-call]
+    return user
+
+
+async def _off_loop(fn: Callable[..., T], *args: Any) -> T:
+    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, fn, *args)
+
+
+class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types
+    """verifiers' docker runtime over the Engine API (see the module docstring).
+
+    `pids_limit` is applied at create time; `arena_kit.isolation.confine` sees it in
+    `created_pids_limit` and skips its `docker update`.
+    """
+
+    def __init__(self, config: DockerConfig, name: str | None = None, *, pids_limit: int | None = None) -> None:
+        if config.type != "docker":
+            raise ValueError(f"the lean runtime drives docker only, not {config.type!r}; use the stock runtime")
+        super().__init__(config, name)
+        self.created_pids_limit = pids_limit
+        self._api: docker.APIClient | None = None
+        self._stopped: bool = False
+
+    async def start(self) -> None:
+        if self.config.gpu:
+            raise SandboxError(f"the lean docker runtime has no GPU support (gpu={self.config.gpu!r}); use the stock runtime")
+        api = (await _off_loop(engine_client)).api
+        self._api = api
+        restricted = self.network_restricted
+        user = await _off_loop(_image_user, api, self.config.image)
+        # The engine makes a missing workdir as root: right for a root image, and the stock
+        # runtime's own mkdir + chown (one exec) otherwise.
+        root = user in ROOT_USERS
+        # Named before creation, so stop()/cleanup() remove a box whose start failed half-way.
+        self._container = f"vf-{uuid.uuid4().hex}"
+        container = await _off_loop(self._create, api, restricted, root)
+        self.info.id = container["Id"][:12]
+        self._image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
+        if not root:
+            code, _, err = await _off_loop(
+                _exec_sync, api, self._container,
+                ["sh", "-c", 'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi', "vf-workdir", str(self.config.workdir), user],
+                {}, "0", None, None,
+            )
+            if code != 0:
+                raise SandboxError(f"docker workdir setup failed: {err.decode(errors='replace').strip()}")
+        if not restricted:
+            ports = container["NetworkSettings"]["Ports"].get(f"{SERVICE_PORT}/tcp") or []
+            host_port = ports[0]["HostPort"] if ports else ""
+            if not str(host_port).isdigit():
+                raise SandboxError(f"docker did not publish the service port: {ports!r}")
+            self._service_url = f"http://127.0.0.1:{host_port}"
+        self._proxy = EgressProxy(
+            NetworkPolicy(NetworkPolicyConfig(allow=["*"] if restricted else []), [], allow_non_global=restricted)
+        )
+        await self._proxy.start(listener=listener_in_netns(int(container["State"]["Pid"])))
+        # No route out exists from the start, so the proxy is the box's only way out in every phase:
+        # exec environments carry the proxy (the stock runtime's post-cut state) from the first exec.
+        self._cut = restricted
+        logger.info("lean docker: started container %s (image=%s)", self._container, self.config.image)
+
+    def _create(self, api: docker.APIClient, restricted: bool, make_workdir: bool) -> dict[str, Any]:
+        limits: dict[str, Any] = {
+            "cap_drop": ["ALL"],
+            "cap_add": list(BOX_CAPABILITIES),
+            "security_opt": ["no-new-privileges"],
+        }
+        if self.config.memory is not None:
+            limits["mem_limit"] = int(self.config.memory * 1024**3)
+        if self.config.cpu is not None:
+            limits["nano_cpus"] = int(self.config.cpu * 1e9)
+        if self.created_pids_limit is not None:
+            limits["pids_limit"] = self.created_pids_limit
+        if restricted:
+            host_config = api.create_host_config(network_mode="none", **limits)
+        else:
+            host_config = api.create_host_config(
+                network_mode="bridge", port_bindings={SERVICE_PORT: ("127.0.0.1", None)}, **limits
+            )
+        api.create_container(
+            self.config.image, entrypoint=["sleep"], command=["infinity"], name=self._container,
+            labels={"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
+            working_dir=self.config.workdir if make_workdir else None, host_config=host_config,
+            ports=None if restricted else [SERVICE_PORT],
+        )
+        assert self._container is not None
+        api.start(self._container)
+        inspected: dict[str, Any] = api.inspect_container(self._container)
+        return inspected
+
+    async def expose(self, port: int) -> str:
+        if self.network_restricted:
+            raise SandboxError(
+                "a restricted lean box has no network to publish a port on; serve tools on the host "
+                "(shared toolsets) or select the stock runtime with `[env] docker = \"stock\"`"
+            )
+        url: str = await super().expose(port)
+        return url
+
+    def _exec_env(self, env: dict[str, str]) -> dict[str, str]:
+        """The environment the stock runtime's `docker exec --env` flags carry (proxy or NO_PROXY).
+        Read off verifiers' own argv so the two paths cannot drift apart."""
+        argv: list[str] = super()._exec(env)
+        values = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--env"]
+        return dict(value.split("=", 1) for value in values)
+
+    async def _exec_api(self, argv: list[str], env: dict[str, str], stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+        if self._api is None or self._container is None:
+            raise SandboxError("the lean docker box is not started")
+        return await _off_loop(
+            _exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin
+        )
+
+    async def run(self, argv: list[str], env: dict[str, str]) -> ProgramResult:
+        code, out, err = await self._exec_api(argv, self.process_env(env))
+        return ProgramResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def _read(self, path: str, max_bytes: int | None = None) -> bytes:
+        argv = ["cat"] if max_bytes is None else ["head", "-c", str(max_bytes)]
+        code, data, err = await self._exec_api([*argv, "--", path], {})
+        if code != 0:
+            raise SandboxError(f"read {path!r}: {err.decode(errors='replace').strip()}")
+        return data
+
+    async def write(self, path: str, data: bytes) -> None:
+        parent = shlex.quote(str(PurePosixPath(path).parent))
+        command = f"mkdir -p {parent} && cat > {shlex.quote(path)}"
+        code, _, err = await self._exec_api(["sh", "-c", command], {}, stdin=data)
+        if code != 0:
+            raise SandboxError(f"write {path!r}: {err.decode(errors='replace').strip()}")
+
+    async def run_background(self, argv: list[str], env: dict[str, str], log: str) -> None:
+        if self._api is None or self._container is None:
+            raise SandboxError("the lean docker box is not started")
+        if self.network_restricted and self._proxy is not None:
+            env = {**env, **self._proxy_env()}
+        script = f"exec {shlex.join(argv)} > {shlex.quote(log)} 2>&1 < /dev/null"
+        api, container, user, workdir = self._api, self._container, self.user, self.config.workdir
+        environment = self._exec_env(self.process_env(env))
+
+        def detach() -> None:
+            exec_id = api.exec_create(
+                container, ["sh", "-c", script], environment=environment, user=user or "", workdir=workdir
+            )["Id"]
+            api.exec_start(exec_id, detach=True)
+
+        try:
+            await _off_loop(detach)
+        except docker.errors.APIError as error:
+            raise SandboxError(f"docker background process failed: {error.explanation or error}") from error
+
+    def cleanup(self) -> None:
+        # Not `info.borrowed`: the rollout that borrows this box stamps that flag on the very `info`
+        # object, and its owner (this runtime, in `LeanEnv`) must still remove the box.
+        if self._container is None or self._stopped:
+            return
+        self._stopped = True
+        logger.debug("lean docker: removing container %s", self._container)
+        with contextlib.suppress(Exception):
+            (self._api or engine_client().api).remove_container(self._container, force=True)

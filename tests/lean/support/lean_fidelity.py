@@ -1,0 +1,99 @@
+"""Run an environment's scripted policies through two harnesses in docker and reduce each rollout to
+what fidelity is judged on: the messages (tool calls with ids and arguments, tool results as the
+model saw them), the score, the stop, the errors, the info and the rewrite audits.
+
+Rollouts go through verifiers' own machinery (`Env.serving()` + `Env.run_slot`, what `vf-eval`
+runs per slot) in this process, so the env, its shared tool servers and the interception come up
+once per harness rather than once per policy: a whole sweep costs two start-ups, not seventy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import verifiers.v1 as vf
+from verifiers.v1.clients import ModelContext
+from verifiers.v1.env import RunSlot
+
+from arena.evalrun import API_KEY_VAR, EvalRequest, eval_config
+from arena.policies import model_name
+
+AUDIT_VOLATILE = ("id", "time", "rollout", "run", "harness")
+"""Audit-record fields that differ between any two runs (ids, clocks) or name the harness itself."""
+
+
+@dataclass(frozen=True)
+class Rollout:
+    policy: str
+    task: str
+    messages: list[dict[str, Any]]
+    parents: list[Any]
+    rewards: dict[str, Any]
+    metrics: dict[str, Any]
+    stop: str | None
+    ok: bool
+    errors: list[str]
+    info: dict[str, Any]
+    audits: list[dict[str, Any]]
+    request_rewrites: list[Any]
+
+    @property
+    def reward(self) -> float:
+        return float(sum((s.get("score") or 0.0) * s.get("weight", 1.0) for s in self.rewards.values()))
+
+    def tool_calls(self) -> list[tuple[str, str]]:
+        return [(c["name"], c["arguments"]) for m in self.messages for c in m.get("tool_calls") or []]
+
+    def tool_results(self) -> list[Any]:
+        return [m.get("content") for m in self.messages if m.get("role") == "tool"]
+
+
+def reduce(policy: str, trace: dict[str, Any], episode_errors: list[dict[str, Any]]) -> Rollout:
+    info = dict(trace.get("info") or {})
+    audits = [{k: v for k, v in record.items() if k not in AUDIT_VOLATILE} for record in info.pop("arena_rewrites", [])]
+    data = (trace.get("task") or {}).get("data") or {}
+    return Rollout(
+        policy=policy,
+        task=str(data.get("name") or data.get("idx")),
+        messages=[node["message"] for node in trace.get("nodes") or []],
+        parents=[node.get("parent") for node in trace.get("nodes") or []],
+        rewards=trace.get("rewards") or {},
+        metrics=trace.get("metrics") or {},
+        stop=trace.get("stop_condition"),
+        ok=bool(trace.get("ok")),
+        errors=[str(e.get("message", ""))[:300] for e in [*episode_errors, *(trace.get("errors") or [])]],
+        info=info,
+        audits=audits,
+        request_rewrites=list(trace.get("request_rewrites") or []),
+    )
+
+
+def run_policies(env_id: str, harness: str, policies: list[str], server_url: str, tasks: int = 1,
+                 concurrency: int = 2) -> list[Rollout]:
+    """Every policy on the first `tasks` dev tasks of `env_id`, with `harness`, in docker."""
+    os.environ.setdefault(API_KEY_VAR, "arena-local")
+    request = EvalRequest(taskset=env_id, harness=harness, model="unused", image=f"arena/{env_id}:latest",
+                          base_url=server_url, run_name="lean-fidelity", taskset_args={"split": "dev"})
+    config = eval_config(request)
+    return asyncio.run(_run(config, env_id, policies, tasks, concurrency))
+
+
+async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: int, concurrency: int) -> list[Rollout]:
+    env = vf.load_environment(vf.resolve_env_config(config["env"]))
+    chosen = list(env.taskset.take(tasks))
+    client = vf.EvalClientConfig.model_validate(config["client"])
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(policy: str, task: Any) -> Rollout:
+        ctx = ModelContext(model=model_name(env_id, policy), client=client)
+        episode = await env.run_slot(RunSlot(task), ctx, semaphore)
+        dumped = json.loads(episode.model_dump_json())
+        traces = dumped.get("traces") or [{}]
+        return reduce(policy, traces[0], dumped.get("errors") or [])
+
+    async with env.serving():
+        return list(await asyncio.gather(*(one(p, t) for p in policies for t in chosen)))

@@ -1,0 +1,245 @@
+"""The lean docker runtime against a real engine: limits at create, no CLI or helper container, no route out,
+and the same answers as verifiers' stock docker runtime for every runtime operation."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.server
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import verifiers.v1 as vf
+from verifiers.v1.runtimes.docker import DockerRuntime
+from verifiers.v1.utils.scope import run_scope
+
+import arena_kit.lean.runtime as lean
+from arena_kit.lean.runtime import BOX_CAPABILITIES, LeanDockerRuntime, engine_client
+
+pytestmark = pytest.mark.docker
+
+RESTRICTED = {"allow": [], "memory": 1.0, "cpu": 1.0}
+
+
+@contextlib.asynccontextmanager
+async def started(box: vf.Runtime, env: dict[str, str] | None = None) -> AsyncIterator[vf.Runtime]:
+    box.env = dict(env or {})
+    try:
+        await box.start()
+        yield box
+    finally:
+        await box.stop()
+
+
+@contextlib.contextmanager
+def http_server(address: str) -> Iterator[int]:
+    class Ok(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer((address, 0), Ok)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def docker_gateway() -> str:
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show", "docker0"], capture_output=True, text=True, check=True).stdout
+    return out.split("inet ", 1)[1].split("/", 1)[0]
+
+
+def fetch(url: str, proxy: bool) -> list[str]:
+    """argv: python in the box fetches `url` (with or without the proxy env) and prints the status or the error class."""
+    opener = "u.build_opener()" if proxy else "u.build_opener(u.ProxyHandler({}))"
+    code = (
+        "import urllib.request as u, sys\n"
+        f"try: print(({opener}).open(sys.argv[1], timeout=5).status)\n"
+        "except Exception as e: print('FAIL', type(e).__name__)"
+    )
+    return ["python3", "-c", code, url]
+
+
+def test_a_lean_box_runs_without_any_docker_cli_process_or_helper_container(images, monkeypatch):
+    async def no_process(*argv: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"the lean runtime started a process: {argv[:3]}")
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", no_process)
+    monkeypatch.setattr(subprocess, "run", no_process)
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
+            await box.write("a/b.txt", b"x")
+            assert await box.read("a/b.txt") == b"x"
+            assert (await box.run(["true"], {})).exit_code == 0
+            await box.run_background(["sleep", "5"], {}, "/tmp/bg.log")
+            await box.prepare_execution(["http://127.0.0.1:1/v1"])
+            ours: list[dict[str, Any]] = engine_client().api.containers(all=True, filters={"label": f"verifiers.run={run_scope()}"})
+            return ours
+
+    ours = asyncio.run(scenario())
+    assert len(ours) == 1  # the box itself: no listener or iptables helper beside it
+
+
+def test_the_stock_runtime_spends_cli_processes_and_a_helper_container_where_the_lean_one_spends_none(images, monkeypatch):
+    """The defect the lean box removes, measured on both: docker CLI processes (version, run, inspect, probe,
+    mkdir, port, `run --network container:` helpers, rm) for one box's life."""
+    spawned: list[tuple[str, ...]] = []
+    real = asyncio.create_subprocess_exec
+
+    async def record(*argv: Any, **kwargs: Any) -> Any:
+        spawned.append(tuple(str(a) for a in argv))
+        return await real(*argv, **kwargs)
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", record)
+    config = vf.DockerConfig(image=images["harness"], **RESTRICTED)
+
+    async def life(box: vf.Runtime) -> int:
+        before = len(spawned)
+        async with started(box):
+            await box.run(["true"], {})
+            await box.prepare_execution(["http://127.0.0.1:1/v1"])
+        return len(spawned) - before
+
+    stock, lean = asyncio.run(life(DockerRuntime(config))), asyncio.run(life(LeanDockerRuntime(config)))
+    helpers = [argv for argv in spawned if argv[:2] == ("docker", "run") and any(a.startswith("container:") for a in argv)]
+    assert stock >= 7 and len(helpers) == 2  # the listener helper and the iptables helper
+    assert lean == 0
+
+
+def test_the_owner_removes_its_box_after_a_rollout_stamped_it_borrowed(images):
+    async def scenario() -> str:
+        box = LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))
+        async with started(box):
+            box.info.borrowed = True  # what `Agent.run(task, runtime=box)` does to the trace's (= the box's) info
+        return str(box._container)
+
+    name = asyncio.run(scenario())
+    assert engine_client().api.containers(all=True, filters={"name": name}) == []
+
+
+def test_every_limit_is_set_when_the_box_is_created(images):
+    async def scenario() -> dict[str, Any]:
+        box = LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED), pids_limit=77)
+        async with started(box):
+            inspected: dict[str, Any] = engine_client().api.inspect_container(box._container)
+            return inspected
+
+    inspected = asyncio.run(scenario())
+    host = inspected["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert (host["Memory"], host["NanoCpus"], host["PidsLimit"]) == (1024**3, 10**9, 77)
+    assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == sorted(BOX_CAPABILITIES)
+    assert host["SecurityOpt"] == ["no-new-privileges"]
+    labels = inspected["Config"]["Labels"]
+    assert labels["verifiers.run"] == run_scope() and labels["arena.managed"] == "true"
+
+
+def test_a_restricted_lean_box_has_no_route_out_and_its_proxy_closes_after_setup(images):
+    gateway = docker_gateway()
+
+    async def scenario(gateway_port: int, host_port: int) -> dict[str, str]:
+        box = LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))
+        async with started(box):
+            callback = box.host_url(f"http://127.0.0.1:{host_port}/")
+            gateway_url = f"http://{gateway}:{gateway_port}/"
+
+            async def seen(argv: list[str]) -> str:
+                return (await box.run(argv, {})).stdout.strip()
+
+            results = {
+                "registry-direct": await seen(fetch("https://pypi.org/simple/", proxy=False)),
+                "gateway-direct": await seen(fetch(gateway_url, proxy=False)),
+                "host-loopback-direct": await seen(fetch(f"http://127.0.0.1:{host_port}/", proxy=False)),
+                "gateway-proxy-setup": await seen(fetch(gateway_url, proxy=True)),
+                "callback-setup": await seen(fetch(callback, proxy=False)),
+            }
+            await box.prepare_execution([callback])
+            results["gateway-proxy-agent"] = await seen(fetch(gateway_url, proxy=True))
+            results["registry-proxy-agent"] = await seen(fetch("https://pypi.org/simple/", proxy=True))
+            results["callback-agent"] = await seen(fetch(callback, proxy=False))
+            return results
+
+    with http_server(gateway) as gateway_port, http_server("127.0.0.1") as host_port:
+        seen = asyncio.run(scenario(gateway_port, host_port))
+    assert seen["registry-direct"].startswith("FAIL")  # no route out at all
+    assert seen["gateway-direct"].startswith("FAIL")  # nor to the host's bridge address
+    assert seen["host-loopback-direct"].startswith("FAIL")  # the box's loopback is its own
+    assert seen["gateway-proxy-setup"] == "200"  # trusted setup goes out through the proxy, as in stock
+    assert seen["gateway-proxy-agent"].startswith("FAIL") and seen["registry-proxy-agent"].startswith("FAIL")
+    assert seen["callback-setup"] == seen["callback-agent"] == "200"  # the interception route stays open
+
+
+async def _operations(box: vf.Runtime) -> list[Any]:
+    """Every runtime operation, with the answers that must not depend on the path."""
+    out: list[Any] = []
+    out.append(await box.run(["sh", "-c", 'echo "$TASKVAR $ONE" "$PWD"; id -un; echo err >&2; exit 7'], {"ONE": "1"}))
+    out.append(await box.run(["no-such-binary"], {}))
+    out.append(await box.run(["sh", "-c", "printf '\\377\\000'"], {}))
+    await box.write("deep/er/file.bin", bytes(range(256)) * 40)
+    out.append(await box.read("deep/er/file.bin") == bytes(range(256)) * 40)
+    out.append(await box.read("deep/er/file.bin", max_bytes=10_240))
+    for bad in (box.read("deep/er/file.bin", max_bytes=100), box.read("missing.txt"), box.write("/proc/nope/x", b"")):
+        try:
+            await bad
+            out.append("no error")
+        except vf.SandboxError as error:
+            out.append(("SandboxError", str(error)))
+    nobody = box.with_user("nobody", home="/tmp")
+    out.append(await nobody.run(["sh", "-c", "id -un; echo $HOME; touch /root/x"], {}))
+    await nobody.write("/tmp/mine.txt", b"n")
+    out.append(await box.run(["stat", "-c", "%U", "/tmp/mine.txt"], {}))
+    await box.run_background(["sh", "-c", "echo background $TASKVAR"], {}, "/app/bg.log")
+    for _ in range(100):
+        if (await box.run(["test", "-s", "/app/bg.log"], {})).exit_code == 0:
+            break
+        await asyncio.sleep(0.05)
+    out.append(await box.read("/app/bg.log"))
+    try:
+        await asyncio.wait_for(box.run(["sleep", "30"], {}), 1.0)
+        out.append("no timeout")
+    except TimeoutError:
+        out.append("timeout")
+    out.append(await box.run(["echo", "still usable"], {}))
+    process = await box.open_process(["sh", "-c", "read line; echo got $line"], {})
+    await process.write(b"it\n")
+    out.append((b"".join([chunk async for chunk in process.stdout]), await process.wait()))
+    return out
+
+
+def test_lean_and_stock_boxes_answer_every_runtime_operation_alike(images):
+    config = vf.DockerConfig(image=images["harness"], **RESTRICTED)
+
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        async with started(DockerRuntime(config), {"TASKVAR": "t"}) as stock:
+            reference = await _operations(stock)
+        async with started(LeanDockerRuntime(config), {"TASKVAR": "t"}) as box:
+            answers = await _operations(box)
+        return reference, answers
+
+    reference, answers = asyncio.run(scenario())
+    assert answers == reference
+    assert answers[0] == vf.ProgramResult(7, "t 1 /app\nroot\n", "err\n")  # the comparison saw real answers
+
+
+def test_an_exec_the_engine_cannot_start_exits_126_as_the_cli_does(images, monkeypatch):
+    monkeypatch.setattr(lean, "EXIT_CODE_WAIT_S", 0.5)
+
+    async def scenario() -> vf.ProgramResult:
+        async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
+            result: vf.ProgramResult = await box.with_user("no-such-user").run(["true"], {})
+            return result
+
+    assert asyncio.run(scenario()).exit_code == 126
