@@ -25,7 +25,7 @@ __all__ = ["DEFAULT_STARTS", "HOOKED_VERSION", "LIVE_HARNESSES", "install", "mai
 
 HOOKED_VERSION = "0.4.0"
 """The verifiers version whose `ContainerRuntime.open_process` this hook was written against."""
-LIVE_HARNESSES = frozenset({"claude_code", "codex"})
+LIVE_HARNESSES = frozenset({"claude_code", "codex", "arena-codex"})
 """Harnesses verifiers starts as a live process in the box (the ones the deadline can hit)."""
 DEFAULT_STARTS = 4
 """Handshakes at once by default: c=32 lost 3 of 64 claude_code/codex rollouts without a limit."""

@@ -3,8 +3,8 @@
 verifiers writes each harness's runner script and its uv lock to `/tmp/vf-scripts` (the runtime's
 `scripts_dir`); our images bake them there, synced, so setup downloads nothing. A Prime VM mounts
 `/tmp` as an empty tmpfs, which hides them: the harness would resolve its dependencies anew, from
-the network, unlocked. The harness image keeps a durable copy in `/opt/vf-scripts`; on runtimes
-whose `/tmp` is not the image's own, task setup (which runs before harness setup) copies it back.
+the network, unlocked. The harness image keeps a durable copy in `/opt/vf-scripts`; on the runtimes
+known to hide the image's `/tmp`, task setup (which runs before harness setup) copies it back.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import shlex
 
 import verifiers.v1 as vf
 
-__all__ = ["BAKED_SCRIPTS", "IMAGE_TMP_RUNTIMES", "restore_command", "restore_baked_scripts"]
+__all__ = ["BAKED_SCRIPTS", "HIDDEN_TMP_RUNTIMES", "restore_command", "restore_baked_scripts"]
 
 BAKED_SCRIPTS = "/opt/vf-scripts"
-IMAGE_TMP_RUNTIMES = ("docker", "podman", "subprocess")
-"""Runtimes whose box sees the image's own /tmp (or the host's): nothing to restore."""
+HIDDEN_TMP_RUNTIMES = ("prime",)
+"""Runtimes whose box mounts a fresh /tmp over the image's (verifiers `v1/mcp/launch.py`: Prime VMs).
+Containers (docker, podman) see the image's own /tmp: nothing to restore."""
 
 
 def restore_command(scripts_dir: str, baked: str = BAKED_SCRIPTS) -> str:
@@ -32,7 +33,7 @@ async def restore_baked_scripts(runtime: vf.Runtime) -> None:
     Raises:
         vf.SandboxError: the copy failed (the box's /tmp is full or read-only).
     """
-    if runtime.type in IMAGE_TMP_RUNTIMES:
+    if getattr(runtime.info, "type", None) not in HIDDEN_TMP_RUNTIMES:
         return
     result = await runtime.run(["sh", "-c", restore_command(runtime.scripts_dir)], {})
     if result.exit_code != 0:

@@ -15,11 +15,15 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-
-import verifiers.v1 as vf
+from typing import TYPE_CHECKING
 
 from arena_kit.records import REWRITES_FILE, RUN_DIR_ENV, AuditRecord
 from arena_kit.rules import Rule, match_post, match_pre, shell_command
+
+if TYPE_CHECKING:
+    # Types only: the hook runs inside vf-eval, which has verifiers loaded already; a reader of
+    # the records or of `mask` outside vf-eval does not pay ~3.5 CPU-s for it.
+    import verifiers.v1 as vf
 
 __all__ = ["RUN_DIR_ENV", "AuditRecord", "apply_rules", "mask"]
 
@@ -40,8 +44,10 @@ async def apply_rules(
 
     `terms` name the environment's grader-side packages besides its own module (the environment
     id with `_` for `-`, always included), e.g. the toolset that holds its data."""
+    from verifiers.v1.types import ToolMessage
+
     last = request.messages[-1]
-    if not isinstance(last, vf.ToolMessage):
+    if not isinstance(last, ToolMessage):
         return None
     call = _find_call(request.messages, last.tool_call_id)
     tool = call.name if call else (last.name or "?")

@@ -3,6 +3,7 @@
 import asyncio
 import subprocess
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 
@@ -34,20 +35,24 @@ def test_an_image_without_baked_scripts_is_left_alone(tmp_path):
 
 @dataclass
 class _Box:
-    """A stand-in runtime (only `type`, `scripts_dir` and `run`), recording the commands it gets."""
+    """A stand-in runtime (only `info.type`, `scripts_dir` and `run`), recording the commands it gets."""
 
-    type: str
+    kind: str | None
     exit_code: int = 0
     scripts_dir: str = "/tmp/vf-scripts"
     ran: list[list[str]] = field(default_factory=list)
+
+    @property
+    def info(self) -> SimpleNamespace:
+        return SimpleNamespace(type=self.kind)
 
     async def run(self, argv: list[str], env: dict[str, str]) -> vf.ProgramResult:
         self.ran.append(argv)
         return vf.ProgramResult(exit_code=self.exit_code, stdout="", stderr="cp: No space left on device")
 
 
-@pytest.mark.parametrize("kind", ["docker", "podman", "subprocess"])
-def test_runtimes_that_see_the_image_tmp_run_nothing(kind):
+@pytest.mark.parametrize("kind", ["docker", "podman", "subprocess", None])
+def test_runtimes_not_known_to_hide_the_image_tmp_run_nothing(kind):
     box = _Box(kind)
     asyncio.run(restore_baked_scripts(box))  # type: ignore[arg-type]
     assert box.ran == []

@@ -22,6 +22,7 @@ def test_the_default_bench_runs_every_harness_on_docker_with_the_shared_toolset(
         "docker/arena-bash/arena-bench/shared",
         "docker/claude_code/arena-bench/shared",
         "docker/codex/arena-bench/shared",
+        "docker/arena-codex/arena-bench/shared",
     ]
     assert config.levels == [1, 2, 4, 8, 16, 32]
     assert config.image_for("docker") == "arena/harness:latest"

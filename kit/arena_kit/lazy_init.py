@@ -1,0 +1,144 @@
+"""Let a tool server process skip verifiers' re-export package inits, so it imports only what it serves with.
+
+verifiers launches a shared tool server as `python -m <toolset module>`, and every toolset imports
+verifiers for `vf.Toolset`. `verifiers/v1/__init__.py` re-exports the whole stack (the ACP and
+model clients with the anthropic and openai SDKs, the judges with sympy) and
+`verifiers/v1/mcp/__init__.py` the launcher with the interception server: about 2.5 of the 3.5
+CPU-s a server spent before it served, one after the other with vf-eval's own imports. Both inits
+do nothing but re-export (and add a NullHandler), so in a server process this module puts a
+stand-in for each in `sys.modules` that imports a name's defining module when the name is first
+read. `vf.Toolset` is then the very class `verifiers.v1.mcp.toolset` defines, and a name nobody
+reads costs nothing.
+
+Only a process started as `python -m <that toolset>` is touched (`defer_for_server`), and only on
+the verifiers version this was written against, whose inits hold nothing else: an init with any
+other statement is imported as usual, with a warning. `tests/startup` pins both.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import sys
+from types import ModuleType
+from typing import Any
+
+__all__ = ["DEFERRED", "HOOKED_VERSION", "defer_for_server", "defer_verifiers_init", "launched_as", "reexports"]
+
+DEFERRED = ("verifiers.v1", "verifiers.v1.mcp")
+"""The package inits a tool server skips (parents first)."""
+HOOKED_VERSION = "0.4.0"
+"""The verifiers version whose inits were read: re-exports, `__all__` and v1's NullHandler only."""
+_NULL_HANDLER = "_logging.getLogger(__name__).addHandler(_logging.NullHandler())"
+
+logger = logging.getLogger(__name__)
+
+
+class NotReexportOnly(ValueError):
+    """A package init does more than re-export names, so it must run as usual."""
+
+
+def launched_as(module: str, argv: list[str] | None = None) -> bool:
+    """Whether this process was started as `python [options] -m <module> ...`."""
+    args = sys.orig_argv if argv is None else argv
+    return any(arg == "-m" and args[i + 1:i + 2] == [module] for i, arg in enumerate(args))
+
+
+def reexports(package: str) -> tuple[dict[str, tuple[str, str | None]], list[str] | None, bool]:
+    """Read a package's `__init__.py`: {name: (module, attribute or None for the module itself)},
+    its `__all__` and whether it adds a NullHandler to its logger.
+
+    Raises:
+        NotReexportOnly: the init holds any other statement (or the package is not found).
+    """
+    import ast
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None or not spec.origin.endswith("__init__.py"):
+        raise NotReexportOnly(f"{package} is not an installed package with an __init__.py")
+    with open(spec.origin, encoding="utf-8") as source:
+        tree = ast.parse(source.read(), spec.origin)
+    names: dict[str, tuple[str, str | None]] = {}
+    exported: list[str] | None = None
+    null_handler = False
+    for index, node in enumerate(tree.body):
+        if isinstance(node, ast.ImportFrom) and node.module is not None and all(a.name != "*" for a in node.names):
+            module = importlib.util.resolve_name("." * node.level + node.module, package) if node.level else node.module
+            for alias in node.names:
+                names[alias.asname or alias.name] = (module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is None and "." in alias.name:
+                    raise NotReexportOnly(f"{spec.origin}:{node.lineno}: `import {alias.name}` binds a parent package")
+                names[alias.asname or alias.name] = (alias.name, None)
+        elif (isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]):
+            exported = list(ast.literal_eval(node.value))
+        elif isinstance(node, ast.Expr) and ast.unparse(node) == _NULL_HANDLER:
+            null_handler = True
+        elif not (index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            raise NotReexportOnly(f"{spec.origin}:{node.lineno}: `{ast.unparse(node)[:80]}` is not a re-export")
+    return names, exported, null_handler
+
+
+def _stand_in(package: str) -> ModuleType:
+    names, exported, null_handler = reexports(package)
+    spec = importlib.util.find_spec(package)
+    assert spec is not None  # reexports found it
+    module = importlib.util.module_from_spec(spec)
+
+    def __getattr__(name: str) -> Any:
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        source, attribute = names[name]
+        value = importlib.import_module(source)
+        if attribute is not None:
+            value = getattr(value, attribute)
+        setattr(module, name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*names, *vars(module)})
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    module.__dir__ = __dir__  # type: ignore[method-assign]
+    if exported is not None:
+        setattr(module, "__all__", exported)
+    if null_handler:
+        logging.getLogger(package).addHandler(logging.NullHandler())
+    return module
+
+
+def defer_verifiers_init() -> bool:
+    """Put lazy stand-ins for DEFERRED in `sys.modules` (False, and nothing changed: one is already
+    imported, verifiers is another version, or an init is more than re-exports)."""
+    if any(name in sys.modules for name in DEFERRED):
+        return False
+    from importlib.metadata import version
+
+    found = version("verifiers")
+    if found != HOOKED_VERSION:
+        logger.warning("verifiers %s is not %s: the tool server imports verifiers in full (check "
+                       "arena_kit.lazy_init against its package inits)", found, HOOKED_VERSION)
+        return False
+    importlib.import_module("verifiers")
+    placed: list[str] = []
+    try:
+        for name in DEFERRED:  # parents first: finding a child's spec imports its parent
+            parent, _, child = name.rpartition(".")
+            sys.modules[name] = _stand_in(name)
+            setattr(sys.modules[parent], child, sys.modules[name])
+            placed.append(name)
+    except NotReexportOnly as error:
+        for name in reversed(placed):
+            del sys.modules[name]
+            parent, _, child = name.rpartition(".")
+            delattr(sys.modules[parent], child)
+        logger.warning("the tool server imports verifiers in full: %s", error)
+        return False
+    return True
+
+
+def defer_for_server(module: str) -> bool:
+    """In a process launched as `python -m <module>` (a tool server), defer verifiers' package inits."""
+    return launched_as(module) and defer_verifiers_init()
