@@ -28,6 +28,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
+from collections.abc import AsyncIterator
 from typing import Any, Callable, TypeVar, cast
 
 import docker
@@ -185,6 +186,36 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self.created_pids_limit = pids_limit
         self._api: docker.APIClient | None = None
         self._stopped: bool = False
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def borrow(cls, config: DockerConfig, container: str) -> AsyncIterator[LeanDockerRuntime]:
+        """A live container someone else owns (a host tool server reaching a rollout's box), driven
+        over the Engine API: the lean counterpart of `DockerRuntime.attach` without a proxy. It
+        never stops or removes the container.
+
+        Raises:
+            SandboxError: the container does not exist or the engine cannot be reached.
+        """
+        runtime = cls(config)
+        runtime._container = container
+        runtime._stopped = True  # nothing of this handle's may remove what it borrows
+        runtime.info.borrowed = True
+        try:
+            api = (await _off_loop(engine_client)).api
+            details = await _off_loop(api.inspect_container, container)
+        except docker.errors.DockerException as error:
+            raise SandboxError(f"Container inspection failed: {error}") from error
+        runtime._api = api
+        runtime._image_env = dict(entry.split("=", 1) for entry in details["Config"]["Env"] or [])
+        runtime.config = config.model_copy(update={"image": details["Config"]["Image"], "workdir": details["Config"]["WorkingDir"] or "/"})
+        runtime.info.id = container
+        runtime.info.image = runtime.config.image
+        runtime.info.workdir = runtime.config.workdir
+        try:
+            yield runtime
+        finally:
+            runtime._api = None
 
     async def start(self) -> None:
         if self.config.gpu:

@@ -1,8 +1,9 @@
 """Re-attaches the host-side tool server to each rollout's live box through verifiers' runtimes.
 
 `Task.setup` records the box's runtime info (`box_info`: its type, id and runtime config) in the
-rollout's state. The tool server attaches to that box on first use (docker/podman: verifiers'
-`DockerRuntime.attach`; prime: `prime_box.borrow`), keeps one handle per rollout and lets go of it
+rollout's state. The tool server attaches to that box on first use (docker: `LeanDockerRuntime.borrow`,
+verifiers' docker runtime over the Engine API; podman: verifiers' `PodmanRuntime.attach`; prime:
+`prime_box.borrow`), keeps one handle per rollout and lets go of it
 once idle. A handle never starts, stops or removes its box: the rollout that provisioned it does.
 Every other runtime is refused at setup, in words, before the agent starts.
 """
@@ -19,12 +20,13 @@ from typing import Annotated, Any
 import verifiers.v1 as vf
 from pydantic import Field, TypeAdapter
 from verifiers.v1.runtimes import (
-    DockerRuntime,
     DockerRuntimeInfo,
     PodmanRuntime,
     PodmanRuntimeInfo,
     PrimeRuntimeInfo,
 )
+
+from arena_kit.lean.runtime import LeanDockerRuntime
 
 from sqlite_sandbox import prime_box
 
@@ -75,9 +77,14 @@ async def attach(info: Any) -> AsyncIterator[vf.Runtime]:
     if isinstance(info, PrimeRuntimeInfo):
         yield prime_box.borrow(info)
         return
-    engine = PodmanRuntime if isinstance(info, PodmanRuntimeInfo) else DockerRuntime
-    # Without a service URL, attach starts no proxy; its exit never removes a borrowed container.
-    async with engine.attach(info, info.id) as runtime:
+    if isinstance(info, PodmanRuntimeInfo):
+        # Without a service URL, attach starts no proxy; its exit never removes a borrowed container.
+        async with PodmanRuntime.attach(info, info.id) as runtime:
+            yield runtime
+        return
+    # Docker: the same runtime interface over the Engine API (a `docker exec` CLI process per
+    # call costs ~16 ms of host CPU, the API ~3 ms).
+    async with LeanDockerRuntime.borrow(info, info.id) as runtime:
         yield runtime
 
 
