@@ -2,36 +2,16 @@
 reaches nothing but the proxy — neither an outside host nor a port on the host — while the same
 probes succeed under the open policy (the control)."""
 
-import contextlib
-import http.server
 import re
-import threading
 
 import pytest
 
 from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Answer, RunShell
 from arena.server import start_in_thread
-from arena_testkit.rollouts import docker_gateway, smoke_eval, tool_results
+from arena_testkit.rollouts import docker_gateway, http_listener, smoke_eval, tool_results
 
 pytestmark = pytest.mark.docker
-
-
-@contextlib.contextmanager
-def host_port_server(address: str):
-    """A plain HTTP server on the host, bound to the docker bridge gateway only."""
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer((address, 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def probe_policy(gateway: str, port: int) -> ScriptedPolicy:
@@ -47,7 +27,7 @@ def probe_policy(gateway: str, port: int) -> ScriptedPolicy:
 
 def probe(images, tmp_path, runtime_args) -> dict[str, str]:
     gateway = docker_gateway()
-    with host_port_server(gateway) as port, start_in_thread(policies={"arena/netprobe": probe_policy(gateway, port)}) as server:
+    with http_listener(gateway) as port, start_in_thread(policies={"arena/netprobe": probe_policy(gateway, port)}) as server:
         outcome = smoke_eval(server.url, "bash", "arena/netprobe", images["harness"], tmp_path, runtime_args=runtime_args)
     outcome.raise_for_failures()
     text = "\n".join(tool_results(outcome.run_dir))

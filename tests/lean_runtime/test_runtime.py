@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.server
-import subprocess
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,6 +14,7 @@ from verifiers.v1.runtimes.docker import DockerRuntime
 from verifiers.v1.utils.scope import run_scope
 
 import arena_kit.lean.runtime as lean
+from arena_testkit.rollouts import docker_gateway, http_listener
 from arena_kit.lean.runtime import BOX_CAPABILITIES, LeanDockerRuntime, engine_client
 
 pytestmark = pytest.mark.docker
@@ -32,33 +30,6 @@ async def started(box: vf.Runtime, env: dict[str, str] | None = None) -> AsyncIt
         yield box
     finally:
         await box.stop()
-
-
-@contextlib.contextmanager
-def http_server(address: str) -> Iterator[int]:
-    class Ok(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer((address, 0), Ok)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def docker_gateway() -> str:
-    out = subprocess.run(["ip", "-4", "-o", "addr", "show", "docker0"], capture_output=True, text=True, check=True).stdout
-    return out.split("inet ", 1)[1].split("/", 1)[0]
 
 
 def fetch(url: str, proxy: bool) -> list[str]:
@@ -172,7 +143,7 @@ def test_a_restricted_lean_box_has_no_route_out_and_its_proxy_closes_after_setup
             results["callback-agent"] = await seen(fetch(callback, proxy=False))
             return results
 
-    with http_server(gateway) as gateway_port, http_server("127.0.0.1") as host_port:
+    with http_listener(gateway) as gateway_port, http_listener("127.0.0.1") as host_port:
         seen = asyncio.run(scenario(gateway_port, host_port))
     assert seen["registry-direct"].startswith("FAIL")  # no route out at all
     assert seen["gateway-direct"].startswith("FAIL")  # nor to the host's bridge address

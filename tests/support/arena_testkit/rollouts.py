@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +54,31 @@ def container_egress_cut() -> Iterator[None]:
         yield
     finally:
         subprocess.run(["iptables", "-D", *_CUT_RULE], check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def http_listener(address: str) -> Iterator[int]:
+    """A plain HTTP server answering 200 "ok" to any GET, bound to `address` only (e.g. the docker
+    bridge gateway: what a box could reach on the host); yields its port."""
+
+    class Ok(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer((address, 0), Ok)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def docker_gateway() -> str:
