@@ -4,6 +4,7 @@ and the same answers as verifiers' stock docker runtime for every runtime operat
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
