@@ -27,7 +27,7 @@ from typing import Any
 
 import tomli_w
 
-from arena.admission import DEFAULT_STARTS, LIVE_HARNESSES
+from arena.vf_hooks import DEFAULT_STARTS, LIVE_HARNESSES
 from arena.choices import Harness
 from arena.errors import ArenaError, EvalError, PrerequisiteError, UsageError
 from arena.retries import retries_table
@@ -79,7 +79,7 @@ class EvalRequest:
     errored ones run) instead of wiping it; a run dir with no saved config starts fresh."""
     harness_starts: int | None = DEFAULT_STARTS
     """For a harness verifiers starts as a live process (claude_code, codex): at most this many
-    start at once (`arena.admission`); None: no limit."""
+    start at once (`arena.vf_hooks`); None: no limit."""
 
     @property
     def run_dir(self) -> Path:
@@ -218,18 +218,27 @@ def launch_eval(request: EvalRequest) -> Supervised:
     # --clean wipes the run dir; --resume needs the config vf-eval saved there on the first launch.
     mode = "--resume" if request.resume and saved_config(request.run_dir) is not None else "--clean"
     args = ["@", str(config_path), "--no-rich", mode]
-    if request.harness in LIVE_HARNESSES and request.harness_starts is not None:
-        # vf-eval's own Python, with the start limit installed before verifiers runs.
-        python = _script_python(Path(vf_eval))
-        return Supervised([python, "-m", "arena.admission", str(request.harness_starts), *args], eval_log_path(request), env)
-    return Supervised([vf_eval, *args], eval_log_path(request), env)
+    python = _hookable_python(Path(vf_eval))
+    if python is None:  # not verifiers' own console script (a wrapper): run as it is, without hooks
+        logger.warning("%s is not verifiers' vf-eval script: Arena's vf-eval hooks are not installed", vf_eval)
+        return Supervised([vf_eval, *args], eval_log_path(request), env)
+    # vf-eval in its own Python, with Arena's hooks (host-side liveness; the start limit for live
+    # harnesses) installed before verifiers runs.
+    starts = request.harness_starts if request.harness in LIVE_HARNESSES and request.harness_starts is not None else 0
+    return Supervised([python, "-m", "arena.vf_hooks", str(starts), *args], eval_log_path(request), env)
 
 
-def _script_python(script: Path) -> str:
-    """The interpreter a console script runs under (its `#!` line), else this one."""
-    first = script.read_bytes()[:512].split(b"\n", 1)[0]
+def _hookable_python(script: Path) -> str | None:
+    """The Python that verifiers' `vf-eval` console script runs under (its `#!` line), or None when
+    `script` is not that script (a shell trampoline, a wrapper) and must run as it is."""
+    head = script.read_bytes()[:2048]
+    first = head.split(b"\n", 1)[0]
     interpreter = first[2:].decode(errors="replace").strip() if first.startswith(b"#!") else ""
-    return interpreter if interpreter and Path(interpreter).exists() else sys.executable
+    if b"from verifiers.v1.cli.eval.main import main" not in head:
+        return None
+    if interpreter and Path(interpreter).name.startswith("python") and Path(interpreter).exists():
+        return interpreter
+    return sys.executable if Path(sys.executable).exists() else None
 
 
 def saved_config(run_dir: Path) -> dict[str, Any] | None:

@@ -169,7 +169,7 @@ def run_probe(
     plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]
             if _selected(policy, policies)]
     header: dict[str, Any] = {"harness": harness, "tasks": tasks, "split": split, "seed": seed,
-                              "taskset_args": dict(taskset_args or {})}
+                              "taskset_args": dict(taskset_args or {}), "concurrency": max_concurrent}
     kept, port = _resumable(report, header, plan) if resume is not None else ({}, 0)
     started = time.monotonic()
     progress(f"probe: {len(plan)} policies × {tasks} {split} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}"
@@ -184,7 +184,7 @@ def run_probe(
         requests = [
             EvalRequest(
                 taskset=env, harness=harness, model=model_name(env, policy), image=image_ref(env),
-                base_url=server.url, output_dir=run_dir, run_name=_run_name(env, policy, harness),
+                base_url=server.url, output_dir=run_dir, run_name=_run_name(env, policy, harness, split),
                 num_tasks=tasks, max_concurrent=max_concurrent,
                 taskset_args={**(taskset_args or {}), "split": split},
                 select={"shuffle": True, "seed": seed} if seed is not None else {},
@@ -226,8 +226,10 @@ def latest_probe(output_dir: Path) -> Path:
     return probes[-1]
 
 
-def _run_name(env: str, policy: str, harness: str) -> str:
-    return f"{env}-{policy}-{harness}"
+def _run_name(env: str, policy: str, harness: str, split: str) -> str:
+    """The vf-eval run (and its containers' `verifiers.run` label): probes of other splits or
+    harnesses running at once never share one, so neither removes the other's boxes."""
+    return f"{env}-{policy}-{harness}-{split}"
 
 
 def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str, str]]) -> tuple[dict[str, PolicyScore], int]:
@@ -249,8 +251,10 @@ def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str
     if differing:
         given = ", ".join(f"{key}={saved.get(key)!r}" for key in differing)
         raise UsageError(f"cannot resume {report.parent}: it was started with {given}; pass the same arguments, or start a fresh probe")
-    wanted = {_run_name(env, policy, str(header["harness"])) for env, policy in plan}
-    kept = {_run_name(s.env, s.policy, str(header["harness"])): s for s in scores if s.complete}
+    harness, split = str(header["harness"]), str(header["split"])
+    wanted = {_run_name(env, policy, harness, split) for env, policy in plan}
+    # Complete means every task's episode ran and none failed (a short run is resumed, not kept).
+    kept = {_run_name(s.env, s.policy, harness, split): s for s in scores if s.complete and s.episodes == header["tasks"]}
     return {name: score for name, score in kept.items() if name in wanted}, port
 
 

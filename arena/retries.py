@@ -17,7 +17,7 @@ The messages are the ones verifiers 0.4.0 records, provoked on this machine:
   `SandboxError` "runtime died under harness 'bash' (exit 137): ..."; later calls into it: "No such
   container" / "is not running";
 - a live harness (claude_code, codex) that missed verifiers' fixed 5 s start handshake on a loaded
-  engine: `SandboxError` "container live process failed to start: ..." (`arena.admission` makes it
+  engine: `SandboxError` "container live process failed to start: ..." (`arena.vf_hooks` makes it
   rarer, not impossible: the harness program is verifiers', so no agent has acted yet);
 - the model server down or reset: `ProviderError` with status 503 (verifiers maps every transport
   fault, connection refused or reset, to 503: "All connection attempts failed", "Server
@@ -56,14 +56,23 @@ class RetryRule(BaseModel):
         return rule
 
 
-ENGINE_GONE = r"Cannot connect to the Docker daemon|error during connect|engine is not reachable"
-BOX_GONE = r"runtime died under harness|No such container|is not running"
-START_MISSED = r"live process failed to start|before reporting its PID"
+# Every pattern is anchored at the start of the message, to a prefix verifiers writes on the host:
+# the rest of a message can quote output from inside the box, which the agent controls. Where the
+# prefix alone cannot tell (a failed in-box `read`/`write`, "runtime died under harness"), Arena's
+# vf-eval hooks ask the engine first (`arena.vf_hooks`): a box that is still running gets an error
+# no rule matches ("in the running box: ..."), so only a box the engine reports dead or unreachable
+# is retried.
+_HOST_OP = r"(?:\w+ (?:run|background process|environment inspection|workdir setup|network cut|proxy listener) failed|container background process failed|read '.*?'|write '.*?')"
+ENGINE_AT_START = r"^\w+ runtime selected but the engine is not reachable"
+ENGINE_GONE = "^" + _HOST_OP + r": .*?(?:Cannot connect to the Docker daemon|error during connect)"
+BOX_GONE = (r"^runtime died under harness '[^']+' \(exit -?\d+\)|^" + _HOST_OP
+            + r": Error(?: response from daemon)?: (?:No such container|[Cc]ontainer \S+ is not running)")
+START_MISSED = r"^container live process failed to start|^container client exited with code -?\d+ before reporting its PID"
 
 INFRA_RULES: tuple[RetryRule, ...] = (
     # Seven retries wait about 60 s in all (31-92 s): a daemon restart by images/ensure-docker.sh
     # takes a few seconds, on a loaded machine several times that.
-    RetryRule(fault="engine unreachable at provisioning", type="RuntimeError", message=ENGINE_GONE, max_retries=7),
+    RetryRule(fault="engine unreachable at provisioning", type="RuntimeError", message=ENGINE_AT_START, max_retries=7),
     RetryRule(fault="engine unreachable mid-rollout", type="SandboxError", message=ENGINE_GONE, max_retries=7),
     RetryRule(fault="sandbox died or lost", type="SandboxError", message=BOX_GONE, max_retries=3),
     RetryRule(fault="harness start missed its deadline", type="SandboxError", message=START_MISSED, max_retries=3),

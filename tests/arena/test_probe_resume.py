@@ -46,8 +46,8 @@ def test_a_resumed_probe_runs_only_its_unfinished_policy_on_the_same_server(tmp_
     scores, _failures, report = _probe(out, resume=report.parent)
     launches = [json.loads(line) for line in (report.parent / "launches.jsonl").read_text().splitlines()]
     first, resumed = [(name, mode) for name, _url, mode in launches[:2]], [(name, mode) for name, _url, mode in launches[2:]]
-    assert sorted(first) == [(f"{ENV}-oracle-bash", "--clean"), (f"{ENV}-staller-bash", "--clean")]
-    assert resumed == [(f"{ENV}-oracle-bash", "--resume")], "only the unfinished policy runs again"
+    assert sorted(first) == [(f"{ENV}-oracle-bash-dev", "--clean"), (f"{ENV}-staller-bash-dev", "--clean")]
+    assert resumed == [(f"{ENV}-oracle-bash-dev", "--resume")], "only the unfinished policy runs again"
     assert len({url for _name, url, _mode in launches}) == 1, "a resumed run must reach the same model server"
     assert {s.policy: (s.complete, s.mean) for s in scores} == {"staller": (True, 1.0), "oracle": (True, 1.0)}
     assert json.loads(report.read_text())["complete"] is True
@@ -65,3 +65,12 @@ def test_resuming_where_no_probe_ran_is_a_usage_error(tmp_path):
         latest_probe(tmp_path)
     with pytest.raises(UsageError, match="holds no probe.json"):
         _probe(tmp_path, resume=tmp_path)
+
+
+def test_a_policy_that_ran_fewer_episodes_than_tasks_is_resumed_not_kept(tmp_path, monkeypatch):
+    put_vf_eval_on_path(DYING_VF_EVAL, tmp_path, monkeypatch)  # writes one episode, whatever the task count
+    out = tmp_path / "out"
+    _scores, _failures, report = run_probe([ENV], tasks=2, policies=["none"], output_dir=out, progress=lambda _l: None)
+    run_probe([ENV], tasks=2, policies=["none"], output_dir=out, resume=report.parent, progress=lambda _l: None)
+    launches = [json.loads(line) for line in (report.parent / "launches.jsonl").read_text().splitlines()]
+    assert (f"{ENV}-staller-bash-dev", "--resume") in [(name, mode) for name, _url, mode in launches[2:]]

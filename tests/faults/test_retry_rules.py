@@ -35,6 +35,15 @@ OUTCOMES = [
     pytest.param("ProviderError", "request timed out", 504, id="model-call-timeout"),
     pytest.param("InterceptionError", "harness 'bash' model connection to interception failed", None, id="interception"),
     pytest.param("RuntimeError", "docker runtime selected but the `docker` CLI is not installed", None, id="no-docker-cli"),
+    # What an agent can write: output of its own commands, quoted after a host-written prefix.
+    pytest.param("HarnessError", "harness 'bash' exited 1: Cannot connect to the Docker daemon at unix:///var/run/docker.sock",
+                 None, id="forged-engine-text-in-harness-output"),
+    pytest.param("SandboxError", "in the running box: read 'done.txt': Error response from daemon: No such container: x",
+                 None, id="forged-box-gone-in-a-running-box"),
+    pytest.param("SandboxError", "in the running box: read 'done.txt': error during connect: EOF", None,
+                 id="forged-engine-loss-in-a-running-box"),
+    pytest.param("SandboxError", "container process signal failed: Cannot connect to the Docker daemon", None,
+                 id="unlisted-operation"),
 ]
 
 
@@ -67,3 +76,12 @@ def test_every_eval_config_carries_the_rules_and_a_request_can_override_them(tmp
     assert agent["retries"]["max_retries"] == 0
     off = EvalRequest(**{**request.__dict__, "agent_args": {"retries": {"max_retries": 0}}})
     assert eval_config(off)["env"]["agent"]["retries"] == {"max_retries": 0}
+
+
+def test_text_after_a_dead_box_prefix_cannot_buy_the_engine_rules_budget():
+    """The tail of "runtime died under harness" quotes the harness's stderr (the agent's): engine
+    wording there selects nothing but the box rule, whose budget is the smaller one."""
+    state = _state()
+    died = Error(type="SandboxError", message="runtime died under harness 'bash' (exit 137): Cannot connect to the Docker daemon")
+    budget = next(rule.max_retries for rule in INFRA_RULES if rule.message and "runtime died" in rule.message)
+    assert sum(state.next_error([died]) is died for _ in range(20)) == budget

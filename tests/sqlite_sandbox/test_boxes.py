@@ -115,6 +115,14 @@ def test_prime_is_refused_at_setup_when_the_tool_server_would_have_no_credential
     assert boxes.box_info(Runtime(PrimeRuntimeInfo(id="sbx-1"))) == PrimeRuntimeInfo(id="sbx-1")
 
 
+def test_prime_is_refused_at_setup_on_a_verifiers_the_adapter_was_not_written_for(home, monkeypatch):
+    """Not later, as every tool call saying "the sandbox is gone" while the episode ends ok."""
+    _login(home)
+    monkeypatch.setattr(prime_box, "version", lambda _dist: "0.5.0")
+    with pytest.raises(vf.TaskError, match="supports verifiers==0.4.0, found 0.5.0"):
+        boxes.box_info(Runtime(PrimeRuntimeInfo(id="sbx-1")))
+
+
 @pytest.mark.parametrize(
     "info",
     [DockerRuntimeInfo(id="abc123def456", image="arena/schema-migration:latest", workdir="/app"), PodmanRuntimeInfo(id="p1"), PrimeRuntimeInfo(id="sbx-1", image="ghcr.io/x/y@sha256:00")],

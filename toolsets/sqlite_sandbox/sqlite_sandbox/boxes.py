@@ -62,7 +62,7 @@ def box_info(runtime: vf.Runtime) -> Any:
         )
     if not info.id:
         raise vf.TaskError(f"the {kind} runtime reported no box id, so the sqlite_sandbox tools could not reach it")
-    if kind == "prime" and (problem := prime_box.credentials_problem()):
+    if kind == "prime" and (problem := prime_box.credentials_problem() or prime_box.version_problem()):
         raise vf.TaskError(f"sqlite_sandbox cannot reach Prime sandboxes from the host: {problem}")
     return _BOX_INFO.validate_python(info.model_dump())
 

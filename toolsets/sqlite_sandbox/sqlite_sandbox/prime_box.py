@@ -24,7 +24,7 @@ from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes import PrimeRuntime, PrimeRuntimeInfo
 from verifiers.v1.utils.prime import load_prime_config
 
-__all__ = ["VERIFIERS_VERSION", "BorrowedPrimeRuntime", "borrow", "credentials_problem"]
+__all__ = ["VERIFIERS_VERSION", "BorrowedPrimeRuntime", "borrow", "credentials_problem", "version_problem"]
 
 VERIFIERS_VERSION = "0.4.0"
 """The one verifiers version whose `PrimeRuntime` internals this adapter was written against."""
@@ -33,13 +33,18 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.We
 """One SDK client per event loop (its HTTP pool belongs to the loop), shared by every borrowed sandbox."""
 
 
-def _check_version() -> None:
+def version_problem() -> str | None:
+    """Why the Prime adapter cannot run with the installed verifiers, or None if it can."""
     found = version("verifiers")
-    if found != VERIFIERS_VERSION:
-        raise SandboxError(
-            f"sqlite_sandbox's Prime adapter supports verifiers=={VERIFIERS_VERSION}, found {found}; "
-            "re-check BorrowedPrimeRuntime against the new PrimeRuntime before using it"
-        )
+    if found == VERIFIERS_VERSION:
+        return None
+    return (f"sqlite_sandbox's Prime adapter supports verifiers=={VERIFIERS_VERSION}, found {found}; "
+            "re-check BorrowedPrimeRuntime against the new PrimeRuntime before using it")
+
+
+def _check_version() -> None:
+    if problem := version_problem():
+        raise SandboxError(problem)
 
 
 def credentials_problem() -> str | None:

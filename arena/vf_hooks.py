@@ -1,0 +1,136 @@
+"""Hooks Arena installs in its vf-eval processes, on verifiers 0.4.0 only: harness-start admission
+and host-side box liveness.
+
+**Admission.** verifiers starts the ACP harnesses (claude_code, codex) as live processes in the box
+(`ContainerRuntime.open_process`), and gives each a fixed 5 s (30 s on a nested host) to report its
+PID, polling with one `docker exec` every 50 ms. At 32 rollouts the starts come in one burst; their
+handshakes and polls queue on the engine and some miss the deadline ("container live process failed
+to start"), which ends the rollout. No config knob bounds this on docker (`runtimes/limiters.py`
+paces only the remote runtimes' sandbox creation, `max_concurrent` bounds whole episodes), so
+`open_process` goes behind a semaphore: at most `limit` handshakes run at once, and the wait for
+admission is outside the 5 s.
+
+**Liveness.** When a harness exits non-zero, verifiers asks `runtime.alive()` whether the box died
+(then the error is "runtime died under harness", an infrastructure fault Arena retries) or the
+harness failed (a `HarnessError`, the agent's outcome). verifiers answers by running `true` inside
+the box, which a root agent can replace with `exit 1` to pass its own failure off as a dead box and
+get the rollout re-run. For docker/podman boxes the hook asks the engine instead (`inspect`: is the
+container running?), which nothing in the box can shape. A failed in-box read or write (whose error
+quotes the box's own stderr, e.g. a replaced `cat` printing "No such container") is checked the same
+way: in a box the engine reports running it becomes "in the running box: ...", which no retry rule
+(`arena.retries`) matches.
+
+On another verifiers version neither hook is installed (with a warning): the code they wrap may
+have moved. Usage (what `arena.evalrun` launches): `python -m arena.vf_hooks LIMIT <vf-eval
+arguments>`, LIMIT 0 for no start limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+__all__ = ["DEFAULT_STARTS", "HOOKED_VERSION", "LIVE_HARNESSES", "install", "install_host_liveness", "main"]
+
+HOOKED_VERSION = "0.4.0"
+"""The verifiers version whose `ContainerRuntime.open_process` and `Runtime.alive` these hooks wrap."""
+LIVE_HARNESSES = frozenset({"claude_code", "codex", "arena-codex"})
+"""Harnesses verifiers starts as a live process in the box (the ones the deadline can hit)."""
+DEFAULT_STARTS = 4
+"""Handshakes at once by default: c=32 lost 3 of 64 claude_code/codex rollouts without a limit."""
+
+logger = logging.getLogger(__name__)
+
+
+def _hookable() -> bool:
+    import verifiers
+
+    if verifiers.__version__ != HOOKED_VERSION:
+        logger.warning("verifiers %s is not %s: Arena's vf-eval hooks (harness-start limit, host-side "
+                       "liveness) are not installed; check arena.vf_hooks against it", verifiers.__version__, HOOKED_VERSION)
+        return False
+    return True
+
+
+def install(limit: int) -> bool:
+    """Put verifiers' `ContainerRuntime.open_process` behind a semaphore of `limit` (False: not
+    installed, on a verifiers version this hook was not written for).
+
+    Raises:
+        ValueError: `limit` is below 1.
+    """
+    if limit < 1:
+        raise ValueError(f"the harness-start limit must be at least 1, got {limit}")
+    if not _hookable():
+        return False
+    from verifiers.v1.runtimes.container import ContainerRuntime
+
+    original: Callable[..., Awaitable[Any]] = ContainerRuntime.open_process
+    gate = asyncio.Semaphore(limit)
+
+    async def admitted(self: Any, argv: list[str], env: dict[str, str]) -> Any:
+        async with gate:
+            return await original(self, argv, env)
+
+    ContainerRuntime.open_process = admitted
+    return True
+
+
+def install_host_liveness() -> bool:
+    """Answer `alive()` of docker/podman boxes from the engine (`inspect`), not from inside the box
+    (False: not installed, on a verifiers version this hook was not written for)."""
+    if not _hookable():
+        return False
+    from verifiers.v1.runtimes.container import ContainerRuntime
+
+    async def running(self: Any) -> bool:
+        container = getattr(self, "_container", None)
+        if not container:
+            return False
+        try:
+            code, out, _ = await self._communicate_host(self.engine, "inspect", "--format", "{{.State.Running}}", container)
+        except Exception:  # noqa: BLE001 - an engine that cannot answer has lost the box for this rollout
+            return False
+        return bool(code == 0 and out.strip() == b"true")
+
+    ContainerRuntime.alive = running
+    for name in ("_read", "write"):
+        setattr(ContainerRuntime, name, _host_checked(getattr(ContainerRuntime, name)))
+    return True
+
+
+def _host_checked(operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """`operation` (an in-box read or write), whose failure in a box the engine reports running is
+    marked as such ("in the running box: ..."), so no retry rule takes it for a lost box or engine."""
+    from verifiers.v1.errors import SandboxError
+
+    async def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await operation(self, *args, **kwargs)
+        except SandboxError as error:
+            if await self.alive():
+                raise SandboxError(f"in the running box: {error}") from error
+            raise
+
+    return checked
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`LIMIT <vf-eval arguments>`: install the hooks (LIMIT 0: no start limit), then run vf-eval here."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or not args[0].isdigit():
+        raise SystemExit("usage: python -m arena.vf_hooks LIMIT <vf-eval arguments>")
+    if int(args[0]):
+        install(int(args[0]))
+    install_host_liveness()
+    from verifiers.v1.cli.eval.main import main as vf_eval
+
+    sys.argv = ["vf-eval", *args[1:]]
+    vf_eval(args[1:])
+
+
+if __name__ == "__main__":
+    main()

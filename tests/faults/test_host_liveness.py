@@ -1,0 +1,89 @@
+"""A root agent cannot pass its own failure off as a lost box: with Arena's vf-eval hooks the engine,
+not the box, says whether the box is alive, and a failed in-box read in a running box matches no
+retry rule (`arena.vf_hooks`, `arena.retries`)."""
+
+import asyncio
+import subprocess
+import uuid
+
+import pytest
+from verifiers.v1.configs.retries import RetryConfig
+from verifiers.v1.errors import SandboxError
+from verifiers.v1.runtimes import DockerConfig, DockerRuntime
+from verifiers.v1.runtimes.container import ContainerRuntime
+from verifiers.v1.trace import Error
+from verifiers.v1.utils.retries import RetryState
+
+from arena.retries import retries_table
+from arena.vf_hooks import install_host_liveness
+
+pytestmark = pytest.mark.docker
+
+FAKE_TRUE = "printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/true && chmod +x /usr/local/bin/true"
+FAKE_CAT = ("printf '#!/bin/sh\\necho \"Error response from daemon: No such container: x\" >&2\\nexit 1\\n' "
+            "> /usr/local/bin/cat && chmod +x /usr/local/bin/cat")
+
+
+@pytest.fixture
+def box(images):
+    name = f"arena-liveness-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["docker", "run", "-d", "--name", name, "--label", "arena.managed=true", "--network", "none",
+                    "--entrypoint", "sleep", images["base"], "infinity"], check=True, capture_output=True, timeout=120)
+    try:
+        yield name
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=120)
+
+
+@pytest.fixture
+def hooks(monkeypatch):
+    for name in ("alive", "_read", "write"):
+        monkeypatch.setattr(ContainerRuntime, name, getattr(ContainerRuntime, name))  # restored after the test
+    return install_host_liveness
+
+
+def _retried(message: str) -> bool:
+    error = Error(type="SandboxError", message=message)
+    return RetryState(RetryConfig.model_validate(retries_table())).next_error([error]) is error
+
+
+async def _probe(box: str, setup: str) -> tuple[bool, str]:
+    async with DockerRuntime.attach(DockerConfig(), box) as runtime:
+        assert (await runtime.run(["sh", "-c", setup], {})).exit_code == 0
+        alive = await runtime.alive()
+        try:
+            await runtime.read("/etc/hostname")
+            message = ""
+        except SandboxError as error:
+            message = str(error)
+        return alive, message
+
+
+def test_without_the_hooks_a_faked_box_death_buys_a_retry(box):
+    alive, message = asyncio.run(_probe(box, f"{FAKE_TRUE} && {FAKE_CAT}"))
+    assert alive is False  # verifiers' own probe runs the agent's `true`
+    assert _retried(message), message  # and the forged read error reads as a lost box
+
+
+def test_with_the_hooks_the_engine_says_the_box_lives_and_nothing_is_retried(box, hooks):
+    assert hooks() is True
+    alive, message = asyncio.run(_probe(box, f"{FAKE_TRUE} && {FAKE_CAT}"))
+    assert alive is True
+    assert message.startswith("in the running box: ") and not _retried(message), message
+
+
+def test_with_the_hooks_a_box_that_really_stopped_is_still_retried(box, hooks):
+    hooks()
+
+    async def go() -> tuple[bool, str]:
+        async with DockerRuntime.attach(DockerConfig(), box) as runtime:
+            subprocess.run(["docker", "stop", "-t", "0", box], check=True, capture_output=True, timeout=120)
+            alive = await runtime.alive()
+            try:
+                await runtime.read("/etc/hostname")
+                return alive, ""
+            except SandboxError as error:
+                return alive, str(error)
+
+    alive, message = asyncio.run(go())
+    assert alive is False and _retried(message), message
