@@ -288,8 +288,9 @@ def _finish(request: EvalRequest, done: Exit, wall_s: float) -> EvalOutcome:
 def _reap_leftovers(request: EvalRequest, launched: float) -> tuple[str, ...]:
     """Remove the containers this vf-eval left (it tears its own down, but a daemon restart or a
     `docker rm` past its 30 s limit leaves some); only those created since `launched` (epoch s),
-    so a concurrent run of the same name keeps its boxes. An engine that does not answer leaves
-    them to `arena reap --run`."""
+    so an earlier run's leftovers stay for `arena reap --run`. Two evals of one run name at once
+    share the label and could remove each other's boxes: Arena's run names differ by environment,
+    policy, harness and split. An engine that does not answer leaves them to `arena reap --run`."""
     if (request.agent_args.get("runtime") or {}).get("type", "docker") != "docker":
         return ()
     from docker.errors import DockerException  # the Docker SDK only when a docker eval has ended
