@@ -16,7 +16,7 @@ import pytest
 
 from arena.errors import ArenaError
 from arena.evalrun import EvalRequest, eval_config, run_evals
-from arena_testkit.fake_vf_eval import fake_vf_eval  # noqa: F401 (fixture)
+from arena_testkit.fake_vf_eval import ctrl_c_deliverable, fake_vf_eval  # noqa: F401 (fixture)
 
 def _request(out: Path, name: str, model: str = "finish") -> EvalRequest:
     return EvalRequest(taskset="t", harness="bash", model=model, image="img", base_url="http://127.0.0.1:1", run_name=name, output_dir=out)
@@ -66,7 +66,7 @@ def test_ctrl_c_terminates_the_running_evals_and_starts_no_more(fake_vf_eval, tm
         run_evals(requests, parallel=2)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_deliverable)
     pids: list[int] = []
     try:
         pid_files = [out / "run0.pid", out / "run1.pid"]

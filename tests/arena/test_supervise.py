@@ -13,7 +13,7 @@ import pytest
 
 from arena import supervise
 from arena.evalrun import EvalRequest, run_evals
-from arena_testkit.fake_vf_eval import put_vf_eval_on_path
+from arena_testkit.fake_vf_eval import ctrl_c_deliverable, put_vf_eval_on_path
 
 # A vf-eval that starts a grandchild in its process group, records both pids, and then hangs; with
 # `stubborn` in its model name it ignores SIGTERM, as a wedged eval would.
@@ -74,7 +74,7 @@ def test_ctrl_c_stops_every_running_evals_whole_process_group(hanging_vf_eval, t
                                run_name=f"run{{i}}", output_dir=out) for i in range(2)], parallel=2)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_deliverable)
     pids: list[int] = []
     try:
         files = [out / "run0.pids", out / "run1.pids"]

@@ -1,9 +1,7 @@
-"""The lean `bash` harness: verifiers' bash loop and wire, run in the box on the stdlib alone.
+"""The lean rollout path: `harness` (the `arena-bash` harness, verifiers' bash loop in a stdlib
+`runner`), `runtime` (verifiers' docker runtime over the Engine API) and `env` (`LeanEnv`).
 
-Exports the harness class via `__all__` (one Harness subclass), so a module that re-exports it is a
-verifiers harness plugin (`[env.agent.harness] id = "arena-bash"` resolves the module `arena_bash`).
+Nothing is imported here: the harness pulls in verifiers' harness stack, which a tool server that
+only borrows boxes through `runtime` must not pay for. The id `arena-bash` resolves to the
+top-level module `arena_bash`.
 """
-
-from arena_kit.lean.harness import HARNESS_ID, LeanBashHarness
-
-__all__ = ["HARNESS_ID", "LeanBashHarness"]

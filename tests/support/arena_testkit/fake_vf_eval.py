@@ -3,6 +3,7 @@ docker tests run it): it writes its pid, then either writes one trace (reward 0.
 for the model "sleep", sleeps until terminated."""
 
 import os
+import signal
 import sys
 import textwrap
 from pathlib import Path
@@ -25,6 +26,12 @@ FAKE_VF_EVAL = textwrap.dedent(
     print("fake vf-eval done")
     """
 )
+
+
+def ctrl_c_deliverable() -> None:
+    """`preexec_fn` for a driver a test sends Ctrl-C (SIGINT): a shell runs background jobs (CI under
+    `nohup … &`) with SIGINT ignored, which children inherit and Python then leaves ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def put_vf_eval_on_path(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
