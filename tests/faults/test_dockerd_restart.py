@@ -10,15 +10,13 @@ quiet machine: `.venv/bin/pytest -p no:xdist -m engine_fault tests/faults/test_d
 import os
 import signal
 import subprocess
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from fault_runs import MODEL, CountingPolicy, containers_of, fault_request, finished_lines, wait_for
+from fault_runs import MODEL, CountingPolicy, containers_of, eval_during_fault, fault_request, finished_lines, wait_for
 
-from arena.evalrun import run_evals
 from arena.server import start_in_thread
 
 pytestmark = [pytest.mark.docker, pytest.mark.engine_fault]
@@ -49,12 +47,7 @@ def test_an_eval_survives_a_docker_daemon_restart(images, tmp_path):
             time.sleep(DOWN_S)
             fault["restart"] = subprocess.run(["bash", str(ENSURE_DOCKER)], capture_output=True, text=True, timeout=180)
 
-        thread = threading.Thread(target=restart_mid_eval, daemon=True)
-        thread.start()
-        try:
-            [outcome] = run_evals([request], parallel=1)
-        finally:
-            thread.join(240)
+        outcome = eval_during_fault(request, restart_mid_eval, join_s=240)
     restart = fault.get("restart")
     assert isinstance(restart, subprocess.CompletedProcess) and restart.returncode == 0, f"the engine did not come back: {restart}"
     assert isinstance(fault["finished_before"], int) and fault["finished_before"] < TASKS, "the outage came after the eval"

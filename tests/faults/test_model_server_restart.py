@@ -1,14 +1,12 @@
 """The model server dies mid-eval and comes back on its port a few seconds later: the rollouts it
 failed are retried (`arena.retries`), every episode ends scored, and no container is left."""
 
-import threading
 import time
 import uuid
 
 import pytest
-from fault_runs import MODEL, CountingPolicy, containers_of, fault_request, wait_for
+from fault_runs import MODEL, CountingPolicy, containers_of, eval_during_fault, fault_request, wait_for
 
-from arena.evalrun import run_evals
 from arena.server import start_in_thread
 
 pytestmark = pytest.mark.docker
@@ -33,12 +31,9 @@ def test_an_eval_survives_its_model_server_going_down_and_coming_back(images, tm
         time.sleep(DOWN_S)
         servers.append(start_in_thread(policies={MODEL: policy}, port=port))
 
-    fault = threading.Thread(target=outage_mid_eval, daemon=True)
-    fault.start()
     try:
-        [outcome] = run_evals([request], parallel=1)
+        outcome = eval_during_fault(request, outage_mid_eval, join_s=200)
     finally:
-        fault.join(200)
         servers[-1].stop()
     assert len(servers) == 2, "the outage never happened"
     assert len(outcome.episodes) == TASKS, f"episodes lost: {len(outcome.episodes)} of {TASKS} recorded"

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from arena.evalrun import EvalRequest
+from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.traces import TRACES_FILE
 from arena_kit.policy import Action, Answer, Observation, RunShell
 from arena_kit.scripted import ScriptedPolicy
@@ -65,3 +65,15 @@ def containers_of(run: str) -> list[str]:
     out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=verifiers.run={run}"],
                          capture_output=True, text=True, check=True, timeout=60)
     return out.stdout.split()
+
+
+def eval_during_fault(request: EvalRequest, fault: Callable[[], None], join_s: float) -> EvalOutcome:
+    """Run `request`'s eval while `fault` runs beside it (it waits for its moment, breaks something,
+    and mends it); waits up to `join_s` for the fault to finish after the eval."""
+    thread = threading.Thread(target=fault, daemon=True)
+    thread.start()
+    try:
+        [outcome] = run_evals([request], parallel=1)
+    finally:
+        thread.join(join_s)
+    return outcome
