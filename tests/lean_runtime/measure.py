@@ -190,6 +190,23 @@ def run_config(path: str, level: int, rollouts: int, image: str, server_url: str
     return Result(f"{path} c={level}", rollouts, window[1] - window[0], sampler.per_category(*window), len(outcome.failures) + (rollouts - len(outcome.episodes)), cli_calls)
 
 
+def _measured(work: Callable[[], None], sampler: Sampler, thread: threading.Thread, close: Callable[[], None],
+              times: list[float]) -> tuple[float, dict[str, float], float]:
+    """Run `work` in this process while the sampler watches; (container window s, CPU-s by category
+    with this process's children as "docker CLI", this process's own CPU-s)."""
+    before = os.times()
+    work()
+    after = os.times()
+    sampler.stop.set()
+    thread.join()
+    time.sleep(0.5)
+    close()
+    window = (min(times), max(times))
+    cpu = sampler.per_category(*window)
+    cpu["docker CLI"] = (after.children_user + after.children_system) - (before.children_user + before.children_system)
+    return window[1] - window[0], cpu, (after.user + after.system) - (before.user + before.system)
+
+
 def run_floor(level: int, jobs: int, image: str) -> Result:
     name = f"measure-floor-c{level}-{int(time.time())}"
     sampler = Sampler(os.getpid())
@@ -203,22 +220,16 @@ def run_floor(level: int, jobs: int, image: str) -> Result:
         for _ in range(count):
             subprocess.run(argv, check=True, capture_output=True)
 
-    before = os.times()
-    workers = [threading.Thread(target=worker, args=(jobs // level,)) for _ in range(level)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    after = os.times()
-    sampler.stop.set()
-    thread.join()
-    time.sleep(0.5)
-    close()
-    window = (min(times), max(times))
-    cpu = sampler.per_category(*window)
-    cpu["docker CLI"] = (after.children_user + after.children_system) - (before.children_user + before.children_system)
+    def all_jobs() -> None:
+        workers = [threading.Thread(target=worker, args=(jobs // level,)) for _ in range(level)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
+    seconds, cpu, _own = _measured(all_jobs, sampler, thread, close, times)
     cpu["vf-eval python"] = 0.0
-    return Result(f"floor `docker run --rm` c={level}", jobs, window[1] - window[0], cpu, 0, jobs)
+    return Result(f"floor `docker run --rm` c={level}", jobs, seconds, cpu, 0, jobs)
 
 
 async def _box_life(box: object, image: str) -> None:
@@ -265,19 +276,10 @@ def run_boxes(path: str, level: int, boxes: int, image: str) -> Result:
 
         await asyncio.gather(*(one() for _ in range(boxes)))
 
-    before = os.times()
-    asyncio.run(all_boxes())
-    after = os.times()
-    sampler.stop.set()
-    thread.join()
-    time.sleep(0.5)
-    close()
-    window = (min(times), max(times))
-    cpu = sampler.per_category(*window)
-    cpu["docker CLI"] = (after.children_user + after.children_system) - (before.children_user + before.children_system)
+    seconds, cpu, own = _measured(lambda: asyncio.run(all_boxes()), sampler, thread, close, times)
     # The sampler thread's own /proc scans are this process's CPU too; the scans are counted out by rate.
-    cpu["vf-eval python"] = max(0.0, (after.user + after.system) - (before.user + before.system) - sampler.scan_cpu)
-    return Result(f"box life {path} c={level}", boxes, window[1] - window[0], cpu, 0, 0)
+    cpu["vf-eval python"] = max(0.0, own - sampler.scan_cpu)
+    return Result(f"box life {path} c={level}", boxes, seconds, cpu, 0, 0)
 
 
 def main() -> None:
