@@ -255,3 +255,17 @@ def test_a_sandbox_that_died_gives_an_agent_safe_error_and_its_handle_is_let_go(
     assert str(raised.value) == runner.NOT_RUNNING and "internal.example" not in str(raised.value)
     assert "internal.example" in caplog.text
     assert state.statements_used == 0 and len(tools._boxes) == 0
+
+
+@pytest.mark.parametrize("answer", ["exit 124", "exit 137", "echo not-json", "sleep 30"],
+                         ids=["timed-out", "killed", "not-the-engine", "never-answers"])
+def test_an_execute_that_reached_the_box_costs_a_statement_whatever_the_box_answers(fake_prime, tmp_path, monkeypatch, answer):
+    """The box is the agent's: a shadowed `timeout` or `python3` can run the real engine and then
+    answer with a timeout code, junk or silence. None of that may make the call free."""
+    monkeypatch.setattr(runner, "engine_argv", lambda _payload, _timeout: ["sh", "-c", answer])
+    monkeypatch.setattr(runner, "HOST_GRACE_S", 0.5)
+    state = SandboxState(box=PrimeRuntimeInfo(id="sbx-1"), db_path=_database(tmp_path), checkpoint_dir=str(tmp_path / "ck"))
+    tools = SqliteSandboxToolset(SandboxConfig(exec_timeout_s=5))
+    with pytest.raises(ToolError, match=r"statement"):
+        _call(tools, state, "execute", sql="SELECT 1")
+    assert state.statements_used == 1

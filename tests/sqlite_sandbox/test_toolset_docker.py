@@ -244,3 +244,19 @@ def test_a_docker_box_is_borrowed_over_the_engine_api_and_never_removed(containe
     assert isinstance(runtime, LeanDockerRuntime) and (code, out) == (0, "in-box\n")
     container.reload()
     assert container.status == "running"
+
+
+def test_a_borrowed_docker_box_is_alive_by_the_engines_word_not_the_boxs(container):
+    """`_dead` decides whether a failed call was the box dying (free) or the box answering (charged):
+    a root agent replacing `true` must not make its live box read as dead."""
+    from sqlite_sandbox.boxes import attach
+
+    async def go() -> bool:
+        async with attach(DockerRuntimeInfo(id=container.id[:12])) as runtime:
+            await runtime.run(["sh", "-c", "printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/true && chmod +x /usr/local/bin/true"], {})
+            try:
+                return await runtime.alive()
+            finally:
+                await runtime.run(["rm", "-f", "/usr/local/bin/true"], {})
+
+    assert asyncio.run(go()) is True

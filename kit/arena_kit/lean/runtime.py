@@ -217,6 +217,18 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         finally:
             runtime._api = None
 
+    async def alive(self) -> bool:
+        """Whether the engine reports the container running: asked of the engine, not of the box
+        (verifiers runs `true` inside it, which a root agent can replace)."""
+        if not self._container:
+            return False
+        api = self._api or engine_client().api
+        try:
+            details = await _off_loop(api.inspect_container, self._container)
+        except docker.errors.DockerException:
+            return False
+        return bool(details["State"]["Running"])
+
     async def start(self) -> None:
         if self.config.gpu:
             raise SandboxError(f"the lean docker runtime has no GPU support (gpu={self.config.gpu!r}); use the stock runtime")

@@ -45,7 +45,15 @@ UNREACHABLE = "the sandbox cannot be reached right now; try again shortly"
 
 
 class SandboxUnavailable(Exception):
-    """The box (or its python3/sqlite3) cannot run the request; the message is agent-safe."""
+    """The box (or its python3/sqlite3) cannot run the request; the message is agent-safe.
+
+    `ran`: the request reached the box and ran there (it timed out, or what answered was not the
+    engine). The box is the agent's, so it can shape every answer after that point: such a call
+    costs what a completed one does."""
+
+    def __init__(self, message: str, ran: bool = False) -> None:
+        super().__init__(message)
+        self.ran = ran
 
 
 @cache
@@ -89,19 +97,20 @@ async def _run(boxes: Boxes, info: Any, request: dict[str, Any], spool_dir: str,
             raise SandboxUnavailable(NOT_RUNNING)
         raise SandboxUnavailable(
             f"the call ran longer than {timeout_s:g} s inside the sandbox and was killed; "
-            "the database was left as it was before the call"
+            "the database was left as it was before the call",
+            ran=True,
         )
     if code == 127:
-        raise SandboxUnavailable("the sandbox image lacks python3; the database tools cannot run")
+        raise SandboxUnavailable("the sandbox image lacks python3; the database tools cannot run", ran=True)
     try:
         reply = json.loads(result.stdout)
     except json.JSONDecodeError:
         logger.warning("engine in %s exited %s: %s", where, code, result.stderr[-2000:])
         if await _dead(boxes, info, runtime):
             raise SandboxUnavailable(NOT_RUNNING) from None
-        raise SandboxUnavailable(f"the sandbox helper failed (exit {code}); try again") from None
+        raise SandboxUnavailable(f"the sandbox helper failed (exit {code}); try again", ran=True) from None
     if not isinstance(reply, dict):
-        raise SandboxUnavailable("the sandbox helper gave no usable answer; try again")
+        raise SandboxUnavailable("the sandbox helper gave no usable answer; try again", ran=True)
     return reply
 
 
@@ -117,4 +126,5 @@ async def run_engine(
     try:
         return await asyncio.wait_for(_run(boxes, info, request, spool_dir, timeout_s), timeout_s + HOST_GRACE_S)
     except TimeoutError:
-        raise SandboxUnavailable(f"the sandbox did not answer within {timeout_s + HOST_GRACE_S:g} s; try again") from None
+        # The request was sent; an engine that never answers is one the box can fake (a shadowed `timeout`).
+        raise SandboxUnavailable(f"the sandbox did not answer within {timeout_s + HOST_GRACE_S:g} s; try again", ran=True) from None

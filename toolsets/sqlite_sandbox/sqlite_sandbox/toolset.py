@@ -24,7 +24,15 @@ from sqlite_sandbox.boxes import Boxes
 from sqlite_sandbox.runner import SandboxUnavailable, run_engine
 from sqlite_sandbox.state import CHECKPOINT_NAME, START, SandboxConfig, SandboxState, checkpoint_path
 
-__all__ = ["SqliteSandboxToolset"]
+__all__ = ["EngineFailed", "SqliteSandboxToolset"]
+
+
+class EngineFailed(ToolError):
+    """An engine request that did not give an answer; `ran` as in `SandboxUnavailable`."""
+
+    def __init__(self, message: str, ran: bool) -> None:
+        super().__init__(message)
+        self.ran = ran
 
 
 @dataclass
@@ -70,7 +78,7 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
                 self._boxes, s.box, {"db": s.db_path, **request}, s.checkpoint_dir, self.config.exec_timeout_s
             )
         except SandboxUnavailable as error:
-            raise ToolError(str(error)) from None
+            raise EngineFailed(str(error), ran=error.ran) from None
 
     def _check_sql(self, sql: str, what: str) -> None:
         size = len(sql.encode())
@@ -110,7 +118,13 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
                 "no SQL was run. Submit your migration with submit_migration."
             )
         self._check_sql(sql, "the SQL")
-        reply = await self._engine({"op": "execute", "sql": sql, "deadline_s": self.config.exec_timeout_s - 3})
+        try:
+            reply = await self._engine({"op": "execute", "sql": sql, "deadline_s": self.config.exec_timeout_s - 3})
+        except EngineFailed as error:
+            if not error.ran:
+                raise  # the box was never reached: nothing ran, nothing is charged
+            s.statements_used += 1
+            raise ToolError(f"{error} {self._budget_line()}") from None
         s.statements_used += 1
         budget = self._budget_line()
         # The cap bounds everything the call returns, the budget line included.
