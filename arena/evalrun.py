@@ -77,6 +77,8 @@ class EvalRequest:
     resume: bool = False
     """Continue the run in `run_dir` (`vf-eval --resume`: finished episodes are kept, missing and
     errored ones run) instead of wiping it; a run dir with no saved config starts fresh."""
+    retries: dict[str, Any] = field(default_factory=retries_table)
+    """The `[env.retries]` table: whole-episode retries of the infrastructure faults (`arena.retries`)."""
     harness_starts: int | None = DEFAULT_STARTS
     """For a harness verifiers starts as a live process (claude_code, codex): at most this many
     start at once (`arena.vf_hooks`); None: no limit."""
@@ -135,11 +137,13 @@ def eval_config(request: EvalRequest) -> dict[str, Any]:
         "run": {"name": request.run_name},
         "env": {
             "taskset": {"id": request.taskset, **request.taskset_args},
+            # Whole-episode retries: the one level that also re-rolls a rollout in a box the env
+            # lends it (a lean box), which verifiers' per-agent retries never do.
+            "retries": request.retries,
             "agent": {
                 "max_turns": request.max_turns,
                 "harness": {"id": request.harness, **request.harness_args},
                 "runtime": {"type": "docker", "image": request.image, **request.runtime_args},
-                "retries": retries_table(),
                 **request.agent_args,
             },
         },

@@ -1,21 +1,29 @@
-"""The infrastructure faults Arena's evals retry, as verifiers `[env.agent.retries]` rules.
+"""The infrastructure faults Arena's evals retry, as verifiers whole-episode `[env.retries]` rules.
 
-verifiers reruns an agent's whole rollout in a fresh box while its trace ends with an error a rule
-matches (`verifiers.v1.utils.retries.RetryState`), waiting `backoff(attempt)` between attempts:
-min(0.5 · 2^attempt, 30) s times a jitter in [0.5, 1.5). Each rule has its own budget per rollout;
-an error that matches no rule is never retried (`max_retries = 0`), so an agent's or a grader's own
+verifiers reruns the whole episode while it ends with an error a rule matches
+(`verifiers.v1.utils.retries.run_episode_with_retry`: it scans the episode's own errors, then the
+errors of its failed traces), waiting `backoff(attempt)` between attempts: min(0.5 · 2^attempt,
+30) s times a jitter in [0.5, 1.5). An Arena episode has one agent, so a retry is the same rollout
+re-rolled in a fresh box, whichever docker path provisioned it: verifiers' own runtime (the box
+belongs to the rollout) or Arena's lean one (`arena_kit.lean.env.LeanEnv` starts the box and lends
+it to the rollout, and verifiers never retries an agent in a borrowed box, so per-agent
+`[env.agent.retries]` rules would not protect it). Each rule has its own budget per episode; an
+error that matches no rule is never retried (`max_retries = 0`), so an agent's or a grader's own
 outcome stands: a wrong answer or a denial is no error at all, a stage deadline is a timeout (not
 an error), a harness or task exception is a `HarnessError`/`TaskError`, and a sandbox error a
 grader provoked (a read of a file the agent never wrote) names no lost engine or box.
 
-The messages are the ones verifiers 0.4.0 records, provoked on this machine:
-- engine down at provisioning (`DOCKER_HOST` at a dead socket, dockerd restarting): `RuntimeError`
-  "docker runtime selected but the engine is not reachable: Cannot connect to the Docker daemon ...";
-- the same mid-rollout (a `docker exec`/`run`/`cp` while the daemon is away): `SandboxError` carrying
-  the docker CLI's "Cannot connect to the Docker daemon" / "error during connect";
+The messages are the ones verifiers 0.4.0 and the lean runtime record, provoked on this machine:
+- engine down at provisioning (`DOCKER_HOST` at a dead socket, dockerd restarting): "docker
+  runtime selected but the engine is not reachable: ...", a `RuntimeError` on the trace from
+  verifiers' runtime, a `SandboxError` on the episode from the lean one (an error must be a
+  verifiers `RolloutError` to leave `LeanEnv.run` with its own type and words);
+- the same mid-rollout (an exec, read or write while the daemon is away): `SandboxError` carrying
+  the docker CLI's "Cannot connect to the Docker daemon" / "error during connect" (the lean runtime
+  writes the CLI's words for a refused or dropped Engine API connection);
 - the box gone under a running harness (container removed, or killed by a daemon restart):
   `SandboxError` "runtime died under harness 'bash' (exit 137): ..."; later calls into it: "No such
-  container" / "is not running";
+  container" / "is not running" (the daemon's own words on both paths);
 - a live harness (claude_code, codex) that missed verifiers' fixed 5 s start handshake on a loaded
   engine: `SandboxError` "container live process failed to start: ..." (`arena.vf_hooks` makes it
   rarer, not impossible: the harness program is verifiers', so no agent has acted yet);
@@ -45,7 +53,7 @@ class RetryRule(BaseModel):
     message: str | None = None
     status_code: tuple[int, ...] | None = None
     max_retries: int = Field(ge=1)
-    """Retries per rollout for this fault."""
+    """Retries per episode for this fault."""
 
     def table(self) -> dict[str, Any]:
         rule: dict[str, Any] = {"type": self.type, "max_retries": self.max_retries}
@@ -58,10 +66,10 @@ class RetryRule(BaseModel):
 
 # Every pattern is anchored at the start of the message, to a prefix verifiers writes on the host:
 # the rest of a message can quote output from inside the box, which the agent controls. Where the
-# prefix alone cannot tell (a failed in-box `read`/`write`, "runtime died under harness"), Arena's
-# vf-eval hooks ask the engine first (`arena.vf_hooks`): a box that is still running gets an error
-# no rule matches ("in the running box: ..."), so only a box the engine reports dead or unreachable
-# is retried.
+# prefix alone cannot tell (a failed in-box `read`/`write`, "runtime died under harness"), the
+# engine is asked first (`arena.vf_hooks` for verifiers' runtime, `LeanDockerRuntime` itself for the
+# lean one): a box that is still running gets an error no rule matches ("in the running box: ..."),
+# so only a box the engine reports dead or unreachable is retried.
 _HOST_OP = r"(?:\w+ (?:run|background process|environment inspection|workdir setup|network cut|proxy listener) failed|container background process failed|read '.*?'|write '.*?')"
 ENGINE_AT_START = r"^\w+ runtime selected but the engine is not reachable"
 ENGINE_GONE = "^" + _HOST_OP + r": .*?(?:Cannot connect to the Docker daemon|error during connect)"
@@ -73,6 +81,7 @@ INFRA_RULES: tuple[RetryRule, ...] = (
     # Seven retries wait about 60 s in all (31-92 s): a daemon restart by images/ensure-docker.sh
     # takes a few seconds, on a loaded machine several times that.
     RetryRule(fault="engine unreachable at provisioning", type="RuntimeError", message=ENGINE_AT_START, max_retries=7),
+    RetryRule(fault="engine unreachable at provisioning, lean box", type="SandboxError", message=ENGINE_AT_START, max_retries=7),
     RetryRule(fault="engine unreachable mid-rollout", type="SandboxError", message=ENGINE_GONE, max_retries=7),
     RetryRule(fault="sandbox died or lost", type="SandboxError", message=BOX_GONE, max_retries=3),
     RetryRule(fault="harness start missed its deadline", type="SandboxError", message=START_MISSED, max_retries=3),
@@ -82,5 +91,5 @@ INFRA_RULES: tuple[RetryRule, ...] = (
 
 
 def retries_table(rules: tuple[RetryRule, ...] = INFRA_RULES) -> dict[str, Any]:
-    """The `[env.agent.retries]` table for `rules` (errors no rule matches are not retried)."""
+    """The `[env.retries]` table for `rules` (errors no rule matches are not retried)."""
     return {"max_retries": 0, "rules": [rule.table() for rule in rules]}

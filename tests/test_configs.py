@@ -147,4 +147,6 @@ def test_config_retries_the_infrastructure_faults_arena_retries(path):
     """A config run with vf-eval directly reruns the same faults Arena's own commands do, no more."""
     from arena.retries import retries_table
 
-    assert _load(path)["env"]["agent"]["retries"] == retries_table()
+    env = _load(path)["env"]
+    assert env["retries"] == retries_table()
+    assert "retries" not in env["agent"], "a per-agent table is never applied to a box the env lends (a lean box)"

@@ -1,10 +1,12 @@
 """dockerd SIGKILLed mid-eval and restarted as `images/ensure-docker.sh` does: the rollouts the
-outage broke (engine unreachable, boxes killed by the restart) are retried, every episode ends
-scored, and after Arena's cleanup no container of the run is left.
+outage broke (engine unreachable, boxes killed by the restart) are retried as whole episodes, every
+episode ends scored, and after Arena's cleanup no container of the run is left, on both docker paths
+(the lean one's engine errors carry the stock runtime's words, `arena_kit.lean.runtime`).
 
 This kills the machine's Docker engine, and with it every other container: it is marked
 `engine_fault`, which the Makefile runs alone after the parallel suite. Run it by hand only on a
-quiet machine: `.venv/bin/pytest -p no:xdist -m engine_fault tests/faults/test_dockerd_restart.py`.
+quiet machine: `.venv/bin/pytest -p no:xdist -m engine_fault tests/faults/test_dockerd_restart.py`
+(each docker path restarts the engine once; `-k lean` for one).
 """
 
 import os
@@ -15,7 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fault_runs import MODEL, CountingPolicy, containers_of, eval_during_fault, fault_request, finished_lines, wait_for
+from fault_runs import (MODEL, TASKSETS, CountingPolicy, containers_of, docker_paths, eval_during_fault, fault_request,
+                        finished_lines, wait_for)
 
 from arena.server import start_in_thread
 
@@ -33,12 +36,13 @@ def _kill_dockerd() -> int:
     return pid
 
 
-def test_an_eval_survives_a_docker_daemon_restart(images, tmp_path):
+@pytest.mark.parametrize("path", list(TASKSETS))
+def test_an_eval_survives_a_docker_daemon_restart(images, tmp_path, path):
     policy = CountingPolicy()
     run = f"fault-engine-{uuid.uuid4().hex[:8]}"
     fault: dict[str, object] = {}
     with start_in_thread(policies={MODEL: policy}) as server:
-        request = fault_request(run, tmp_path, server.url, images["harness"], tasks=TASKS)
+        request = fault_request(run, tmp_path, server.url, images["harness"], tasks=TASKS, path=path)
 
         def restart_mid_eval() -> None:
             wait_for(lambda: policy.calls >= 3, "rollouts to be running in their boxes")
@@ -54,6 +58,7 @@ def test_an_eval_survives_a_docker_daemon_restart(images, tmp_path):
     assert len(outcome.episodes) == TASKS, f"episodes lost: {len(outcome.episodes)} of {TASKS} recorded"
     assert outcome.failures == [], [(e.task, e.stop_condition, e.errors) for e in outcome.failures]
     assert [e.reward for e in outcome.episodes] == [1.0] * TASKS
+    assert docker_paths(request.run_dir) == [path] * TASKS
     assert outcome.retries >= 1, "no rollout was retried, so the outage hit nothing"
     assert containers_of(run) == []
     print(f"retries: {outcome.retries} ({sorted({x['type'] for e in outcome.episodes for x in e.errors})}); "

@@ -1,6 +1,7 @@
-"""A root agent cannot pass its own failure off as a lost box: with Arena's vf-eval hooks the engine,
-not the box, says whether the box is alive, and a failed in-box read in a running box matches no
-retry rule (`arena.vf_hooks`, `arena.retries`)."""
+"""A root agent cannot pass its own failure off as a lost box: with Arena's vf-eval hooks (stock
+runtime) and in the lean runtime itself, the engine, not the box, says whether the box is alive, and a
+failed in-box read or write in a running box matches no retry rule (`arena.vf_hooks`,
+`arena_kit.lean.runtime`, `arena.retries`)."""
 
 import asyncio
 import subprocess
@@ -16,6 +17,7 @@ from verifiers.v1.utils.retries import RetryState
 
 from arena.retries import retries_table
 from arena.vf_hooks import install_host_liveness
+from arena_kit.lean.runtime import LeanDockerRuntime
 
 pytestmark = pytest.mark.docker
 
@@ -87,3 +89,42 @@ def test_with_the_hooks_a_box_that_really_stopped_is_still_retried(box, hooks):
 
     alive, message = asyncio.run(go())
     assert alive is False and _retried(message), message
+
+
+# The lean twin: a box the lean runtime started itself, as `LeanEnv` lends it to a rollout; no hooks.
+LEAN = {"allow": [], "memory": 1.0, "cpu": 1.0}
+
+
+async def _lean_probe(image: str, setup: str | None, stop: bool = False) -> tuple[bool, list[str]]:
+    box = LeanDockerRuntime(DockerConfig(image=image, **LEAN))
+    try:
+        await box.start()
+        if setup is not None:
+            assert (await box.run(["sh", "-c", setup], {})).exit_code == 0
+        if stop:
+            subprocess.run(["docker", "stop", "-t", "0", box._container], check=True, capture_output=True, timeout=120)
+        messages = []
+        for operation in (lambda: box.read("/etc/hostname"), lambda: box.write("/etc/hostname", b"x")):
+            try:
+                await operation()
+                messages.append("")
+            except SandboxError as error:
+                messages.append(str(error))
+        return await box.alive(), messages
+    finally:
+        await box.stop()
+
+
+def test_a_forged_box_death_in_a_lean_box_is_not_retried(images):
+    alive, messages = asyncio.run(_lean_probe(images["base"], f"{FAKE_TRUE} && {FAKE_CAT}"))
+    assert alive is True  # the engine's word, not the agent's `true`
+    for message in messages:
+        assert message.startswith("in the running box: ") and "No such container" in message, message
+        assert not _retried(message), message
+
+
+def test_a_lean_box_that_really_stopped_is_retried(images):
+    alive, messages = asyncio.run(_lean_probe(images["base"], None, stop=True))
+    assert alive is False
+    for message in messages:
+        assert _retried(message), message

@@ -1,8 +1,9 @@
 """Helpers of the fault tests: a slow scripted policy that counts its calls, a many-task eval of
-the `arena-fault-smoke` taskset, and bounded waits."""
+the fault-smoke taskset on either docker path, and bounded waits."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -21,6 +22,9 @@ MODEL = "arena/fault-slow"
 CALLS_PER_EPISODE = 3
 """The slow policy's model calls in one clean episode: sleep, write the file, answer."""
 EVAL_DEADLINE_S = 600.0
+TASKSETS = {"stock": "arena-fault-smoke", "lean": "arena-fault-smoke-lean"}
+"""The fault-smoke taskset per docker path: verifiers' own runtime under `SingleAgentEnv`, or lean
+boxes that `LeanEnv` starts and lends to the rollout (which verifiers' per-agent retries never reach)."""
 
 
 class CountingPolicy:
@@ -38,9 +42,11 @@ class CountingPolicy:
         return self._script(obs)
 
 
-def fault_request(run: str, output_dir: Path, base_url: str, image: str, tasks: int = 6, concurrency: int = 2) -> EvalRequest:
+def fault_request(
+    run: str, output_dir: Path, base_url: str, image: str, tasks: int = 6, concurrency: int = 2, path: str = "stock",
+) -> EvalRequest:
     return EvalRequest(
-        taskset="arena-fault-smoke", harness="bash", model=MODEL, image=image, base_url=base_url, run_name=run,
+        taskset=TASKSETS[path], harness="bash", model=MODEL, image=image, base_url=base_url, run_name=run,
         output_dir=output_dir, max_concurrent=concurrency, taskset_args={"num_tasks": tasks},
         env={"PYTHONPATH": os.pathsep.join([str(FAULTS_SUPPORT), str(TESTS_SUPPORT)])}, deadline_s=EVAL_DEADLINE_S,
     )
@@ -58,6 +64,12 @@ def finished_lines(run_dir: Path) -> int:
     """Complete lines vf-eval has appended to the run's traces so far."""
     path = run_dir / TRACES_FILE
     return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def docker_paths(run_dir: Path) -> list[str]:
+    """The docker path each recorded episode's rollout ran on: "lean" in a box the env lent it."""
+    rows = [json.loads(line) for line in (run_dir / TRACES_FILE).read_text().splitlines() if line.strip()]
+    return ["lean" if (((row.get("traces") or [{}])[0].get("agent") or {}).get("runtime") or {}).get("borrowed") else "stock" for row in rows]
 
 
 def containers_of(run: str) -> list[str]:
