@@ -9,8 +9,8 @@ egress with iptables; every limit (memory, CPUs, PIDs, capabilities, no-new-priv
 create time, and every exec is one Engine API exchange instead of a `docker` CLI process.
 An unrestricted box keeps the stock bridge network and published service port.
 
-`open_process` stays on the inherited CLI path (live stdio), so harnesses that use it work
-unchanged; only `run`, `read`, `write`, `run_background`, start and teardown are lean.
+A live process (`open_process`, the claude_code and codex ACP runners) is one hijacked exec stream
+read on the event loop (`arena_kit.lean.process`), so no path of a rollout spawns a `docker` CLI.
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ from typing import Any, Callable, TypeVar, cast
 
 import docker
 import docker.errors
+import requests.exceptions
+import urllib3.exceptions
 from docker.utils.socket import STDERR, STDOUT, frames_iter
 from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.errors import SandboxError
-from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult
+from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult, RuntimeProcess
 from verifiers.v1.runtimes.docker import DockerConfig, DockerRuntime
 from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 from verifiers.v1.utils.scope import run_scope
@@ -75,8 +77,9 @@ def engine_client() -> docker.DockerClient:
             try:
                 _client = docker.DockerClient.from_env(max_pool_size=256)
             except docker.errors.DockerException as error:
+                # The stock runtime's words (`arena.retries.ENGINE_AT_START` reads both paths).
                 raise RuntimeError(
-                    f"lean docker runtime selected but the Docker engine is not reachable: {error}. "
+                    f"docker runtime selected but the engine is not reachable: {error}. "
                     "Start Docker (or set DOCKER_HOST), or select the stock runtime with `[env] docker = \"stock\"`"
                 ) from error
         return _client
@@ -125,6 +128,26 @@ def listener_in_netns(pid: int) -> socket.socket:
             "The lean runtime needs root on the docker host; select the stock runtime with `[env] docker = \"stock\"`"
         )
     return found[0]
+
+
+ENGINE_ERRORS: tuple[type[BaseException], ...] = (
+    docker.errors.DockerException, requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError,
+)
+"""What an Engine API call raises when the engine fails it (the docker SDK passes transport errors
+through unwrapped; a dropped exec stream surfaces as a socket error)."""
+_CONNECTION_LOST = (requests.exceptions.ConnectionError, urllib3.exceptions.ProtocolError, ConnectionError)
+_UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, RuntimeError)  # RuntimeError: `engine_client`
+
+
+def engine_words(error: BaseException) -> str:
+    """A failed Engine API call in the docker CLI's host-written words, so the lean and the stock
+    runtime's errors read alike to `arena.retries`: the daemon's own "Error response from daemon:
+    ..." for an API error, "Cannot connect to the Docker daemon" for a refused or dropped connection."""
+    if isinstance(error, docker.errors.APIError):
+        return f"Error response from daemon: {error.explanation or error}"
+    if isinstance(error, _CONNECTION_LOST):
+        return f"Cannot connect to the Docker daemon ({type(error).__name__}: {error}). Is the docker daemon running?"
+    return f"{type(error).__name__}: {error}"
 
 
 def _exec_sync(
@@ -222,34 +245,45 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         (verifiers runs `true` inside it, which a root agent can replace)."""
         if not self._container:
             return False
-        api = self._api or engine_client().api
         try:
+            api = self._api or (await _off_loop(engine_client)).api
             details = await _off_loop(api.inspect_container, self._container)
-        except docker.errors.DockerException:
+        except _UNANSWERED:  # an engine that cannot answer has lost the box for this rollout
             return False
         return bool(details["State"]["Running"])
 
     async def start(self) -> None:
         if self.config.gpu:
             raise SandboxError(f"the lean docker runtime has no GPU support (gpu={self.config.gpu!r}); use the stock runtime")
-        api = (await _off_loop(engine_client)).api
+        try:
+            api = (await _off_loop(engine_client)).api
+        except RuntimeError as error:
+            # A SandboxError, unlike a RuntimeError, leaves `LeanEnv.run` as itself (not wrapped in
+            # an EnvError), with the stock runtime's words (`arena.retries.ENGINE_AT_START`).
+            raise SandboxError(str(error)) from error
         self._api = api
         restricted = self.network_restricted
-        user = await _off_loop(_image_user, api, self.config.image)
-        # The engine makes a missing workdir as root: right for a root image, and the stock
-        # runtime's own mkdir + chown (one exec) otherwise.
-        root = user in ROOT_USERS
         # Named before creation, so stop()/cleanup() remove a box whose start failed half-way.
         self._container = f"vf-{uuid.uuid4().hex}"
-        container = await _off_loop(self._create, api, restricted, root)
+        try:
+            user = await _off_loop(_image_user, api, self.config.image)
+            # The engine makes a missing workdir as root: right for a root image, and the stock
+            # runtime's own mkdir + chown (one exec) otherwise.
+            root = user in ROOT_USERS
+            container = await _off_loop(self._create, api, restricted, root)
+        except ENGINE_ERRORS as error:
+            raise SandboxError(f"docker run failed: {engine_words(error)}") from error
         self.info.id = container["Id"][:12]
         self._image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
         if not root:
-            code, _, err = await _off_loop(
-                _exec_sync, api, self._container,
-                ["sh", "-c", 'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi', "vf-workdir", str(self.config.workdir), user],
-                {}, "0", None, None,
-            )
+            try:
+                code, _, err = await _off_loop(
+                    _exec_sync, api, self._container,
+                    ["sh", "-c", 'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi', "vf-workdir", str(self.config.workdir), user],
+                    {}, "0", None, None,
+                )
+            except ENGINE_ERRORS as error:
+                raise SandboxError(f"docker workdir setup failed: {engine_words(error)}") from error
             if code != 0:
                 raise SandboxError(f"docker workdir setup failed: {err.decode(errors='replace').strip()}")
         if not restricted:
@@ -312,30 +346,81 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         values = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--env"]
         return dict(value.split("=", 1) for value in values)
 
-    async def _exec_api(self, argv: list[str], env: dict[str, str], stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+    async def _exec_api(
+        self, operation: str, argv: list[str], env: dict[str, str], stdin: bytes | None = None
+    ) -> tuple[int, bytes, bytes]:
+        """One exec; an engine that fails it raises SandboxError "`operation`: <the docker CLI's words>"
+        (the stock runtime's host prefixes, `arena.retries`)."""
         if self._api is None or self._container is None:
             raise SandboxError("the lean docker box is not started")
-        return await _off_loop(
-            _exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin
-        )
+        try:
+            return await _off_loop(
+                _exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin
+            )
+        except ENGINE_ERRORS as error:
+            raise await self._engine_failure(operation, error) from error
+
+    async def _engine_failure(self, operation: str, error: BaseException) -> SandboxError:
+        if isinstance(error, _CONNECTION_LOST) and await self.alive():
+            # The engine answers and reports the box running: the stream closed at the box's end
+            # (an exec whose process quit before taking all its stdin), no lost engine.
+            return SandboxError(f"in the running box: {operation}: the exec stream closed ({type(error).__name__}: {error})")
+        words = engine_words(error)
+        if isinstance(error, docker.errors.NotFound) and "No such container" not in words:
+            # An exec instance is removed with its container: the engine's word on the container
+            # names the real loss ("No such container"), which a missing exec alone does not.
+            try:
+                await _off_loop(cast(docker.APIClient, self._api).inspect_container, self._container)
+            except ENGINE_ERRORS as lost:
+                words = engine_words(lost)
+        return SandboxError(f"{operation}: {words}")
+
+    async def _in_box_failure(self, message: str) -> SandboxError:
+        """A failed in-box read or write, whose `message` quotes the box's own stderr (a replaced
+        `cat` can print "No such container"): marked "in the running box: " while the engine
+        reports the box running, so no retry rule (`arena.retries`) takes the box's words for a
+        lost box or engine. The stock runtime gets the same from `arena.vf_hooks`."""
+        if await self.alive():
+            return SandboxError(f"in the running box: {message}")
+        return SandboxError(message)
 
     async def run(self, argv: list[str], env: dict[str, str]) -> ProgramResult:
-        code, out, err = await self._exec_api(argv, self.process_env(env))
+        code, out, err = await self._exec_api("docker run failed", argv, self.process_env(env))
         return ProgramResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def open_process(self, argv: list[str], env: dict[str, str]) -> RuntimeProcess:
+        """A live process over the Engine API (`arena_kit.lean.process`): no CLI process, the PID read
+        off the stream under `START_DEADLINE_S`. It overrides the method `arena.vf_hooks` gates, so
+        no start limit applies: nothing polls, so a burst of starts does not multiply engine work.
+        An engine reached other than over a unix socket keeps verifiers' CLI path."""
+        from arena_kit.lean.process import engine_socket, open_engine_process
+
+        path = engine_socket()
+        if path is None:
+            process: RuntimeProcess = await super().open_process(argv, env)
+            return process
+        if self._api is None or self._container is None:
+            raise SandboxError("the lean docker box is not started")
+        try:
+            return await open_engine_process(
+                self._api, path, self._container, argv, self._exec_env(self.process_env(env)), self.user, self.config.workdir
+            )
+        except ENGINE_ERRORS as error:
+            raise await self._engine_failure("docker run failed", error) from error
 
     async def _read(self, path: str, max_bytes: int | None = None) -> bytes:
         argv = ["cat"] if max_bytes is None else ["head", "-c", str(max_bytes)]
-        code, data, err = await self._exec_api([*argv, "--", path], {})
+        code, data, err = await self._exec_api(f"read {path!r}", [*argv, "--", path], {})
         if code != 0:
-            raise SandboxError(f"read {path!r}: {err.decode(errors='replace').strip()}")
+            raise await self._in_box_failure(f"read {path!r}: {err.decode(errors='replace').strip()}")
         return data
 
     async def write(self, path: str, data: bytes) -> None:
         parent = shlex.quote(str(PurePosixPath(path).parent))
         command = f"mkdir -p {parent} && cat > {shlex.quote(path)}"
-        code, _, err = await self._exec_api(["sh", "-c", command], {}, stdin=data)
+        code, _, err = await self._exec_api(f"write {path!r}", ["sh", "-c", command], {}, stdin=data)
         if code != 0:
-            raise SandboxError(f"write {path!r}: {err.decode(errors='replace').strip()}")
+            raise await self._in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
 
     async def run_background(self, argv: list[str], env: dict[str, str], log: str) -> None:
         if self._api is None or self._container is None:
@@ -354,8 +439,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
 
         try:
             await _off_loop(detach)
-        except docker.errors.APIError as error:
-            raise SandboxError(f"docker background process failed: {error.explanation or error}") from error
+        except ENGINE_ERRORS as error:
+            raise await self._engine_failure("docker background process failed", error) from error
 
     def cleanup(self) -> None:
         # Not `info.borrowed`: the rollout that borrows this box stamps that flag on the very `info`
