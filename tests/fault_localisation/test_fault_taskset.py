@@ -28,8 +28,8 @@ from fault_localisation.taskset import (
 from log_search.toolset import LogSearchState, LogSearchToolset, QueryRecord, Submission
 
 
-def test_the_taskset_resolves_by_its_id_and_the_package_exports_only_it():
-    assert fault_localisation.__all__ == ["FaultLocalisationTaskset"]
+def test_the_taskset_resolves_by_its_id_and_the_package_exports_it_and_its_env():
+    assert fault_localisation.__all__ == ["FaultLocalisationTaskset", "LeanEnv"]
     config_type = vf.taskset_config_type("fault-localisation")
     config = config_type.model_validate({"id": "fault-localisation", "num_tasks": 2})
     taskset = vf.load_taskset(config)

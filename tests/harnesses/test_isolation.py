@@ -3,7 +3,11 @@ which declares `arena_kit.isolation`'s defaults exactly as the real tasksets do 
 a memory hog and a fork bomb stay in their box while a concurrent honest rollout scores 1.0; plain
 Python egress reaches neither the package registry nor a listener on the host; a hung rollout ends
 as a timed-out episode and the eval still finishes. Each attack is released only after the test has
-read the limit that contains it off the live container (`docker inspect`)."""
+read the limit that contains it off the live container (`docker inspect`).
+
+Every attack runs down both docker paths: the lean one the environments default to (`arena-bash` in a
+lean box, every limit set at create time and no `docker update`) and verifiers' stock one (`bash` on
+the stock runtime, the PIDs limit set by `docker update`), which users can still select."""
 
 from __future__ import annotations
 
@@ -17,11 +21,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from arena.evalrun import EvalOutcome, EvalRequest, run_eval
+import arena.evalrun
+from arena.evalrun import EvalOutcome, EvalRequest, run_eval, saved_config
 from arena_kit.isolation import ISOLATION
+from arena_kit.lean.runtime import RUNTIME_LABEL
 from arena_kit.policy import Action, Answer, Observation, RunShell
 from arena.server import start_in_thread
 from arena_testkit.rollouts import SUPPORT, docker_gateway, tool_results
@@ -33,6 +40,8 @@ MODEL = "arena/isolation"
 REGISTRY = "https://pypi.org/simple/"
 """The package registry this machine already uses (as test_network_policy does)."""
 EVAL_DEADLINE_S = 420.0
+PATHS = {"lean": "arena-bash", "stock": "bash"}
+"""`[env] docker` path → the harness that rides it (the lean pair, and the reference pair)."""
 
 
 def _wait_for_go(role: str) -> str:
@@ -108,9 +117,31 @@ def isolation_policy(gateway_url: str = ""):
     return policy
 
 
-def _request(server_url: str, images: dict[str, str], tmp_path: Path, roles: list[str], run: str, **kwargs) -> EvalRequest:
+@pytest.fixture(params=sorted(PATHS))
+def docker_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every eval the test launches takes this `[env] docker` path (an `EvalRequest` cannot name one)."""
+    path: str = request.param
+    plain = arena.evalrun.eval_config
+
+    def on_path(eval_request: EvalRequest) -> dict[str, Any]:
+        config = plain(eval_request)
+        config["env"]["docker"] = path
+        return config
+
+    monkeypatch.setattr(arena.evalrun, "eval_config", on_path)
+    return path
+
+
+def _took(outcome: EvalOutcome, path: str) -> bool:
+    """Whether the eval ran down `path`: the env config vf-eval resolved (and saved) names it."""
+    config = saved_config(outcome.run_dir) or {}
+    return (config.get("env", {}).get("docker"), config.get("env", {}).get("agent", {}).get("harness", {}).get("id")) == (path, PATHS[path])
+
+
+def _request(server_url: str, images: dict[str, str], tmp_path: Path, roles: list[str], run: str, path: str,
+             **kwargs) -> EvalRequest:
     return EvalRequest(
-        taskset="arena-isolation", harness="bash", model=MODEL, image=images["harness"], base_url=server_url,
+        taskset="arena-isolation", harness=PATHS[path], model=MODEL, image=images["harness"], base_url=server_url,
         run_name=run, output_dir=tmp_path, max_concurrent=len(roles), taskset_args={"roles": roles},
         env={"PYTHONPATH": os.pathsep.join([str(HERE_SUPPORT), str(SUPPORT)])}, deadline_s=EVAL_DEADLINE_S, **kwargs,
     )
@@ -138,8 +169,23 @@ def _wait_for_markers(run: str, roles: list[str], deadline_s: float = 240) -> di
     return found
 
 
-def _host_config(container: str) -> dict:
-    return json.loads(_docker("inspect", "--format", "{{json .HostConfig}}", container).stdout)
+def _inspect(container: str) -> dict:
+    return json.loads(_docker("inspect", "--format", "{{json .}}", container).stdout)
+
+
+def _lacks(host_config: dict, capability: str) -> bool:
+    """Whether the box runs without `capability`: dropped by name (stock) or with ALL and not added back (lean)."""
+    dropped = {cap.removeprefix("CAP_") for cap in host_config["CapDrop"] or []}
+    added = {cap.removeprefix("CAP_") for cap in host_config["CapAdd"] or []}
+    return capability not in added and (capability in dropped or "ALL" in dropped)
+
+
+def _updates(container: str, since: str) -> list[str]:
+    """The engine's `update` events for `container` (a `docker update`, as `confine` runs on a stock box)."""
+    done = _docker("events", "--since", since, "--until", str(int(time.time()) + 1), "--filter", f"container={container}",
+                   "--filter", "event=update", "--format", "{{.Action}}")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
 
 
 @contextlib.contextmanager
@@ -154,18 +200,22 @@ def _eval_in_thread(request: EvalRequest) -> Iterator[dict[str, EvalOutcome]]:
         assert not thread.is_alive(), "the eval outlived its deadline"
 
 
-def test_a_memory_hog_and_a_fork_bomb_stay_in_their_box_while_an_honest_rollout_scores(images, tmp_path):
-    run = "isolation-attack"
+def test_a_memory_hog_and_a_fork_bomb_stay_in_their_box_while_an_honest_rollout_scores(images, tmp_path, docker_path):
+    run = f"isolation-attack-{docker_path}"
     with start_in_thread(policies={MODEL: isolation_policy()}) as server:
-        with _eval_in_thread(_request(server.url, images, tmp_path, ["attack", "honest"], run)) as box:
+        with _eval_in_thread(_request(server.url, images, tmp_path, ["attack", "honest"], run, docker_path)) as box:
             containers = _wait_for_markers(run, ["attack", "honest"])
             # The limits are in force on the live attacker box before anything is released.
-            config = _host_config(containers["attack"])
+            inspected = _inspect(containers["attack"])
+            config = inspected["HostConfig"]
+            assert (inspected["Config"]["Labels"] or {}).get(RUNTIME_LABEL, "stock") == docker_path  # the path taken
             assert config["PidsLimit"] == ISOLATION.pids
             assert config["Memory"] == int(ISOLATION.memory * 1024**3)
             assert config["NanoCpus"] == int(ISOLATION.cpu * 1e9)
-            assert {"NET_ADMIN", "NET_RAW"} <= {cap.removeprefix("CAP_") for cap in config["CapDrop"] or []}
+            assert _lacks(config, "NET_ADMIN") and _lacks(config, "NET_RAW")
             assert "no-new-privileges" in (config["SecurityOpt"] or [])
+            # A lean box carries its PIDs limit from create time (`confine` skips its update); a stock box gets it by update.
+            assert bool(_updates(containers["attack"], inspected["Created"])) == (docker_path == "stock")
             for container in containers.values():
                 assert _docker("exec", container, "touch", "/tmp/arena-go").returncode == 0
             # The host answers throughout the attack: a process starts, and the engine serves the honest box.
@@ -209,13 +259,15 @@ def _gateway_listener() -> Iterator[tuple[str, list[str]]]:
         server.server_close()
 
 
-def test_plain_python_egress_reaches_neither_the_registry_nor_the_host(images, tmp_path):
+def test_plain_python_egress_reaches_neither_the_registry_nor_the_host(images, tmp_path, docker_path):
     with _gateway_listener() as (url, served), start_in_thread(policies={MODEL: isolation_policy(url)}) as server:
         # The listener answers from the host itself (so the failures below are the box's, not the listener's).
         assert subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", url], capture_output=True, text=True, timeout=10).stdout == "200"
         served.clear()
-        outcome = run_eval(_request(server.url, images, tmp_path, ["egress"], "isolation-egress"), progress=lambda _l: None)
+        outcome = run_eval(_request(server.url, images, tmp_path, ["egress"], f"isolation-egress-{docker_path}", docker_path),
+                           progress=lambda _l: None)
     outcome.raise_for_failures()
+    assert _took(outcome, docker_path)
     [line] = [m for text in tool_results(outcome.run_dir) for m in re.findall(r"EGRESS=(\{.*\})", text)]
     attempts = json.loads(line)
     assert set(attempts) == {"registry-direct", "registry-proxy", "gateway-direct", "gateway-proxy"}
@@ -223,15 +275,15 @@ def test_plain_python_egress_reaches_neither_the_registry_nor_the_host(images, t
     assert served == []
 
 
-def test_a_hung_rollout_ends_as_a_timed_out_episode_and_the_eval_finishes(images, tmp_path):
-    run = "isolation-hang"
+def test_a_hung_rollout_ends_as_a_timed_out_episode_and_the_eval_finishes(images, tmp_path, docker_path):
+    run = f"isolation-hang-{docker_path}"
     with start_in_thread(policies={MODEL: isolation_policy()}) as server:
-        request = _request(server.url, images, tmp_path, ["hang", "honest"], run, agent_args={"timeout": {"rollout": 30}})
+        request = _request(server.url, images, tmp_path, ["hang", "honest"], run, docker_path, agent_args={"timeout": {"rollout": 30}})
         with _eval_in_thread(request) as box:
             containers = _wait_for_markers(run, ["honest"])
             _docker("exec", containers["honest"], "touch", "/tmp/arena-go")
     outcome = box["outcome"]
-    assert outcome.returncode == 0 and not outcome.timed_out
+    assert outcome.returncode == 0 and not outcome.timed_out and _took(outcome, docker_path)
     by_role = {e.task.rsplit("-", 1)[-1]: e for e in outcome.episodes}
     hung = by_role["hang"]
     assert hung.failed and "timeout" in json.dumps([hung.stop_condition, hung.errors]).lower(), hung

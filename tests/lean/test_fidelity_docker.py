@@ -1,5 +1,6 @@
-"""Fidelity, proven: every scripted policy of both environments gives the same rollout under the lean
-harness (`arena-bash`) as under verifiers' own `bash` harness, on verifiers' docker runtime.
+"""Fidelity, proven: every scripted policy of both environments gives the same rollout on the lean path
+(the `arena-bash` harness in a lean box, the environments' default) as on the reference path (verifiers'
+own `bash` harness on verifiers' own docker runtime, `[env] docker = "stock"`).
 
 Same task, same seed, same scripted model server: the whole message graph must match (every tool
 call with its id and arguments, every tool result as the model saw it, the final reply), and so
@@ -16,7 +17,7 @@ import pytest
 
 from arena.policies import PolicyResolver
 from arena.server import start_in_thread
-from lean_fidelity import Rollout, run_policies
+from lean_fidelity import LEAN, REFERENCE, Rollout, run_policies
 
 pytestmark = pytest.mark.docker
 
@@ -32,24 +33,27 @@ def _differences(ref: Rollout, lean: Rollout) -> list[str]:
             continue
         if name == "messages":
             index = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-            out.append(f"messages differ from #{index}: bash={str(want[index:index + 1])[:400]} lean={str(got[index:index + 1])[:400]}")
+            out.append(f"messages differ from #{index}: ref={str(want[index:index + 1])[:400]} lean={str(got[index:index + 1])[:400]}")
         else:
-            out.append(f"{name}: bash={str(want)[:300]} lean={str(got)[:300]}")
+            out.append(f"{name}: ref={str(want)[:300]} lean={str(got)[:300]}")
     return out
 
 
 @pytest.mark.parametrize("env_id", ["fault-localisation", "schema-migration"])
-def test_every_policy_rolls_out_identically_under_the_lean_and_the_bash_harness(env_id: str) -> None:
+def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_and_docker_runtime(env_id: str) -> None:
     policies = [*PolicyResolver().environment_policies(env_id), "staller"]
     with start_in_thread() as server:
-        reference = run_policies(env_id, "bash", policies, server.url, tasks=TASKS)
-        lean = run_policies(env_id, "arena-bash", policies, server.url, tasks=TASKS)
+        reference = run_policies(env_id, REFERENCE, policies, server.url, tasks=TASKS)
+        lean = run_policies(env_id, LEAN, policies, server.url, tasks=TASKS)
 
-    assert [(r.policy, r.task) for r in lean] == [(r.policy, r.task) for r in reference]
-    assert all(r.ok and not r.errors for r in reference), [(r.policy, r.errors) for r in reference if r.errors]
-    problems = {f"{r.policy} on {r.task}": _differences(r, l) for r, l in zip(reference, lean)}
+    # Each side really took its path: a lean box per lean rollout, none for the reference.
+    assert (reference.lean_boxes, lean.lean_boxes) == (0, len(policies) * TASKS)
+    ref_rollouts, lean_rollouts = reference.rollouts, lean.rollouts
+    assert [(r.policy, r.task) for r in lean_rollouts] == [(r.policy, r.task) for r in ref_rollouts]
+    assert all(r.ok and not r.errors for r in ref_rollouts), [(r.policy, r.errors) for r in ref_rollouts if r.errors]
+    problems = {f"{r.policy} on {r.task}": _differences(r, l) for r, l in zip(ref_rollouts, lean_rollouts)}
     assert not {k: v for k, v in problems.items() if v}
     # The comparison is not vacuous: the sweep ran real tools, scored apart, and audited cheaters.
-    assert sum(len(r.tool_calls()) for r in lean) > len(policies) * TASKS
-    assert len({round(r.reward, 3) for r in lean}) > 1
-    assert any(r.audits for r in lean) or env_id == "schema-migration"
+    assert sum(len(r.tool_calls()) for r in lean_rollouts) > len(policies) * TASKS
+    assert len({round(r.reward, 3) for r in lean_rollouts}) > 1
+    assert any(r.audits for r in lean_rollouts) or env_id == "schema-migration"

@@ -3,16 +3,21 @@
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from arena_kit.lean.env import LeanEnv
     from schema_migration.taskset import SchemaMigrationTaskset
 
-__all__ = ["SchemaMigrationTaskset"]
+__all__ = ["LeanEnv", "SchemaMigrationTaskset"]
 
 
 def __getattr__(name: str) -> Any:
-    # The taskset pulls in verifiers (~4 s); the model server and the grader import only their
-    # own modules of this package, so the taskset loads when verifiers asks for it.
+    # The taskset and the env pull in verifiers (~4 s); the model server and the grader import only
+    # their own modules of this package, so both load when verifiers asks for them.
     if name == "SchemaMigrationTaskset":
         from schema_migration.taskset import SchemaMigrationTaskset
 
         return SchemaMigrationTaskset
+    if name == "LeanEnv":
+        from arena_kit.lean.env import LeanEnv
+
+        return LeanEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,10 +1,10 @@
-"""Run an environment's scripted policies through two harnesses in docker and reduce each rollout to
-what fidelity is judged on: the messages (tool calls with ids and arguments, tool results as the
-model saw them), the score, the stop, the errors, the info and the rewrite audits.
+"""Run an environment's scripted policies down one rollout path (a harness on a docker path) and reduce
+each rollout to what fidelity is judged on: the messages (tool calls with ids and arguments, tool
+results as the model saw them), the score, the stop, the errors, the info and the rewrite audits.
 
 Rollouts go through verifiers' own machinery (`Env.serving()` + `Env.run_slot`, what `vf-eval`
 runs per slot) in this process, so the env, its shared tool servers and the interception come up
-once per harness rather than once per policy: a whole sweep costs two start-ups, not seventy.
+once per path rather than once per policy: a whole sweep costs two start-ups, not seventy.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import asyncio
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import verifiers.v1 as vf
 from verifiers.v1.clients import ModelContext
@@ -21,9 +21,26 @@ from verifiers.v1.env import RunSlot
 
 from arena.evalrun import API_KEY_VAR, EvalRequest, eval_config
 from arena.policies import model_name
+from arena_kit.lean.runtime import LeanDockerRuntime
 
 AUDIT_VOLATILE = ("id", "time", "rollout", "run", "harness")
 """Audit-record fields that differ between any two runs (ids, clocks) or name the harness itself."""
+
+Docker = Literal["lean", "stock"]
+
+
+@dataclass(frozen=True)
+class RolloutPath:
+    """One way to roll out: a harness id on a docker path (`[env] docker`)."""
+
+    harness: str
+    docker: Docker
+
+
+REFERENCE = RolloutPath("bash", "stock")
+"""Verifiers' own bash harness on verifiers' own docker runtime."""
+LEAN = RolloutPath("arena-bash", "lean")
+"""Arena's lean harness in a lean box: what the environments run by default."""
 
 
 @dataclass(frozen=True)
@@ -72,18 +89,29 @@ def reduce(policy: str, trace: dict[str, Any], episode_errors: list[dict[str, An
     )
 
 
-def run_policies(env_id: str, harness: str, policies: list[str], server_url: str, tasks: int = 1,
-                 concurrency: int = 2) -> list[Rollout]:
-    """Every policy on the first `tasks` dev tasks of `env_id`, with `harness`, in docker."""
+@dataclass(frozen=True)
+class Sweep:
+    rollouts: list[Rollout]
+    lean_boxes: int
+    """Lean boxes started during the sweep: one per rollout on the lean path, none on the stock one."""
+
+
+def run_policies(env_id: str, path: RolloutPath, policies: list[str], server_url: str, tasks: int = 1,
+                 concurrency: int = 2) -> Sweep:
+    """Every policy on the first `tasks` dev tasks of `env_id`, down `path`."""
     os.environ.setdefault(API_KEY_VAR, "arena-local")
-    request = EvalRequest(taskset=env_id, harness=harness, model="unused", image=f"arena/{env_id}:latest",
+    request = EvalRequest(taskset=env_id, harness=path.harness, model="unused", image=f"arena/{env_id}:latest",
                           base_url=server_url, run_name="lean-fidelity", taskset_args={"split": "dev"})
     config = eval_config(request)
+    config["env"]["docker"] = path.docker
     return asyncio.run(_run(config, env_id, policies, tasks, concurrency))
 
 
-async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: int, concurrency: int) -> list[Rollout]:
+async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: int, concurrency: int) -> Sweep:
     env = vf.load_environment(vf.resolve_env_config(config["env"]))
+    if getattr(env.config, "docker", None) != config["env"]["docker"]:
+        raise AssertionError(f"{env_id} cannot take the {config['env']['docker']} docker path: its env is "
+                             f"{type(env).__name__}, which does not export LeanEnv")
     chosen = list(env.taskset.take(tasks))
     client = vf.EvalClientConfig.model_validate(config["client"])
     semaphore = asyncio.Semaphore(concurrency)
@@ -95,5 +123,17 @@ async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: 
         traces = dumped.get("traces") or [{}]
         return reduce(policy, traces[0], dumped.get("errors") or [])
 
-    async with env.serving():
-        return list(await asyncio.gather(*(one(p, t) for p in policies for t in chosen)))
+    started: list[LeanDockerRuntime] = []
+    start = LeanDockerRuntime.start
+
+    async def counted_start(box: LeanDockerRuntime) -> None:
+        started.append(box)
+        await start(box)
+
+    LeanDockerRuntime.start = counted_start  # type: ignore[method-assign]  # counts the path taken, test-only
+    try:
+        async with env.serving():
+            rollouts = list(await asyncio.gather(*(one(p, t) for p in policies for t in chosen)))
+    finally:
+        LeanDockerRuntime.start = start  # type: ignore[method-assign]
+    return Sweep(rollouts, len(started))
