@@ -1,5 +1,5 @@
 """Hooks Arena installs in its vf-eval processes, on verifiers 0.4.0 only: harness-start admission
-and host-side box liveness.
+and host-side box liveness (and, before them, the start-up cuts of `arena.vf_startup`).
 
 **Admission.** verifiers starts the ACP harnesses (claude_code, codex) as live processes in the box
 (`ContainerRuntime.open_process`), and gives each a fixed 5 s (30 s on a nested host) to report its
@@ -32,6 +32,8 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from arena.vf_startup import fast_server_polls, hand_over_tool_server, lighten_imports, prewarm
 
 __all__ = ["DEFAULT_STARTS", "HOOKED_VERSION", "LIVE_HARNESSES", "install", "install_host_liveness", "main"]
 
@@ -119,13 +121,18 @@ def _host_checked(operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awa
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`LIMIT <vf-eval arguments>`: install the hooks (LIMIT 0: no start limit), then run vf-eval here."""
+    """`LIMIT <vf-eval arguments>`: lighten vf-eval's start-up (`arena.vf_startup`), install the hooks
+    (LIMIT 0: no start limit), then run vf-eval here."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or not args[0].isdigit():
         raise SystemExit("usage: python -m arena.vf_hooks LIMIT <vf-eval arguments>")
+    warm = prewarm()  # first: its imports run while this process does its own
+    lighten_imports()  # before anything imports verifiers.v1
     if int(args[0]):
         install(int(args[0]))
     install_host_liveness()
+    fast_server_polls()
+    hand_over_tool_server(warm)
     from verifiers.v1.cli.eval.main import main as vf_eval
 
     sys.argv = ["vf-eval", *args[1:]]

@@ -1,18 +1,24 @@
-"""Let a tool server process skip verifiers' re-export package inits, so it imports only what it serves with.
+"""Let a process (a tool server, vf-eval) skip package inits it does not need, so it imports only what it uses.
 
 verifiers launches a shared tool server as `python -m <toolset module>`, and every toolset imports
 verifiers for `vf.Toolset`. `verifiers/v1/__init__.py` re-exports the whole stack (the ACP and
 model clients with the anthropic and openai SDKs, the judges with sympy) and
 `verifiers/v1/mcp/__init__.py` the launcher with the interception server: about 2.5 of the 3.5
-CPU-s a server spent before it served, one after the other with vf-eval's own imports. Both inits
+CPU-s a server spent before it served, one after the other with vf-eval's own imports. These inits
 do nothing but re-export (and add a NullHandler), so in a server process this module puts a
 stand-in for each in `sys.modules` that imports a name's defining module when the name is first
 read. `vf.Toolset` is then the very class `verifiers.v1.mcp.toolset` defines, and a name nobody
 reads costs nothing.
 
-Only a process started as `python -m <that toolset>` is touched (`defer_for_server`), and only on
-the verifiers version this was written against, whose inits hold nothing else: an init with any
-other statement is imported as usual, with a warning. `tests/startup` pins both.
+A tool server defers them when started as `python -m <that toolset>` (`defer_for_server`), vf-eval
+when Arena launches it (`arena.vf_startup`); only on the verifiers version this was written
+against, whose inits hold nothing else: an init with any other statement is imported as usual,
+with a warning. `tests/startup` pins both.
+
+Two narrower tools serve vf-eval (`arena.vf_startup`): `defer_calls` makes chosen names of a
+re-export init forwarders that import on their first call (for a module that binds a function at
+import and calls it later), and `defer_init` runs a package's own init on the first read of one of
+its names, while its submodules import without it.
 """
 
 from __future__ import annotations
@@ -21,13 +27,17 @@ import importlib
 import importlib.util
 import logging
 import sys
+import threading
 from types import ModuleType
 from typing import Any
 
-__all__ = ["DEFERRED", "HOOKED_VERSION", "defer_for_server", "defer_verifiers_init", "launched_as", "reexports"]
+__all__ = ["DEFERRED", "HOOKED_VERSION", "NotReexportOnly", "defer_calls", "defer_for_server", "defer_init", "defer_verifiers_init", "launched_as",
+           "reexports"]
 
-DEFERRED = ("verifiers.v1", "verifiers.v1.mcp")
-"""The package inits a tool server skips (parents first)."""
+DEFERRED = ("verifiers.v1", "verifiers.v1.mcp", "verifiers.v1.tasksets", "verifiers.v1.harnesses", "verifiers.v1.judges")
+"""The package inits a process skips (parents first). verifiers resolves a taskset or harness id by
+`find_spec("verifiers.v1.<kind>.<id>")`, which runs the package init and with it every built-in one
+(the harbor, nemo_gym and openenv tasksets; all nine harnesses with the ACP stack)."""
 HOOKED_VERSION = "0.4.0"
 """The verifiers version whose inits were read: re-exports, `__all__` and v1's NullHandler only."""
 _NULL_HANDLER = "_logging.getLogger(__name__).addHandler(_logging.NullHandler())"
@@ -81,21 +91,28 @@ def reexports(package: str) -> tuple[dict[str, tuple[str, str | None]], list[str
     return names, exported, null_handler
 
 
-def _stand_in(package: str) -> ModuleType:
+def _stand_in(package: str, calls: tuple[str, ...] = ()) -> ModuleType:
     names, exported, null_handler = reexports(package)
     spec = importlib.util.find_spec(package)
     assert spec is not None  # reexports found it
     module = importlib.util.module_from_spec(spec)
 
+    def resolve(name: str) -> Any:
+        source, attribute = names[name]
+        value = importlib.import_module(source)
+        return getattr(value, attribute) if attribute is not None else value
+
     def __getattr__(name: str) -> Any:
         if name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        source, attribute = names[name]
-        value = importlib.import_module(source)
-        if attribute is not None:
-            value = getattr(value, attribute)
+        value = resolve(name)
         setattr(module, name, value)
         return value
+
+    for name in calls:
+        if name not in names:
+            raise NotReexportOnly(f"{package} does not re-export {name!r}")
+        setattr(module, name, _forwarder(package, name, resolve))
 
     def __dir__() -> list[str]:
         return sorted({*names, *vars(module)})
@@ -107,6 +124,66 @@ def _stand_in(package: str) -> ModuleType:
     if null_handler:
         logging.getLogger(package).addHandler(logging.NullHandler())
     return module
+
+
+def _forwarder(package: str, name: str, resolve: Any) -> Any:
+    """A function that imports `package.name` on its first call and forwards every call to it."""
+    target: list[Any] = []
+
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        if not target:
+            target.append(resolve(name))
+        return target[0](*args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = f"`{package}.{name}`, imported on the first call."
+    return forward
+
+
+def defer_calls(package: str, calls: tuple[str, ...]) -> bool:
+    """Put a lazy stand-in for `package` in `sys.modules` whose names in `calls` are forwarders: a
+    module that binds them at import (`from package import f`) and calls them later imports the
+    package's stack on the first call, not at its own import (False, nothing changed: `package` is
+    already imported, or its init is more than re-exports or lacks a name in `calls`)."""
+    if package in sys.modules:
+        return False
+    try:
+        sys.modules[package] = _stand_in(package, calls)
+    except NotReexportOnly as error:
+        sys.modules.pop(package, None)
+        logger.warning("%s is imported in full: %s", package, error)
+        return False
+    return True
+
+
+def defer_init(package: str) -> bool:
+    """Put a stand-in for `package` in `sys.modules` that runs its real init on the first read of a
+    name that is not one of its submodules, so `from package.types import X` imports that submodule
+    without the init's own imports (False, nothing changed: already imported, or not a package)."""
+    if package in sys.modules:
+        return False
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return False
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+    lock = threading.RLock()
+
+    def __getattr__(name: str) -> Any:
+        with lock:
+            if "__getattr__" in vars(module):
+                if not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:
+                    return importlib.import_module(f"{package}.{name}")
+                del module.__getattr__
+                loader.exec_module(module)
+        try:
+            return vars(module)[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    sys.modules[package] = module
+    return True
 
 
 def defer_verifiers_init() -> bool:

@@ -1,11 +1,14 @@
 """Measure vf-eval's start-up: launch → first rollout, by phase, with the CPU-s each process spent.
 
-Run: `.venv/bin/python tests/startup/measure.py [--reps 3] [--tasksets fault-localisation schema-migration]`
-(root, docker, the arena images). Each repetition is one vf-eval of one task at c=1 with the bash harness
-and the oracle policy, against an in-process model server. Times are seconds after the launch (just
-before `Popen`); a 10 ms poller watches vf-eval's process tree and its `eval.log`, docker events
-(label `verifiers.run=<run>`) give the box's create time to the nanosecond:
-- `server_spawn`: the shared tool server process starts (vf-eval's own imports, config, env and tasks done);
+Run: `.venv/bin/python tests/startup/measure.py [--reps 3] [--tasksets fault-localisation schema-migration]
+[--harness bash]` (root, docker, the arena images). Each repetition is one vf-eval of one task at c=1 with the
+oracle policy, against an in-process model server, launched as Arena launches it (`python -m arena.vf_hooks`;
+`--plain`: verifiers' own `vf-eval`, the reference). Times are seconds after the launch (just before `Popen`);
+a 10 ms poller watches vf-eval's process tree and its `eval.log`, docker events (label `verifiers.run=<run>`)
+give the box's create time to the nanosecond:
+- `log`: vf-eval's `eval.log` appears (its imports done, its config parsed);
+- `server_spawn`: the shared tool server process starts (after vf-eval's imports, config, env and tasks, or at
+  launch when vf_startup warms it);
 - `server_up`: vf-eval logs the shared tool server's URL (its imports, port file poll and probe done);
 - `rollout`: vf-eval logs the first `rollout start`; `box`: the first box's `create` event.
 CPU-s are utime+stime at `rollout` of vf-eval's own process and of the tool server. On a busy machine wall
@@ -17,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,13 +31,16 @@ from pathlib import Path
 import docker
 import tomli_w
 
+from arena.choices import HARNESSES, Harness
 from arena.evalrun import API_KEY_VAR, EvalRequest, eval_config, read_outcome
 from arena.server import start_in_thread
+from arena.vf_hooks import DEFAULT_STARTS, LIVE_HARNESSES
+from arena_kit.records import RUN_DIR_ENV
 
 TICK = os.sysconf("SC_CLK_TCK")
 BOOT = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
 IMAGES = {"fault-localisation": "arena/fault-localisation:latest", "schema-migration": "arena/schema-migration:latest"}
-SERVERS = ("log_search.toolset", "sqlite_sandbox.toolset")
+SERVERS = ("log_search.toolset", "sqlite_sandbox.toolset", "arena_kit.warm_start")
 DEADLINE_S = 600
 
 
@@ -63,6 +68,8 @@ class Rep:
     cpu: dict[str, float] = field(default_factory=dict)
     reward: float | None = None
     failed: int = 0
+    server_cmd: str = ""
+    """The command line of vf-eval's first tool server child (a warm start runs as `arena_kit.warm_start`)."""
 
 
 def _watch(proc: subprocess.Popen[bytes], log: Path, launched: float, rep: Rep, done: threading.Event) -> None:
@@ -76,7 +83,9 @@ def _watch(proc: subprocess.Popen[bytes], log: Path, launched: float, rep: Rep, 
                         s in _cmdline(int(entry)) for s in SERVERS):
                     server = int(entry)
                     rep.times["server_spawn"] = st[2] - launched
+                    rep.server_cmd = _cmdline(server)
         if log.exists():
+            rep.times.setdefault("log", now)
             text = log.read_text(errors="replace")
             if "shared tool server" in text[seen:] and "server_up" not in rep.times:
                 rep.times["server_up"] = now
@@ -91,8 +100,8 @@ def _watch(proc: subprocess.Popen[bytes], log: Path, launched: float, rep: Rep, 
         time.sleep(0.01)
 
 
-def measure(taskset: str, base_url: str, out: Path, name: str) -> Rep:
-    request = EvalRequest(taskset=taskset, harness="bash", model=f"arena/{taskset}/oracle", image=IMAGES[taskset],
+def measure(taskset: str, harness: Harness, base_url: str, out: Path, name: str, hooks: bool = True) -> Rep:
+    request = EvalRequest(taskset=taskset, harness=harness, model=f"arena/{taskset}/oracle", image=IMAGES[taskset],
                           base_url=base_url, run_name=name, output_dir=out, num_tasks=1, max_concurrent=1)
     config = eval_config(request)
     config["env"]["taskset"]["split"] = "dev"
@@ -102,12 +111,13 @@ def measure(taskset: str, base_url: str, out: Path, name: str) -> Rep:
     client = docker.from_env()
     events = client.events(filters={"label": f"verifiers.run={name}", "type": "container", "event": "create"},
                            decode=True)
-    vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).with_name("vf-eval"))
-    env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": name}
+    starts = DEFAULT_STARTS if harness in LIVE_HARNESSES else 0
+    env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": name, RUN_DIR_ENV: str(request.run_dir.resolve())}
     done = threading.Event()
     with open(out / f"{name}.log", "wb") as log:
         launched = time.time()
-        proc = subprocess.Popen([vf_eval, "@", str(toml), "--no-rich", "--clean"], stdout=log, stderr=subprocess.STDOUT,
+        launcher = [sys.executable, "-m", "arena.vf_hooks", str(starts)] if hooks else [str(Path(sys.executable).with_name("vf-eval"))]
+        proc = subprocess.Popen([*launcher, "@", str(toml), "--no-rich", "--clean"], stdout=log, stderr=subprocess.STDOUT,
                                 env=env)
         boxes: list[float] = []
 
@@ -145,6 +155,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tasksets", nargs="+", default=list(IMAGES), choices=list(IMAGES))
+    parser.add_argument("--harness", default="bash", choices=HARNESSES)
+    parser.add_argument("--plain", action="store_true", help="launch verifiers' own vf-eval script (no Arena hooks), "
+                        "the reference without arena.vf_startup")
     parser.add_argument("--out", type=Path, default=Path("/tmp/arena-startup"))
     parser.add_argument("--label", default="run", help="a tag for the run names and the JSON lines")
     args = parser.parse_args()
@@ -154,15 +167,16 @@ def main() -> None:
         for taskset in args.tasksets:
             for i in range(args.reps):
                 load = _load()
-                rep = measure(taskset, server.url, args.out, f"startup-{args.label}-{taskset}-{i}-{os.getpid()}")
+                rep = measure(taskset, args.harness, server.url, args.out,
+                              f"startup-{args.label}-{args.harness}-{taskset}-{i}-{os.getpid()}", hooks=not args.plain)
                 reps.append(rep)
-                print(json.dumps({"label": args.label, "load_before": load, **asdict(rep)}), flush=True)
+                print(json.dumps({"label": args.label, "harness": args.harness, "load_before": load, **asdict(rep)}), flush=True)
     for taskset in args.tasksets:
         mine = [r for r in reps if r.taskset == taskset]
-        keys = ("server_spawn", "server_up", "rollout", "box")
+        keys = ("log", "server_spawn", "server_up", "rollout", "box")
         medians = {k: statistics.median(r.times.get(k, float("nan")) for r in mine) for k in keys}
         cpu = {k: statistics.median(r.cpu.get(k, float("nan")) for r in mine) for k in ("vf-eval", "tool server")}
-        print(f"{args.label} {taskset}: median s after launch " + ", ".join(f"{k} {v:.2f}" for k, v in medians.items())
+        print(f"{args.label} {args.harness} {taskset}: median s after launch " + ", ".join(f"{k} {v:.2f}" for k, v in medians.items())
               + "; CPU-s at rollout " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
               + f"; failed {sum(r.failed for r in mine)}")
 

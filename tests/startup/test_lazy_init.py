@@ -97,3 +97,57 @@ def test_an_init_that_does_more_than_reexport_is_refused(tmp_path: Path, monkeyp
 ])
 def test_launched_as_reads_the_module_after_dash_m(argv: list[str], expected: bool) -> None:
     assert launched_as("log_search.toolset", argv) is expected
+
+
+def test_a_deferred_call_imports_its_package_on_the_first_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "calls_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""Doc."""\nfrom calls_pkg.heavy import double, TABLE\n__all__ = ["double", "TABLE"]\n')
+    (package / "heavy.py").write_text("TABLE = {'a': 1}\ndef double(x):\n    return 2 * x\n")
+    (package / "errors.py").write_text("class Slow(Exception):\n    pass\n")
+    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nfrom arena_kit.lazy_init import defer_calls\n"
+            "assert defer_calls('calls_pkg', ('double',))\n"
+            "from calls_pkg import double\nfrom calls_pkg.errors import Slow\nbefore = 'calls_pkg.heavy' in sys.modules\n"
+            "result = double(21)\nimport calls_pkg, calls_pkg.heavy as h\n"
+            "print(before, result, 'calls_pkg.heavy' in sys.modules, calls_pkg.TABLE is h.TABLE, defer_calls('calls_pkg', ()))")
+    assert _run(code) == "False 42 True True False"
+
+
+def test_a_deferred_call_the_package_does_not_export_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "calls_pkg2"
+    package.mkdir()
+    (package / "__init__.py").write_text("from os.path import join\n")
+    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nfrom arena_kit.lazy_init import defer_calls\n"
+            "print(defer_calls('calls_pkg2', ('split',)), 'calls_pkg2' in sys.modules)")
+    assert _run(code) == "False False"
+
+
+def test_a_deferred_init_runs_on_the_first_name_read_and_not_on_a_submodule_import(tmp_path: Path) -> None:
+    package = tmp_path / "init_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("import sys\nsys.modules['init_pkg_ran'] = sys\nfrom init_pkg.types import Point\n"
+                                         "from init_pkg import _helper\nCLIENT = object()\n")
+    (package / "types.py").write_text("from . import _helper\nclass Point:\n    pass\n")
+    (package / "_helper.py").write_text("VALUE = 1\n")
+    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nfrom arena_kit.lazy_init import defer_init\n"
+            "assert defer_init('init_pkg')\nfrom init_pkg.types import Point\nbefore = 'init_pkg_ran' in sys.modules\n"
+            "import init_pkg\nclient = init_pkg.CLIENT\n"
+            "print(before, 'init_pkg_ran' in sys.modules, init_pkg.Point is Point, init_pkg.CLIENT is client,\n"
+            "      hasattr(init_pkg, 'missing'), defer_init('init_pkg'))")
+    assert _run(code) == "False True True True False False"
+
+
+def test_a_deferred_anthropic_init_gives_the_real_names_when_read() -> None:
+    code = """
+import json, sys
+from arena_kit.lazy_init import defer_init
+assert defer_init('anthropic')
+from anthropic.types import Message, Usage
+import anthropic
+before = 'anthropic._client' in sys.modules
+names = anthropic.__all__
+print(json.dumps({"before": before, "all": len(names), "missing": [n for n in names if not hasattr(anthropic, n)],
+                  "same": anthropic.Anthropic is sys.modules['anthropic._client'].Anthropic and anthropic.types.Message is Message}))
+"""
+    report = json.loads(_run(code))
+    assert report == {"before": False, "all": report["all"], "missing": [], "same": True} and report["all"] > 50
