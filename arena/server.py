@@ -4,6 +4,8 @@ Each request's model name picks a policy (`arena.policies.PolicyResolver`); the 
 body into an `Observation`, the policy picks an `Action`, and the dialect renders it back, as SSE
 when the client streams. Every failure is answered in the dialect's own error shape, so a bad
 request never takes the server down. Policies run on the server's event loop: keep them quick.
+A server started with `latency` holds every turn that many seconds before it answers (asleep on
+the event loop: concurrent turns overlap and cost no CPU), to stand in for a real model's latency.
 """
 
 from __future__ import annotations
@@ -36,9 +38,17 @@ logger = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def build_app(resolver: PolicyResolver, *, max_body_bytes: int = MAX_BODY_BYTES) -> web.Application:
-    """The server's routes, with and without the `/v1` prefix."""
-    handlers = _Handlers(resolver, max_body_bytes)
+def build_app(
+    resolver: PolicyResolver, *, max_body_bytes: int = MAX_BODY_BYTES, latency: float = 0.0
+) -> web.Application:
+    """The server's routes, with and without the `/v1` prefix; each turn waits `latency` seconds first.
+
+    Raises:
+        ValueError: `latency` is negative.
+    """
+    if latency < 0:
+        raise ValueError(f"model latency must be seconds ≥ 0, got {latency}")
+    handlers = _Handlers(resolver, max_body_bytes, latency)
     app = web.Application(client_max_size=max_body_bytes)
     for prefix in ("/v1", ""):
         app.router.add_post(f"{prefix}/chat/completions", handlers.turn(DIALECTS["chat"]))
@@ -50,9 +60,10 @@ def build_app(resolver: PolicyResolver, *, max_body_bytes: int = MAX_BODY_BYTES)
 
 
 class _Handlers:
-    def __init__(self, resolver: PolicyResolver, max_body_bytes: int):
+    def __init__(self, resolver: PolicyResolver, max_body_bytes: int, latency: float = 0.0):
         self.resolver = resolver
         self.max_body_bytes = max_body_bytes
+        self.latency = latency
 
     def turn(self, dialect: Dialect) -> Handler:
         """The handler for one dialect's turn route: parse, ask the policy, render."""
@@ -67,6 +78,8 @@ class _Handlers:
             except RequestError as error:
                 logger.warning("%s model=%s error %d: %s", dialect.name, model, error.status, error.message)
                 return _error_response(dialect, error)
+            if self.latency:
+                await asyncio.sleep(self.latency)
             logger.info(
                 "%s model=%s stream=%s action=%s", dialect.name, model, parsed.stream, reply.summary()
             )
@@ -215,17 +228,20 @@ def start_in_thread(
     *,
     resolver: PolicyResolver | None = None,
     timeout: float = 10.0,
+    latency: float = 0.0,
 ) -> ServerHandle:
     """Start the server in a background thread and return once it accepts connections.
 
     `policies` adds (or overrides) model names; pass `resolver` instead to control entry-point
-    discovery. Port 0 picks a free port (see `ServerHandle.url`).
+    discovery. Port 0 picks a free port (see `ServerHandle.url`). `latency`: seconds every turn
+    waits before its answer.
 
     Raises:
+        ValueError: `latency` is negative.
         OSError: the address could not be bound.
         TimeoutError: the server did not start within `timeout` seconds.
     """
-    app = build_app(resolver or PolicyResolver(policies))
+    app = build_app(resolver or PolicyResolver(policies), latency=latency)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     loop = asyncio.new_event_loop()
     started = threading.Event()

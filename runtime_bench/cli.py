@@ -18,16 +18,18 @@ from typing import get_args
 from pydantic import ValidationError
 
 from arena.choices import HARNESSES
-from arena.errors import ArenaError, PrerequisiteError
-from runtime_bench.config import QUICK, BenchConfig, Placement, RuntimeType
+from arena.errors import ArenaError, PrerequisiteError, UsageError
+from runtime_bench.config import CAPACITY, QUICK, BenchConfig, Placement, RuntimeType
+from runtime_bench.model import ReportPaths
 
-__all__ = ["DESCRIPTION", "HELP", "build_parser", "config_from_args", "handle", "main"]
+__all__ = ["DESCRIPTION", "HELP", "build_parser", "config_from_args", "handle", "main", "render_saved"]
 
 HELP = "wall clock and CPU per rollout under concurrency, against the docker floor"
 DESCRIPTION = (
     "Run K scripted rollouts per concurrency level for each configuration (runtime × harness × "
-    "toolset placement), measure the `docker run` / `docker exec` floor in the same run, and write "
-    "report.md, report.json and report.png."
+    "toolset placement × model latency; runtime `docker` is verifiers' stock docker path, `docker-lean` "
+    "Arena's lean one), measure the `docker run` / `docker exec` floor in the same run, and write "
+    "report.md, report.json, report.png and capacity.png."
 )
 
 
@@ -42,12 +44,35 @@ def _levels(value: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"levels are comma-separated integers, got {value!r}") from None
 
 
+def _seconds(value: str) -> list[float]:
+    try:
+        return [float(part) for part in _csv(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"latencies are comma-separated seconds, got {value!r}") from None
+
+
 def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
     """The bench's own parser (`arena bench` and `python -m runtime_bench` both use it)."""
     bench = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
-    bench.add_argument("--quick", action="store_true", help="bash on docker, levels 1,4,8, 8 rollouts per level (a few minutes)")
-    bench.add_argument("--runtime", type=_csv, metavar="LIST", help=f"{','.join(get_args(RuntimeType))} (default docker)")
+    preset = bench.add_mutually_exclusive_group()
+    preset.add_argument(
+        "--quick", action="store_true",
+        help="bash on the stock path vs arena-bash on the lean path, levels 1,8, 8 rollouts per level (a few minutes)",
+    )
+    preset.add_argument(
+        "--capacity", action="store_true",
+        help="capacity report: arena-bash, claude_code, codex on the lean path at model latencies 2,10 s, levels 1,8,32 (~20 min)",
+    )
+    bench.add_argument(
+        "--runtime", type=_csv, metavar="LIST", help=f"{','.join(get_args(RuntimeType))} (default docker,docker-lean)"
+    )
     bench.add_argument("--harness", type=_csv, metavar="LIST", help=f"{','.join(HARNESSES)} (default all)")
+    bench.add_argument(
+        "--pairs", type=_csv, metavar="LIST",
+        help="explicit runtime/harness pairs, e.g. docker/bash,docker-lean/arena-bash (instead of --runtime × --harness)",
+    )
+    bench.add_argument("--latency", type=_seconds, metavar="LIST", help="seconds the policy waits per model call (default 0)")
+    bench.add_argument("--sweep", type=int, metavar="N", help="capacity table: project the wall time of N rollouts (default 1000)")
     bench.add_argument("--env", metavar="ID", help="verifiers taskset id (default arena-bench, the bench's own)")
     bench.add_argument("--toolset", type=_csv, metavar="LIST", help=f"arena-bench MCP placement: {','.join(get_args(Placement))} (default shared)")
     bench.add_argument("--levels", type=_levels, metavar="LIST", help="concurrency levels (default 1,2,4,8,16,32)")
@@ -57,6 +82,10 @@ def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
     bench.add_argument("--output-dir", type=Path, metavar="DIR", help="default outputs/bench-<stamp>")
     bench.add_argument("--no-floor", action="store_true", help="skip the docker run / docker exec floor")
     bench.add_argument("-v", "--verbose", action="store_true", help="keep the model server's per-turn log lines")
+    bench.add_argument(
+        "--render", type=Path, metavar="REPORT_JSON",
+        help="run nothing: re-render a saved report.json (goals and capacity recomputed) into its folder",
+    )
     return bench
 
 
@@ -68,15 +97,19 @@ def main(argv: Sequence[str], prog: str = "arena bench", verbose: bool = False) 
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
-    """The BenchConfig the flags ask for (`--quick` supplies defaults; explicit flags win).
+    """The BenchConfig the flags ask for (`--quick` or `--capacity` supplies defaults; explicit flags win;
+    `--runtime` or `--harness` replaces a preset's pairs).
 
     Raises:
         PrerequisiteError: the flags do not make a valid configuration (the message names them).
     """
-    base = QUICK if args.quick else BenchConfig()
+    base = QUICK if args.quick else CAPACITY if args.capacity else BenchConfig()
     fields = {
         "runtimes": args.runtime,
         "harnesses": args.harness,
+        "pairs": args.pairs,
+        "latencies": args.latency,
+        "sweep": args.sweep,
         "environment": args.env,
         "toolsets": args.toolset,
         "levels": args.levels,
@@ -86,15 +119,47 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
         "output_dir": args.output_dir,
         "floor": False if args.no_floor else None,
     }
+    chosen = {k: v for k, v in fields.items() if v is not None}
+    if args.pairs is None and (args.runtime is not None or args.harness is not None):
+        chosen["pairs"] = None
     try:
-        return BenchConfig.model_validate({**base.model_dump(), **{k: v for k, v in fields.items() if v is not None}})
+        return BenchConfig.model_validate({**base.model_dump(), **chosen})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
         raise PrerequisiteError(f"invalid bench options: {problems}") from None
 
 
+def render_saved(path: Path) -> ReportPaths:
+    """Re-render a saved report.json next to itself, its goals and capacity recomputed from its levels.
+
+    Raises:
+        UsageError: the file is missing or is not a bench report.
+    """
+    from runtime_bench.model import BenchReport
+    from runtime_bench.report import build_report, write_report
+
+    try:
+        saved = BenchReport.model_validate_json(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        raise UsageError(f"{path} is not a bench report.json ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})") from None
+    report = build_report(saved.meta, saved.floor, saved.configs, saved.skipped)
+    report.totals.leaked = max(report.totals.leaked, saved.totals.leaked)  # late reaps are only in the saved totals
+    return write_report(report, path.parent)
+
+
 def handle(args: argparse.Namespace) -> int:
     from runtime_bench.runner import run_bench
+
+    if args.render is not None:
+        try:
+            paths = render_saved(args.render)
+        except ArenaError as exc:
+            print(f"arena bench: {exc}", file=sys.stderr)
+            return 2
+        print(f"report: {paths.md} (also {paths.png.name}, {paths.capacity_png.name})")
+        return 0
 
     if not args.verbose:
         # One INFO line per model turn would drown the per-level progress lines.
@@ -106,6 +171,6 @@ def handle(args: argparse.Namespace) -> int:
         print(f"arena bench: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, PrerequisiteError) else 1
     totals = report.totals
-    print(f"report: {paths.md} (also {paths.json.name}, {paths.png.name})")
+    print(f"report: {paths.md} (also {paths.json.name}, {paths.png.name}, {paths.capacity_png.name})")
     print(f"{totals.rollouts} rollouts, {totals.failures} failed, {totals.leaked} leaked container(s)")
     return 1 if totals.failures or totals.leaked else 0

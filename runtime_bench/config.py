@@ -1,6 +1,8 @@
 """What one benchmark run measures: the configurations (runtime × harness × environment × toolset
-placement), the concurrency levels and how many rollouts each level runs.
+placement × model latency), the concurrency levels and how many rollouts each level runs.
 
+The docker runtime comes in two paths: `docker` (stock: verifiers' own docker runtime) and
+`docker-lean` (Arena's `LeanEnv` box over the Engine API), so one run puts them side by side.
 A level runs `max(rollouts, level)` rollouts, so every level fills its concurrency at least once.
 Combinations verifiers refuses (claude_code or codex on the subprocess runtime) are skipped with
 the reason, not run; the bench taskset's toolset placement is the only placement knob, since a
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -20,6 +22,7 @@ from arena.choices import HARNESSES, Harness
 __all__ = [
     "BENCH_ENV",
     "BENCH_MODEL",
+    "CAPACITY",
     "QUICK",
     "BenchConfig",
     "Combo",
@@ -28,20 +31,30 @@ __all__ = [
     "RuntimeType",
 ]
 
-RuntimeType = Literal["docker", "subprocess", "prime"]
+RuntimeType = Literal["docker", "docker-lean", "subprocess", "prime"]
 Placement = Literal["shared", "task"]
 
 BENCH_ENV = "arena-bench"
 """The bench's own taskset (runtime_bench/bench_taskset/arena_bench)."""
 BENCH_MODEL = "arena/bench"
 """The model name the bench's scripted policy is served under."""
-CONTAINER_HARNESSES = ("claude_code", "codex")
+CONTAINER_HARNESSES = ("claude_code", "codex", "arena-codex")
 """Harnesses verifiers refuses on the subprocess runtime (NEEDS_CONTAINER)."""
+DOCKER_RUNTIMES = ("docker", "docker-lean")
+PATH_TITLES = {"docker": "stock", "docker-lean": "lean", "subprocess": "no container", "prime": "prime"}
+"""How the report names each runtime's docker path."""
 
 
-def skip_reason(runtime: str, harness: str) -> str | None:
+def skip_reason(runtime: str, harness: str, environment: str = BENCH_ENV) -> str | None:
     if runtime == "subprocess" and harness in CONTAINER_HARNESSES:
         return f"{harness} refuses the subprocess runtime (NEEDS_CONTAINER); bench it on docker"
+    if runtime == "docker" and environment != BENCH_ENV:
+        # Only the bench taskset takes its path as a taskset option; an environment's is `[env] docker`,
+        # which Arena's eval request does not write.
+        return (
+            f"{environment} takes its own docker path (`[env] docker`, lean when it exports LeanEnv), which "
+            "the bench cannot switch to stock: bench it as docker-lean"
+        )
     return None
 
 
@@ -54,14 +67,22 @@ class Combo:
     environment: str
     toolset: str
     """`shared`, `task`, or `env` (the environment decides)."""
+    latency: float = 0.0
+    """Seconds the scripted policy waits per model call."""
 
     @property
     def label(self) -> str:
-        return f"{self.runtime}/{self.harness}/{self.environment}/{self.toolset}"
+        base = f"{self.runtime}/{self.harness}/{self.environment}/{self.toolset}"
+        return f"{base}@{self.latency:g}s" if self.latency else base
 
     @property
     def slug(self) -> str:
-        return f"{self.runtime}-{self.harness}-{self.toolset}".replace("_", "")
+        base = f"{self.runtime}-{self.harness}-{self.toolset}".replace("_", "")
+        return f"{base}-l{self.latency:g}".replace(".", "p") if self.latency else base
+
+    @property
+    def docker(self) -> bool:
+        return self.runtime in DOCKER_RUNTIMES
 
 
 class BenchConfig(BaseModel):
@@ -69,10 +90,19 @@ class BenchConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    runtimes: list[RuntimeType] = Field(default=["docker"])
-    """Runtimes to bench. `subprocess` is the no-container baseline (bash only); `prime` needs
-    PRIME_API_KEY and a pullable image."""
+    runtimes: list[RuntimeType] = Field(default=["docker", "docker-lean"])
+    """Runtimes to bench: `docker` (stock: verifiers' docker runtime), `docker-lean` (Arena's lean
+    box; the taskset must export `LeanEnv`), `subprocess` (the no-container baseline, bash only),
+    `prime` (needs PRIME_API_KEY and a pullable image)."""
     harnesses: list[Harness] = Field(default=list(HARNESSES))
+    pairs: list[str] | None = None
+    """Explicit `runtime/harness` pairs (e.g. `docker/bash`, `docker-lean/arena-bash`) instead of
+    the cross product of `runtimes` × `harnesses`."""
+    latencies: list[float] = Field(default_factory=lambda: [0.0])
+    """Seconds the scripted policy waits per model call (server-side, asleep: no CPU); each
+    latency is its own configuration."""
+    sweep: int = Field(default=1000, ge=1)
+    """N of the capacity table's projected wall time of a sweep of N rollouts."""
     environment: str = BENCH_ENV
     """Verifiers taskset id. Anything but `arena-bench` must be installed and have at least
     `rollouts` tasks; its policy defaults to `arena/<id>/oracle`."""
@@ -108,11 +138,35 @@ class BenchConfig(BaseModel):
             raise ValueError("give at least one value")
         return list(dict.fromkeys(values))
 
+    @field_validator("latencies")
+    @classmethod
+    def _latencies(cls, values: list[float]) -> list[float]:
+        if not values or any(v < 0 for v in values):
+            raise ValueError(f"latencies must be seconds ≥ 0, at least one, got {values}")
+        return list(dict.fromkeys(values))
+
+    @field_validator("pairs")
+    @classmethod
+    def _pairs(cls, values: list[str] | None) -> list[str] | None:
+        if values is None:
+            return None
+        runtimes, harnesses = get_args(RuntimeType), HARNESSES
+        for pair in values:
+            runtime, _, harness = pair.partition("/")
+            if runtime not in runtimes or harness not in harnesses:
+                raise ValueError(
+                    f"pair {pair!r} is not runtime/harness (runtimes {', '.join(runtimes)}; "
+                    f"harnesses {', '.join(harnesses)})"
+                )
+        if not values:
+            raise ValueError("give at least one runtime/harness pair")
+        return list(dict.fromkeys(values))
+
     @model_validator(mode="after")
     def _something_runs(self) -> BenchConfig:
         if not self.combos():
             raise ValueError(
-                f"no runnable configuration: runtimes {self.runtimes} × harnesses {self.harnesses} "
+                f"no runnable configuration: {self._requested()} "
                 "(claude_code and codex need a container runtime; add --runtime docker)"
             )
         return self
@@ -120,30 +174,43 @@ class BenchConfig(BaseModel):
     def rollouts_at(self, level: int) -> int:
         return max(self.rollouts, level)
 
+    def _requested(self) -> list[tuple[RuntimeType, Harness]]:
+        if self.pairs is not None:
+            return [cast(tuple[RuntimeType, Harness], tuple(pair.split("/", 1))) for pair in self.pairs]
+        return [(runtime, harness) for runtime in self.runtimes for harness in self.harnesses]
+
     def combos(self) -> list[Combo]:
         """The configurations to run, in report order."""
         placements: list[str] = list(self.toolsets) if self.environment == BENCH_ENV else ["env"]
         return [
-            Combo(runtime, harness, self.environment, placement)
-            for runtime in self.runtimes
-            for harness in self.harnesses
+            Combo(runtime, harness, self.environment, placement, latency)
+            for latency in self.latencies
+            for runtime, harness in self._requested()
             for placement in placements
-            if skip_reason(runtime, harness) is None
+            if skip_reason(runtime, harness, self.environment) is None
         ]
 
     def skipped(self) -> list[dict[str, str]]:
         """Requested combinations that will not run, each with why."""
         return [
             {"runtime": runtime, "harness": harness, "reason": reason}
-            for runtime in self.runtimes
-            for harness in self.harnesses
-            if (reason := skip_reason(runtime, harness)) is not None
+            for runtime, harness in self._requested()
+            if (reason := skip_reason(runtime, harness, self.environment)) is not None
         ]
+
+    def runtimes_used(self) -> set[str]:
+        """The runtimes of the configurations that run."""
+        return {combo.runtime for combo in self.combos()}
+
+    @property
+    def docker(self) -> bool:
+        """Whether any configuration runs on a docker path (the floor and the image check need it)."""
+        return any(combo.docker for combo in self.combos())
 
     def image_for(self, runtime: RuntimeType) -> str | None:
         if self.image:
             return self.image
-        if runtime == "docker":
+        if runtime in DOCKER_RUNTIMES:
             return "arena/harness:latest" if self.environment == BENCH_ENV else f"arena/{self.environment}:latest"
         return None
 
@@ -153,5 +220,15 @@ class BenchConfig(BaseModel):
         return BENCH_MODEL if self.environment == BENCH_ENV else f"arena/{self.environment}/oracle"
 
 
-QUICK = BenchConfig(harnesses=["bash", "arena-bash"], levels=[1, 4, 8], rollouts=8)
-"""`arena bench --quick`: bash on docker, shared toolset, levels 1, 4 and 8 (the goals use 1 and 8), 8 rollouts each."""
+QUICK = BenchConfig(pairs=["docker/bash", "docker-lean/arena-bash"], levels=[1, 8], rollouts=8)
+"""`arena bench --quick`: verifiers' bash on the stock path against arena-bash on the lean path, shared
+toolset, levels 1 and 8 (the goals'), 8 rollouts each: a few minutes."""
+CAPACITY = BenchConfig(
+    pairs=["docker-lean/arena-bash", "docker-lean/claude_code", "docker-lean/codex"],
+    latencies=[2.0, 10.0],
+    levels=[1, 8, 32],
+    rollouts=2,
+)
+"""`arena bench --capacity`: the three harnesses on the lean path at model latencies 2 s and 10 s,
+levels 1, 8 and 32, max(2, level) rollouts each (~15-20 minutes on 2 cores: a c=1 rollout at 10 s
+latency alone takes over 30 s)."""

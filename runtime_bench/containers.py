@@ -30,6 +30,7 @@ SETTLE_S = 10.0
 @dataclass
 class ContainerStats:
     id: str
+    created: float | None = None
     started: float | None = None
     destroyed: float | None = None
     cpu_s: float | None = None
@@ -132,7 +133,9 @@ class ContainerProbe:
             at = event.get("timeNano", 0) / 1e9 or event.get("time", time.time())
             with self._lock:
                 stats = self.containers.setdefault(cid, ContainerStats(id=cid))
-                if status == "start":
+                if status == "create":
+                    stats.created = at
+                elif status == "start":
                     stats.started = at
                 elif status == "destroy":
                     stats.destroyed = at

@@ -3,9 +3,11 @@
 The eval is Arena's (`arena.evalrun.run_evals`: our model server, `VF_RUN_ID` = run name so its
 containers carry `verifiers.run=<run>`, a deadline, group SIGTERM → SIGKILL), with the runtime
 section swapped for subprocess or prime. While it runs a `ContainerProbe` records its containers
-and a trail samples its process tree's CPU; its exit gives the CPU of vf-eval and every process it
-reaped (docker CLI calls, tool servers). Phases come from each trace's `timing`; a rollout ends
-when its container is destroyed.
+and a trail samples its process tree's CPU (and the docker CLI calls vf-eval reaped); its exit gives
+the CPU of vf-eval and every process it reaped (docker CLI calls, tool servers). Phases come from
+each trace's `timing`; a rollout starts when its container is created (or its boot, if earlier)
+and ends when its container is destroyed. The docker path is the bench taskset's `docker` option
+(`arena_bench.BenchEnv`); another environment takes its own default path.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from arena.traces import Episode
 from runtime_bench.config import BENCH_ENV, BenchConfig, Combo
 from runtime_bench.containers import ContainerProbe, ContainerStats
 from runtime_bench.model import Cpu, Failure, LevelResult, Summary
-from runtime_bench.procs import daemon_cpu_seconds, tree_cpu_seconds
-from runtime_bench.stats import phase_summaries, rollout_row, summarize, throughput
+from runtime_bench.procs import daemon_cpu_seconds, scan, tree_cpu_seconds
+from runtime_bench.stats import docker_cli_seconds, phase_summaries, rollout_row, summarize, throughput
 
 __all__ = ["BENCH_TASKSET_PATH", "run_level"]
 
@@ -44,6 +46,9 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
         image = config.image_for(combo.runtime)
         agent_args["runtime"] = {"type": "prime", **({"image": image} if image else {})}
     waves = math.ceil(count / level)
+    taskset_args: dict[str, Any] = {"num_tasks": count, "task": {"toolset": combo.toolset}}
+    if combo.docker:
+        taskset_args["docker"] = "lean" if combo.runtime == "docker-lean" else "stock"
     return EvalRequest(
         taskset=combo.environment,
         harness=combo.harness,
@@ -54,30 +59,43 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
         output_dir=runs_dir,
         num_tasks=None if bench else count,
         max_concurrent=level,
-        taskset_args={"num_tasks": count, "task": {"toolset": combo.toolset}} if bench else {},
+        taskset_args=taskset_args if bench else {},
         agent_args=agent_args,
         # Docker levels run with no egress but the interception (arena_kit.isolation); the bench task
         # itself leaves the network open only for the subprocess baseline, which has no box.
-        runtime_args={"allow": []} if combo.runtime == "docker" else {},
+        runtime_args={"allow": []} if combo.docker else {},
         env={"PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH_TASKSET_PATH), os.environ.get("PYTHONPATH")]))},
-        deadline_s=STARTUP_ALLOWANCE_S + waves * (2 * config.rollout_timeout + 60),
+        deadline_s=STARTUP_ALLOWANCE_S + waves * (2 * config.rollout_timeout + 60 + 10 * combo.latency),
     )
 
 
 class _CpuTrail:
-    """Samples the process tree's CPU every `interval` s, to split vf-eval's start-up CPU from the rollouts'."""
+    """Samples the process tree's CPU every `interval` s, to split vf-eval's start-up CPU from the
+    rollouts', and its direct children, to tell the docker CLI calls it reaped from the rest."""
 
     def __init__(self, pid: int, interval: float = 0.2) -> None:
         self.samples: list[tuple[float, float]] = []
+        self.children: list[tuple[float, dict[int, tuple[str, float]]]] = []
+        """(vf-eval's reaped CPU, its live children's {pid: (name, tree CPU)}) at each sample."""
+        self.daemons: list[float | None] = []
+        """dockerd + containerd CPU at each sample."""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(pid, interval), daemon=True)
         self._thread.start()
 
     def _run(self, pid: int, interval: float) -> None:
         while not self._done.wait(interval):
-            cpu = tree_cpu_seconds(pid)
-            if cpu is not None:
-                self.samples.append((time.time(), cpu))
+            table = scan()
+            cpu = tree_cpu_seconds(pid, table)
+            if cpu is None or pid not in table:
+                continue
+            kids = {
+                child.pid: (child.comm, tree_cpu_seconds(child.pid, table) or 0.0)
+                for child in table.values() if child.ppid == pid
+            }
+            self.samples.append((time.time(), cpu))
+            self.children.append((table[pid].reaped_s, kids))
+            self.daemons.append(daemon_cpu_seconds(table))
 
     def stop(self) -> None:
         self._done.set()
@@ -88,6 +106,21 @@ class _CpuTrail:
         before = [cpu for at, cpu in self.samples if at <= when]
         return before[-1] if before else None
 
+    def daemons_since(self, when: float) -> float | None:
+        """CPU-seconds of dockerd + containerd from `when` to the last sample (None: not sampled)."""
+        before = [cpu for (at, _), cpu in zip(self.samples, self.daemons, strict=True) if at <= when]
+        if not before or before[-1] is None or not self.daemons or self.daemons[-1] is None:
+            return None
+        return self.daemons[-1] - before[-1]
+
+    def docker_cli_since(self, when: float) -> float | None:
+        """CPU-seconds of the docker CLI calls vf-eval reaped from `when` to the last sample."""
+        if not self.samples:
+            return None
+        series = docker_cli_seconds(self.children)
+        before = [cli for (at, _), cli in zip(self.samples, series, strict=True) if at <= when]
+        return series[-1] - (before[-1] if before else 0.0)
+
 
 def _rows(episodes: list[Episode], containers: dict[str, ContainerStats]) -> list[dict[str, Any]]:
     """One row per rollout: phases, its container's CPU and peak memory, and whether it succeeded."""
@@ -95,7 +128,9 @@ def _rows(episodes: list[Episode], containers: dict[str, ContainerStats]) -> lis
     rows = []
     for episode in episodes:
         box = by_prefix.get(episode.runtime_id[:12])
-        row: dict[str, Any] = rollout_row(episode.timing, box.destroyed if box else None)
+        row: dict[str, Any] = rollout_row(
+            episode.timing, box.destroyed if box else None, (box.created or box.started) if box else None
+        )
         row["container"] = box.id[:12] if box else None
         row["cpu_s"] = box.cpu_s if box else None
         row["peak_mib"] = box.peak_bytes / 2**20 if box and box.peak_bytes else None
@@ -115,7 +150,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     """
     count = config.rollouts_at(level)
     request = _request(config, combo, level, count, run, runs_dir, base_url)
-    probe = ContainerProbe(run).start() if combo.runtime == "docker" else None
+    probe = ContainerProbe(run).start() if combo.docker else None
     daemon_before = daemon_cpu_seconds()
     launched = time.time()
     trails: list[_CpuTrail] = []
@@ -132,7 +167,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     exited = time.time()
     daemon_after = daemon_cpu_seconds()
     # What vf-eval left is a leak even when Arena's eval runner removed it already.
-    leaked = [*outcome.reaped, *reap(run)] if combo.runtime == "docker" else []
+    leaked = [*outcome.reaped, *reap(run)] if combo.docker else []
     rows = _rows(outcome.episodes, containers)
     starts = [r["start"] for r in rows if r["start"]]
     ends = [r["end"] for r in rows if r["end"]]
@@ -144,8 +179,12 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     if (missing := count - len(outcome.episodes)) > 0:
         reason = "vf-eval timed out" if outcome.timed_out else f"vf-eval exit {outcome.returncode}"
         failures += [Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")] * missing
-    daemon_s = daemon_after - daemon_before if daemon_before is not None and daemon_after is not None else None
+    # The daemons over the rollouts' window only (vf-eval's start-up leaves them to other work on the host).
+    daemon_s = trails[0].daemons_since(min(starts)) if starts and trails else None
+    if daemon_s is None and daemon_before is not None and daemon_after is not None:
+        daemon_s = daemon_after - daemon_before
     startup_cpu = trails[0].at(min(starts)) if starts and trails else None
+    cli_s = trails[0].docker_cli_since(min(starts)) if starts and trails else None
     return LevelResult(
         level=level,
         rollouts=count,
@@ -161,7 +200,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
         throughput=throughput(len(outcome.episodes) - len(outcome.failures), window),
         eval_wall_s=exited - launched,
         startup_s=min(starts) - launched if starts else None,
-        cpu=_cpu(containers, outcome.cpu_s or 0.0, startup_cpu, daemon_s, count),
+        cpu=_cpu(containers, outcome.cpu_s or 0.0, startup_cpu, daemon_s, cli_s, count),
         containers=len(containers),
         peak_mib=Summary.model_validate(summarize(r["peak_mib"] for r in rows)),
         rows=rows,
@@ -169,9 +208,15 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
 
 
 def _cpu(
-    containers: dict[str, ContainerStats], eval_cpu: float, startup_cpu: float | None, daemon_s: float | None, count: int
+    containers: dict[str, ContainerStats],
+    eval_cpu: float,
+    startup_cpu: float | None,
+    daemon_s: float | None,
+    cli_s: float | None,
+    count: int,
 ) -> Cpu:
-    """CPU-seconds of the level, and per rollout (vf-eval's start-up left out of the latter)."""
+    """CPU-seconds of the level, and per rollout (vf-eval's start-up left out of the latter);
+    the docker side is the daemons' and the docker CLI calls' (already inside vf-eval's)."""
     sampled = [c.cpu_s for c in containers.values() if c.cpu_s is not None]
     containers_s = sum(sampled) if sampled else None
     rollout_eval_cpu = eval_cpu - startup_cpu if startup_cpu is not None else eval_cpu
@@ -183,4 +228,6 @@ def _cpu(
         daemon_s=daemon_s,
         per_rollout_s=sum(parts) / count if parts else None,
         containers_per_rollout_s=containers_s / count if containers_s is not None else None,
+        docker_cli_s=cli_s,
+        docker_side_per_rollout_s=(daemon_s + (cli_s or 0.0)) / count if daemon_s is not None else None,
     )

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "BenchReport",
+    "Capacity",
     "ConfigResult",
     "Cpu",
     "Failure",
@@ -51,6 +52,10 @@ class Cpu(_Model):
     daemon_s: float | None = None
     per_rollout_s: float | None = None
     containers_per_rollout_s: float | None = None
+    docker_cli_s: float | None = None
+    """The docker CLI calls vf-eval reaped during the rollouts (an upper bound; see `stats.docker_cli_seconds`)."""
+    docker_side_per_rollout_s: float | None = None
+    """dockerd + containerd (machine-wide) + the docker CLI calls, per rollout."""
 
 
 class Failure(_Model):
@@ -110,6 +115,7 @@ class FloorLevel(_Model):
 class ConfigResult(_Model):
     label: str
     runtime: str = ""
+    latency: float = 0.0
     harness: str = ""
     environment: str = ""
     toolset: str = ""
@@ -118,15 +124,50 @@ class ConfigResult(_Model):
 
 
 class Goal(_Model):
-    """The two goals as ratios against the `docker run` floor (see `runtime_bench.stats.goal_ratios`)."""
+    """The goals of one configuration: two ratios against the `docker run` floor and two CPU
+    figures (see `runtime_bench.stats.goal_ratios`)."""
 
     label: str
+    harness: str = ""
+    path: str = ""
+    """`stock`, `lean`, … (`runtime_bench.config.PATH_TITLES`)."""
+    latency: float = 0.0
+    cpu_level: int | None = None
+    """The level the CPU figures come from (8, else the highest measured)."""
+    cpu_per_rollout: float | None = None
+    cpu_goal: float = 0.8
+    cpu_met: bool | None = None
+    docker_cpu_per_rollout: float | None = None
+    docker_cpu_goal: float = 0.6
+    docker_cpu_met: bool | None = None
     overhead_ratio: float | None
     overhead_goal: float
     overhead_met: bool | None
     throughput_ratio: float | None
     throughput_goal: float
     throughput_met: bool | None
+
+
+class Capacity(_Model):
+    """What one harness on one path costs at one model latency, for planning a sweep."""
+
+    label: str
+    harness: str
+    path: str
+    latency: float
+    best_level: int | None
+    """The concurrency that maximised throughput on this machine."""
+    best_throughput: float | None
+    cpu_per_rollout: float | None
+    """CPU-s per rollout at the best level."""
+    docker_cpu_per_rollout: float | None
+    peak_mib: float | None
+    """The largest peak memory of one rollout's container, over every level."""
+    startup_s: float | None
+    """vf-eval's start-up at the best level (launch to first boot)."""
+    sweep: int
+    projected_s: float | None
+    """sweep ÷ best throughput + start-up: the wall time of a sweep of `sweep` rollouts."""
 
 
 class Skipped(_Model):
@@ -157,6 +198,9 @@ class Meta(_Model):
     levels: list[int] = Field(default_factory=list)
     rollouts: int | None = None
     model: str | None = None
+    latencies: list[float] = Field(default_factory=lambda: [0.0])
+    """Seconds the scripted policy waited per model call, one configuration per latency."""
+    sweep: int = 1000
     config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -167,9 +211,11 @@ class BenchReport(_Model):
     skipped: list[Skipped]
     goals: list[Goal]
     totals: Totals
+    capacity: list[Capacity] = Field(default_factory=list)
 
 
 class ReportPaths(NamedTuple):
     json: Path
     md: Path
     png: Path
+    capacity_png: Path

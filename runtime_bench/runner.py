@@ -1,7 +1,8 @@
 """Run a benchmark end to end: check prerequisites, serve the policy, run every level, write the report.
 
 Levels run in ascending order; at each level the floor is measured first and then every
-configuration, so a level's numbers share the machine's state (the host may be busy with other
+configuration, so a level's numbers share the machine's state. One model server runs per model
+latency (`arena.server`'s `latency`: each turn waits that long, asleep) (the host may be busy with other
 work; the report records the load average). Every run's containers are looked up by label when
 it ends and reaped if any survived; a leak is reported and makes the bench fail.
 """
@@ -14,6 +15,7 @@ import platform
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from arena.engine import docker_client, image_exists
@@ -49,7 +51,7 @@ def check_prerequisites(config: BenchConfig) -> None:
     Raises:
         PrerequisiteError: a key, engine, image or environment the run needs is missing.
     """
-    if "prime" in config.runtimes and not os.environ.get("PRIME_API_KEY"):
+    if "prime" in config.runtimes_used() and not os.environ.get("PRIME_API_KEY"):
         raise PrerequisiteError(
             "--runtime prime needs PRIME_API_KEY, and it is not set. Export your Prime Intellect API key "
             "(export PRIME_API_KEY=...) and pass a pullable image with --image REF (arena/* images exist "
@@ -62,7 +64,7 @@ def check_prerequisites(config: BenchConfig) -> None:
                 f"environment {config.environment!r} is not installed (no module {module!r}): "
                 "install it (make install) or bench the default arena-bench"
             )
-    if "docker" in config.runtimes:
+    if config.docker:
         docker_client()  # raises PrerequisiteError with the fix
         image = config.image_for("docker")
         if not image_exists(str(image)):
@@ -81,9 +83,11 @@ def _meta(config: BenchConfig, bench_id: str) -> Meta:
         levels=config.levels,
         rollouts=config.rollouts,
         model=config.model_name(),
+        latencies=config.latencies,
+        sweep=config.sweep,
         config=config.model_dump(mode="json"),
         cgroup="v2" if Path("/sys/fs/cgroup/cgroup.controllers").exists() else "v1",
-        docker_version=docker_client().version().get("Version") if "docker" in config.runtimes else None,
+        docker_version=docker_client().version().get("Version") if config.docker else None,
     )
 
 
@@ -108,9 +112,10 @@ def _s(value: float | None, digits: int = 2, unit: str = "") -> str:
 def _level_line(elapsed: float, label: str, level: LevelResult) -> str:
     total, overhead = level.phases["total"].p50, level.phases["overhead"].p50
     return (
-        f"[{elapsed:7.1f}s] {label:<36} c={level.level:<3} {level.completed}/{level.rollouts} done  "
+        f"[{elapsed:7.1f}s] {label:<48} c={level.level:<3} {level.completed}/{level.rollouts} done  "
         f"p50 {_s(total, unit='s')} (overhead {_s(overhead, unit='s')})  "
-        f"{_s(level.throughput)} rollouts/s  CPU {_s(level.cpu.per_rollout_s)} s/rollout  "
+        f"{_s(level.throughput)} rollouts/s  CPU {_s(level.cpu.per_rollout_s)} s/rollout "
+        f"(docker side {_s(level.cpu.docker_side_per_rollout_s)})  "
         f"failed {level.failures}  leaked {level.leaked}"
     )
 
@@ -118,7 +123,7 @@ def _level_line(elapsed: float, label: str, level: LevelResult) -> str:
 def _floor_line(elapsed: float, entry: FloorLevel) -> str:
     run, exe = entry.docker_run, entry.docker_exec
     return (
-        f"[{elapsed:7.1f}s] {'floor':<36} c={entry.level:<3} docker run p50 {_s(run.wall.p50, unit='s')} "
+        f"[{elapsed:7.1f}s] {'floor':<48} c={entry.level:<3} docker run p50 {_s(run.wall.p50, unit='s')} "
         f"{run.throughput or 0:.2f}/s · docker exec p50 {_s(exe.wall.p50, 3, 's')} {exe.throughput or 0:.2f}/s  "
         f"failed {run.failures + exe.failures}  leaked {entry.leaked}"
     )
@@ -141,16 +146,21 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
     floor: list[FloorLevel] = []
     results: dict[Combo, list[LevelResult]] = {combo: [] for combo in combos}
     runs: list[str] = []
-    measure_floor_here = config.floor and "docker" in config.runtimes
+    measure_floor_here = config.floor and config.docker
     policies = {BENCH_MODEL: BENCH_SCRIPT}
     resolver = PolicyResolver(policies, entry_points=lambda: ()) if config.environment == BENCH_ENV else PolicyResolver(policies)
     started = time.monotonic()
     progress(
-        f"bench {bench_id}: {len(combos)} configuration(s) × levels {config.levels} "
+        f"bench {bench_id}: {len(combos)} configuration(s) × levels {config.levels}, "
+        f"model latency {', '.join(f'{v:g}' for v in config.latencies)} s "
         f"(rollouts per level: max({config.rollouts}, level)); output {out_dir}"
     )
     try:
-        with start_in_thread(resolver=resolver) as server:
+        with ExitStack() as stack:
+            urls = {
+                latency: stack.enter_context(start_in_thread(resolver=resolver, latency=latency)).url
+                for latency in config.latencies
+            }
             for level in config.levels:
                 if measure_floor_here:
                     run = f"{bench_id}-floor-c{level}"
@@ -165,7 +175,7 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
                 for combo in combos:
                     run = f"{bench_id}-{combo.slug}-c{level}"
                     runs.append(run)
-                    result = run_level(config, combo, level, run, runs_dir, server.url)
+                    result = run_level(config, combo, level, run, runs_dir, urls[combo.latency])
                     results[combo].append(result)
                     progress(_level_line(time.monotonic() - started, combo.label, result))
     except BaseException:
@@ -174,7 +184,8 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
     meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load()})
     configs = [
         ConfigResult(
-            label=combo.label, runtime=combo.runtime, harness=combo.harness, environment=combo.environment,
+            label=combo.label, runtime=combo.runtime, latency=combo.latency, harness=combo.harness,
+            environment=combo.environment,
             toolset=combo.toolset, image=config.image_for(combo.runtime), levels=results[combo],
         )
         for combo in combos

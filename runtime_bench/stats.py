@@ -12,9 +12,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "CPU_GOAL",
+    "DOCKER_CPU_GOAL",
     "OVERHEAD_GOAL",
     "PHASES",
     "THROUGHPUT_GOAL",
+    "best_level",
+    "docker_cli_seconds",
     "goal_ratios",
     "percentile",
     "phase_summaries",
@@ -40,8 +44,12 @@ container is destroyed; `total` from boot start to that point; `overhead` is `to
 
 OVERHEAD_GOAL = 1.5
 """Infrastructure overhead per rollout at concurrency 1, as a multiple of `docker run` (at most)."""
-THROUGHPUT_GOAL = 0.7
+THROUGHPUT_GOAL = 0.6
 """Rollouts per second at concurrency 8, as a fraction of `docker run`'s jobs per second (at least)."""
+CPU_GOAL = 0.8
+"""CPU-seconds per rollout, everything counted (at most; the lean bash path's goal)."""
+DOCKER_CPU_GOAL = 0.6
+"""Docker-side CPU-seconds per rollout: dockerd + containerd + docker CLI (at most; claude_code's and codex's goal)."""
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -82,11 +90,15 @@ def _span(timing: Mapping[str, Any], name: str) -> float | None:
     return max(0.0, float(end) - float(start))
 
 
-def rollout_row(timing: Mapping[str, Any], destroyed_at: float | None = None) -> dict[str, float | None]:
-    """One rollout's phases in seconds, from a trace's `timing` and its container's destroy time.
+def rollout_row(
+    timing: Mapping[str, Any], destroyed_at: float | None = None, created_at: float | None = None
+) -> dict[str, float | None]:
+    """One rollout's phases in seconds, from a trace's `timing` and its container's create and destroy times.
 
     Without a destroy time (subprocess runtime, or no container event seen) the rollout ends at
-    its last recorded span end, and `teardown` is None.
+    its last recorded span end, and `teardown` is None. A container created before the trace's
+    `boot` began (the lean path's env starts the box before the agent's boot) moves the rollout's
+    start, and `boot`'s, back to its creation, so both docker paths count the box's start.
     """
     agent = timing.get("agent") or {}
     row: dict[str, float | None] = {
@@ -98,6 +110,10 @@ def rollout_row(timing: Mapping[str, Any], destroyed_at: float | None = None) ->
         "scoring": _span(timing, "scoring"),
     }
     start = (timing.get("boot") or {}).get("start")
+    if created_at and start and created_at < start:
+        start = created_at
+        boot_end = (timing.get("boot") or {}).get("end")
+        row["boot"] = max(0.0, float(boot_end) - created_at) if boot_end else None
     ends = [
         (timing.get(name) or {}).get("end") for name in ("boot", "setup", "agent", "finalize", "scoring")
     ]
@@ -128,16 +144,25 @@ def goal_ratios(
     floor_run_c1: float | None,
     throughput_c8: float | None,
     floor_throughput_c8: float | None,
+    cpu_per_rollout: float | None = None,
+    docker_cpu_per_rollout: float | None = None,
 ) -> dict[str, Any]:
-    """The two goals as ratios against the `docker run` floor, with whether each is met.
+    """The goals, the first two as ratios against the `docker run` floor, with whether each is met.
 
     `overhead_ratio` = p50 infrastructure overhead per rollout at concurrency 1 ÷ p50 `docker run`
     at concurrency 1 (goal ≤ 1.5); `throughput_ratio` = rollouts/s at concurrency 8 ÷ `docker run`
-    jobs/s at concurrency 8 (goal ≥ 0.7). A ratio is None when either side was not measured.
+    jobs/s at concurrency 8 (goal ≥ 0.6); CPU-s per rollout (goal ≤ 0.8) and its docker side
+    (goal ≤ 0.6) as measured. A ratio or figure is None when a side was not measured.
     """
     overhead = overhead_c1 / floor_run_c1 if overhead_c1 is not None and floor_run_c1 else None
     rate = throughput_c8 / floor_throughput_c8 if throughput_c8 is not None and floor_throughput_c8 else None
     return {
+        "cpu_per_rollout": cpu_per_rollout,
+        "cpu_goal": CPU_GOAL,
+        "cpu_met": None if cpu_per_rollout is None else cpu_per_rollout <= CPU_GOAL,
+        "docker_cpu_per_rollout": docker_cpu_per_rollout,
+        "docker_cpu_goal": DOCKER_CPU_GOAL,
+        "docker_cpu_met": None if docker_cpu_per_rollout is None else docker_cpu_per_rollout <= DOCKER_CPU_GOAL,
         "overhead_ratio": overhead,
         "overhead_goal": OVERHEAD_GOAL,
         "overhead_met": None if overhead is None else overhead <= OVERHEAD_GOAL,
@@ -145,3 +170,30 @@ def goal_ratios(
         "throughput_goal": THROUGHPUT_GOAL,
         "throughput_met": None if rate is None else rate >= THROUGHPUT_GOAL,
     }
+
+
+def best_level(rates: Mapping[int, float | None]) -> tuple[int, float] | None:
+    """The concurrency with the highest throughput, and that throughput (the lowest level on a tie)."""
+    measured = sorted((level, rate) for level, rate in rates.items() if rate)
+    return max(measured, key=lambda item: item[1], default=None)
+
+
+def docker_cli_seconds(
+    samples: Sequence[tuple[float, Mapping[int, tuple[str, float]]]], cli: str = "docker"
+) -> list[float]:
+    """Cumulative CPU-seconds of the `docker` CLI processes a process reaped, per sample.
+
+    Each sample is (reaped_s of the process, {child pid: (comm, own + reaped CPU)} of its live
+    children). A process's reaped CPU mixes every child it waited for; the children seen
+    alive under another name (tool servers, runners) are taken out with the CPU they last showed,
+    so what remains is the docker CLI's (a short-lived non-docker child never seen alive is
+    counted as docker: the figure is an upper bound).
+    """
+    seen: dict[int, tuple[str, float]] = {}
+    out: list[float] = []
+    for reaped, children in samples:
+        for pid, (comm, cpu) in children.items():
+            seen[pid] = (comm, cpu)
+        gone_other = sum(cpu for pid, (comm, cpu) in seen.items() if pid not in children and comm != cli)
+        out.append(max(0.0, reaped - gone_other))
+    return out

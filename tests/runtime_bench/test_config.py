@@ -8,22 +8,21 @@ import pytest
 
 from arena.errors import PrerequisiteError
 from runtime_bench.cli import build_parser, config_from_args
-from runtime_bench.config import QUICK, BenchConfig, Combo
+from runtime_bench.config import CAPACITY, QUICK, BenchConfig, Combo
 
 
 def _args(*argv: str) -> argparse.Namespace:
     return build_parser().parse_args(list(argv))
 
 
-def test_the_default_bench_runs_every_harness_on_docker_with_the_shared_toolset():
+def test_the_default_bench_runs_every_harness_on_both_docker_paths_with_the_shared_toolset():
     config = BenchConfig()
+    harnesses = ["bash", "arena-bash", "claude_code", "codex", "arena-codex"]
     assert [c.label for c in config.combos()] == [
-        "docker/bash/arena-bench/shared",
-        "docker/arena-bash/arena-bench/shared",
-        "docker/claude_code/arena-bench/shared",
-        "docker/codex/arena-bench/shared",
-        "docker/arena-codex/arena-bench/shared",
+        *(f"docker/{h}/arena-bench/shared" for h in harnesses),
+        *(f"docker-lean/{h}/arena-bench/shared" for h in harnesses),
     ]
+    assert config.latencies == [0.0] and config.docker
     assert config.levels == [1, 2, 4, 8, 16, 32]
     assert config.image_for("docker") == "arena/harness:latest"
     assert config.model_name() == "arena/bench"
@@ -53,14 +52,46 @@ def test_another_environment_uses_its_own_image_policy_and_toolset_placement():
     assert config.image_for("docker") == "arena/fault-localisation:latest"
     assert config.model_name() == "arena/fault-localisation/oracle"
     assert {c.toolset for c in config.combos()} == {"env"}
+    # its docker path is its own `[env] docker` (lean): the stock path is skipped, with why
+    assert {c.runtime for c in config.combos()} == {"docker-lean"}
+    assert all(s["runtime"] == "docker" and "bench it as docker-lean" in s["reason"] for s in config.skipped())
+
+
+def test_quick_is_stock_bash_against_lean_arena_bash_at_the_goal_levels():
+    assert [(c.runtime, c.harness) for c in QUICK.combos()] == [("docker", "bash"), ("docker-lean", "arena-bash")]
+    assert QUICK.levels == [1, 8] and QUICK.latencies == [0.0]
 
 
 def test_quick_supplies_defaults_and_explicit_flags_win():
     assert config_from_args(_args("--quick")) == QUICK
     config = config_from_args(_args("--quick", "--levels", "1,2", "-k", "2", "--toolset", "shared,task"))
-    assert config.harnesses == ["bash", "arena-bash"] and config.levels == [1, 2] and config.rollouts == 2
+    assert config.levels == [1, 2] and config.rollouts == 2
     assert [(c.harness, c.toolset) for c in config.combos()] == [
         ("bash", "shared"), ("bash", "task"), ("arena-bash", "shared"), ("arena-bash", "task")]
+    # --runtime / --harness replace a preset's pairs with their cross product
+    config = config_from_args(_args("--quick", "--runtime", "docker-lean", "--harness", "bash"))
+    assert [(c.runtime, c.harness) for c in config.combos()] == [("docker-lean", "bash")]
+
+
+def test_capacity_runs_each_harness_on_the_lean_path_at_two_latencies():
+    config = config_from_args(_args("--capacity", "--sweep", "500"))
+    assert config.sweep == 500 and config.latencies == [2.0, 10.0] and config.levels == CAPACITY.levels
+    assert {(c.runtime, c.harness, c.latency) for c in config.combos()} == {
+        ("docker-lean", h, latency) for h in ("arena-bash", "claude_code", "codex") for latency in (2.0, 10.0)
+    }
+    [combo] = [c for c in config.combos() if c.harness == "codex" and c.latency == 10.0]
+    assert combo.label == "docker-lean/codex/arena-bench/shared@10s" and combo.slug == "docker-lean-codex-shared-l10"
+    # every level's rollouts fill it once: the whole run must fit ~20 minutes on 2 cores
+    assert sum(config.rollouts_at(level) for level in config.levels) <= 2 + 8 + 32
+
+
+def test_latency_and_pairs_flags_make_configurations():
+    config = config_from_args(_args("--pairs", "docker/bash,docker-lean/arena-bash", "--latency", "0,2.5"))
+    assert [(c.runtime, c.harness, c.latency) for c in config.combos()] == [
+        ("docker", "bash", 0.0), ("docker-lean", "arena-bash", 0.0),
+        ("docker", "bash", 2.5), ("docker-lean", "arena-bash", 2.5),
+    ]
+    assert Combo("docker", "bash", "arena-bench", "shared").label == "docker/bash/arena-bench/shared"
 
 
 def test_invalid_flags_are_a_prerequisite_error_naming_the_field():
@@ -68,6 +99,12 @@ def test_invalid_flags_are_a_prerequisite_error_naming_the_field():
         config_from_args(_args("--harness", "vim"))
     with pytest.raises(PrerequisiteError, match="levels"):
         config_from_args(_args("--levels", "0"))
+    with pytest.raises(PrerequisiteError, match="latencies must be seconds"):
+        config_from_args(_args("--latency", "-2"))
+    with pytest.raises(PrerequisiteError, match="is not runtime/harness"):
+        config_from_args(_args("--pairs", "docker-fast/bash"))
+    with pytest.raises(SystemExit):  # argparse: the presets exclude each other
+        _args("--quick", "--capacity")
 
 
 def test_prime_without_a_key_exits_2_and_says_what_is_missing_without_a_traceback():

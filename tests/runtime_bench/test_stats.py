@@ -3,6 +3,8 @@
 import pytest
 
 from runtime_bench.stats import (
+    best_level,
+    docker_cli_seconds,
     goal_ratios,
     percentile,
     phase_summaries,
@@ -81,3 +83,35 @@ def test_goal_ratios_compare_with_the_docker_run_floor_and_say_whether_each_goal
     unmeasured = goal_ratios(None, 0.4, 2.0, None)
     assert unmeasured["overhead_ratio"] is None and unmeasured["overhead_met"] is None
     assert unmeasured["throughput_ratio"] is None
+
+
+def test_a_box_created_before_the_trace_boots_counts_from_its_creation():
+    # The lean path's env starts the box before the agent's boot span begins.
+    row = rollout_row(_timing(), destroyed_at=105.25, created_at=99.6)
+    assert row["boot"] == pytest.approx(1.4)
+    assert row["total"] == pytest.approx(5.65) and row["start"] == 99.6
+    # A box created inside the boot span (the stock path) changes nothing.
+    assert rollout_row(_timing(), destroyed_at=105.25, created_at=100.2) == rollout_row(_timing(), destroyed_at=105.25)
+
+
+def test_the_goals_include_cpu_per_rollout_and_its_docker_side_at_the_issue_s_thresholds():
+    goals = goal_ratios(0.5, 0.4, 3.0, 5.0, cpu_per_rollout=0.8, docker_cpu_per_rollout=0.61)
+    assert goals["throughput_met"] is True  # 0.6 × the floor is the goal
+    assert goals["cpu_met"] is True and goals["cpu_goal"] == 0.8
+    assert goals["docker_cpu_met"] is False and goals["docker_cpu_goal"] == 0.6
+    assert goal_ratios(None, None, None, None)["cpu_met"] is None
+
+
+def test_the_best_level_is_the_highest_throughput_and_the_lowest_level_on_a_tie():
+    assert best_level({1: 0.5, 8: 3.0, 32: 2.0}) == (8, 3.0)
+    assert best_level({1: 2.0, 8: 2.0, 32: None}) == (1, 2.0)
+    assert best_level({1: None}) is None
+
+
+def test_docker_cli_cpu_is_what_vf_eval_reaped_less_its_other_children():
+    samples = [
+        (0.0, {10: ("python3", 1.0)}),  # a tool server, alive
+        (0.3, {10: ("python3", 1.5), 11: ("docker", 0.01)}),  # 0.3 s of docker CLI reaped so far
+        (2.0, {11: ("docker", 0.02)}),  # the tool server (last seen at 1.5 s) was reaped too
+    ]
+    assert docker_cli_seconds(samples) == pytest.approx([0.0, 0.3, 0.5])

@@ -60,6 +60,8 @@ class BenchTasksetConfig(vf.TasksetConfig):
     task: BenchTaskConfig = BenchTaskConfig()
     num_tasks: int = 1
     """How many identical tasks (one rollout each)."""
+    docker: Literal["lean", "stock"] | None = None
+    """The docker path `BenchEnv` takes (None: the env's own `[env] docker`, lean by default)."""
 
 
 class BenchTaskset(vf.Taskset[BenchTask, BenchTasksetConfig]):

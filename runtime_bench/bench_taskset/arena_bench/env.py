@@ -1,0 +1,19 @@
+"""The bench's env: Arena's `LeanEnv`, whose docker path (`lean` or `stock`) the taskset option `docker` picks.
+
+Arena's eval request (`arena.evalrun.EvalRequest`) writes no env-level keys, so a bench level cannot
+set `[env] docker`; it sets `[env.taskset] docker` and this env adopts it. Unset, `[env] docker` rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena_kit.lean.env import LeanEnv
+
+
+class BenchEnv(LeanEnv):  # type: ignore[misc]  # verifiers ships no types
+    def __init__(self, config: Any) -> None:
+        super().__init__(config)
+        chosen = getattr(self.taskset.config, "docker", None)
+        if chosen is not None:
+            self.config = self.config.model_copy(update={"docker": chosen})

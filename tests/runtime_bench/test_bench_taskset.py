@@ -1,0 +1,34 @@
+"""The bench taskset takes either docker path: its env is Arena's `LeanEnv`, and the taskset option
+`docker` (what a bench level sets) picks lean or stock."""
+
+import pytest
+from verifiers.v1.utils.loaders import env_config_type, environment_class
+
+from arena_kit.lean.env import LeanEnv
+from runtime_bench.config import BenchConfig, Combo
+from runtime_bench.evals import BENCH_TASKSET_PATH, _request
+
+
+@pytest.fixture(autouse=True)
+def _bench_taskset_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCH_TASKSET_PATH))
+
+
+@pytest.mark.parametrize(("option", "path"), [(None, "lean"), ("stock", "stock"), ("lean", "lean")])
+def test_the_taskset_option_picks_the_docker_path_of_a_lean_env(option, path):
+    env_class = environment_class("arena-bench")
+    assert issubclass(env_class, LeanEnv)
+    taskset = {"id": "arena-bench", **({"docker": option} if option else {})}
+    env = env_class(env_config_type("arena-bench").model_validate({"taskset": taskset}))
+    assert env.config.docker == path
+
+
+@pytest.mark.parametrize(("runtime", "path"), [("docker", "stock"), ("docker-lean", "lean")])
+def test_a_bench_level_asks_for_its_path_with_no_egress_and_its_latency_in_the_deadline(tmp_path, runtime, path):
+    config = BenchConfig(pairs=[f"{runtime}/bash"], rollout_timeout=10)
+    request = _request(config, Combo(runtime, "bash", "arena-bench", "shared", 30.0), 1, 2, "run", tmp_path, "http://x")
+    assert request.taskset_args == {"num_tasks": 2, "task": {"toolset": "shared"}, "docker": path}
+    assert request.runtime_args == {"allow": []}
+    quick = _request(config, Combo(runtime, "bash", "arena-bench", "shared"), 1, 2, "run", tmp_path, "http://x")
+    assert request.deadline_s is not None and quick.deadline_s is not None
+    assert request.deadline_s - quick.deadline_s == 2 * 10 * 30.0  # two waves, ten turns' worth of latency each
