@@ -222,3 +222,69 @@ def test_an_exec_the_engine_cannot_start_exits_126_as_the_cli_does(images, monke
             return result
 
     assert asyncio.run(scenario()).exit_code == 126
+
+
+def test_the_runner_is_written_and_run_in_one_exec_as_a_write_then_a_run_would(images, monkeypatch):
+    execs: list[list[str]] = []
+    exec_sync = lean._exec_sync
+
+    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
+        execs.append(argv)
+        return exec_sync(api, container, argv, *rest)
+
+    program = ["sh", "-c", 'cat /tmp/s/run.sh; readlink /proc/self/fd/0; echo "$TASKVAR $ONE" >&2; exit 3']
+    config = vf.DockerConfig(image=images["harness"], **RESTRICTED)
+
+    async def scenario() -> tuple[Any, ...]:
+        async with started(LeanDockerRuntime(config), {"TASKVAR": "t"}) as box:
+            await box.write("/tmp/s/run.sh", b"echo first\n")
+            apart = await box.run_program(program, {"ONE": "1"})
+            await box.run(["rm", "-r", "/tmp/s"], {})
+            monkeypatch.setattr(lean, "_exec_sync", counted)
+            together = await box.run_program_with_file("/tmp/s/run.sh", b"echo first\n", program, {"ONE": "1"})
+            monkeypatch.setattr(lean, "_exec_sync", exec_sync)
+            failures = []
+            for attempt in (box.write("/proc/nope/x", b"x"), box.run_program_with_file("/proc/nope/x", b"x", ["touch", "/tmp/ran"], {})):
+                with pytest.raises(vf.SandboxError) as caught:
+                    await attempt
+                failures.append(str(caught.value))
+            ran = (await box.run(["test", "-e", "/tmp/ran"], {})).exit_code == 0
+            return apart, together, failures, ran
+
+    apart, together, failures, ran = asyncio.run(scenario())
+    assert together == apart == vf.ProgramResult(3, "echo first\n/dev/null\n", "t 1\n")
+    assert len(execs) == 1
+    assert failures[0] == failures[1] and failures[0].startswith("in the running box: write '/proc/nope/x': ")
+    assert not ran  # the program does not run after a failed write
+
+
+def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images, monkeypatch):
+    from verifiers.v1.clients import ModelContext
+    from verifiers.v1.harnesses.bash.harness import BashHarnessConfig
+
+    from arena_kit.lean.harness import LeanBashHarness
+
+    execs: list[list[str]] = []
+    exec_sync = lean._exec_sync
+
+    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
+        execs.append(argv)
+        return exec_sync(api, container, argv, *rest)
+
+    harness = LeanBashHarness(BashHarnessConfig.model_validate({"id": "arena-bash"}))
+    ctx = ModelContext(model="arena/m", client=vf.EvalClientConfig(base_url="http://127.0.0.1:9/v1"))
+
+    class Trace:
+        id = "trace-1"
+
+    async def scenario() -> vf.ProgramResult:
+        async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
+            monkeypatch.setattr(lean, "_exec_sync", counted)
+            data = vf.TaskData(prompt="hi", system_prompt=None)
+            result: vf.ProgramResult = await harness.launch(ctx, Trace(), box, "http://127.0.0.1:9/v1", "s", {}, data)
+            monkeypatch.setattr(lean, "_exec_sync", exec_sync)
+            return result
+
+    result = asyncio.run(scenario())
+    assert len(execs) == 1, execs
+    assert result.exit_code != 0 and "Connection refused" in result.stderr  # the runner ran, and found no model

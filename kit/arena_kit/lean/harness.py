@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+from arena_kit.lean.runtime import LeanDockerRuntime
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.harnesses.bash.harness import (
@@ -71,8 +72,11 @@ class LeanBashHarness(BashHarness):  # type: ignore[misc]  # verifiers ships no 
             args.append("--mcp-config=" + json.dumps({"mcpServers": servers}))
         args += await self._prompt_args(trace, runtime, prompt)
         path = runner_path(runtime)
+        argv = [*INTERPRETER, path, *args]
+        if isinstance(runtime, LeanDockerRuntime):
+            return await runtime.run_program_with_file(path, RUNNER_SOURCE, argv, env)
         await runtime.write(path, RUNNER_SOURCE)
-        return await runtime.run_program([*INTERPRETER, path, *args], env)
+        return await runtime.run_program(argv, env)
 
     def _system_prompt(self, task_prompt: str | None) -> str:
         fragments = [BASH_SYSTEM_PROMPT]

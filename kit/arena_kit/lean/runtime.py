@@ -55,6 +55,8 @@ processes and switch users (`docker exec --user`), but not make devices, chroot,
 open raw sockets or touch the network configuration."""
 RUNTIME_LABEL = "arena.runtime"
 EXIT_CODE_WAIT_S = 5.0
+WRITE_FAILED = "arena-lean: the write before the program failed"
+"""The last stderr line of a `run_program_with_file` whose write failed (the program never ran)."""
 CLONE_NEWNET = 0x40000000
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
 
@@ -421,6 +423,26 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         code, _, err = await self._exec_api(f"write {path!r}", ["sh", "-c", command], {}, stdin=data)
         if code != 0:
             raise await self._in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
+
+    async def run_program_with_file(self, path: str, data: bytes, argv: list[str], env: dict[str, str]) -> ProgramResult:
+        """`write(path, data)` then `run_program(argv, env)` in one exec, one exec fewer per rollout
+        (the `arena-bash` runner): `sh` writes its stdin to `path` as `write` does, then execs `argv`
+        with stdin from /dev/null, as an exec without stdin has it. Like `run_program`, never replayed.
+
+        Raises:
+            SandboxError: the write failed ("write 'path': <the box's words>"; `argv` did not run)
+                or the engine failed the exec.
+        """
+        parent = shlex.quote(str(PurePosixPath(path).parent))
+        script = (
+            f"mkdir -p {parent} && cat > {shlex.quote(path)} || {{ echo '{WRITE_FAILED}' >&2; exit 1; }}; "
+            'exec "$@" </dev/null'
+        )
+        code, out, err = await self._exec_api("docker run failed", ["sh", "-c", script, "sh", *argv], self.process_env(env), stdin=data)
+        words = err.decode(errors="replace")
+        if code == 1 and words.rstrip("\n").endswith(WRITE_FAILED):
+            raise await self._in_box_failure(f"write {path!r}: {words.rstrip().removesuffix(WRITE_FAILED).strip()}")
+        return ProgramResult(code, out.decode(errors="replace"), words)
 
     async def run_background(self, argv: list[str], env: dict[str, str], log: str) -> None:
         if self._api is None or self._container is None:
