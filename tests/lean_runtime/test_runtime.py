@@ -288,3 +288,37 @@ def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images, monkeypatch
     result = asyncio.run(scenario())
     assert len(execs) == 1, execs
     assert result.exit_code != 0 and "Connection refused" in result.stderr  # the runner ran, and found no model
+
+
+UV_SCRIPT = '# /// script\n# requires-python = ">=3.9"\n# dependencies = []\n# ///\nimport sys\nprint("ran", sys.argv[1:])\n'
+
+
+def test_a_uv_script_is_prepared_in_one_exec_into_the_argv_and_program_the_stock_box_prepares(images, monkeypatch):
+    execs: list[list[str]] = []
+    exec_sync = lean._exec_sync
+
+    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
+        execs.append(argv)
+        return exec_sync(api, container, argv, *rest)
+
+    config = vf.DockerConfig(image=images["harness"], **RESTRICTED)
+
+    async def prepared(box: vf.Runtime) -> tuple[list[str], vf.ProgramResult, vf.ProgramResult]:
+        argv = await box.prepare_uv_script(UV_SCRIPT, {"UV_OFFLINE": "true"})
+        again = await box.prepare_uv_script(UV_SCRIPT)  # cached: no exec
+        assert again == argv
+        plain = await box.prepare_uv_script(UV_SCRIPT, activate=False)
+        return argv, await box.run([*argv, "a"], {}), await box.run([*plain, "b"], {})
+
+    async def scenario() -> tuple[Any, Any]:
+        async with started(DockerRuntime(config)) as stock:
+            reference = await prepared(stock)
+        async with started(LeanDockerRuntime(config)) as box:
+            monkeypatch.setattr(lean, "_exec_sync", counted)
+            answers = await prepared(box)
+        return reference, answers
+
+    reference, answers = asyncio.run(scenario())
+    assert answers == reference
+    assert answers[1] == vf.ProgramResult(0, "ran ['a']\n", "") and answers[2].stdout == "ran ['b']\n"
+    assert len(execs) == 3, execs  # one to prepare, two to run
