@@ -26,7 +26,8 @@ from arena.traces import Episode
 from runtime_bench.config import BENCH_ENV, BenchConfig, Combo
 from runtime_bench.containers import ContainerProbe, ContainerStats
 from runtime_bench.model import Cpu, Failure, LevelResult, Summary
-from runtime_bench.procs import daemon_cpu_seconds, scan, tree_cpu_seconds
+from runtime_bench import docker_side
+from runtime_bench.procs import scan, tree_cpu_seconds
 from runtime_bench.stats import docker_cli_seconds, phase_summaries, rollout_row, summarize, throughput
 
 __all__ = ["BENCH_TASKSET_PATH", "run_level"]
@@ -78,7 +79,7 @@ class _CpuTrail:
         self.children: list[tuple[float, dict[int, tuple[str, float]]]] = []
         """(vf-eval's reaped CPU, its live children's {pid: (name, tree CPU)}) at each sample."""
         self.daemons: list[float | None] = []
-        """dockerd + containerd CPU at each sample."""
+        """The docker side's CPU at each sample (`docker_side.cpu_seconds`)."""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(pid, interval), daemon=True)
         self._thread.start()
@@ -95,7 +96,7 @@ class _CpuTrail:
             }
             self.samples.append((time.time(), cpu))
             self.children.append((table[pid].reaped_s, kids))
-            self.daemons.append(daemon_cpu_seconds(table))
+            self.daemons.append(docker_side.cpu_seconds(table))
 
     def stop(self) -> None:
         self._done.set()
@@ -107,7 +108,7 @@ class _CpuTrail:
         return before[-1] if before else None
 
     def daemons_since(self, when: float) -> float | None:
-        """CPU-seconds of dockerd + containerd from `when` to the last sample (None: not sampled)."""
+        """CPU-seconds of the docker side from `when` to the last sample (None: not sampled)."""
         before = [cpu for (at, _), cpu in zip(self.samples, self.daemons, strict=True) if at <= when]
         if not before or before[-1] is None or not self.daemons or self.daemons[-1] is None:
             return None
@@ -151,7 +152,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     count = config.rollouts_at(level)
     request = _request(config, combo, level, count, run, runs_dir, base_url)
     probe = ContainerProbe(run).start() if combo.docker else None
-    daemon_before = daemon_cpu_seconds()
+    daemon_before = docker_side.cpu_seconds()
     launched = time.time()
     trails: list[_CpuTrail] = []
 
@@ -165,7 +166,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
             trail.stop()
         containers = probe.stop() if probe is not None else {}
     exited = time.time()
-    daemon_after = daemon_cpu_seconds()
+    daemon_after = docker_side.cpu_seconds()
     # What vf-eval left is a leak even when Arena's eval runner removed it already.
     leaked = [*outcome.reaped, *reap(run)] if combo.docker else []
     rows = _rows(outcome.episodes, containers)
@@ -179,7 +180,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     if (missing := count - len(outcome.episodes)) > 0:
         reason = "vf-eval timed out" if outcome.timed_out else f"vf-eval exit {outcome.returncode}"
         failures += [Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")] * missing
-    # The daemons over the rollouts' window only (vf-eval's start-up leaves them to other work on the host).
+    # The docker side over the rollouts' window only (vf-eval's start-up leaves them to other work on the host).
     daemon_s = trails[0].daemons_since(min(starts)) if starts and trails else None
     if daemon_s is None and daemon_before is not None and daemon_after is not None:
         daemon_s = daemon_after - daemon_before

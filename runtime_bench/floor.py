@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from arena.engine import docker_cli, labels, remove_containers, start_detached
 from runtime_bench.containers import ContainerProbe
 from runtime_bench.model import FloorLevel, JobStats, Summary
-from runtime_bench.procs import daemon_cpu_seconds
+from runtime_bench import docker_side
 from runtime_bench.stats import summarize, throughput
 
 __all__ = ["measure_floor"]
@@ -38,13 +38,13 @@ def _children_cpu() -> float:
 
 def _concurrently(job: Callable[[], tuple[float, str | None]], jobs: int, level: int) -> JobStats:
     """Run `job` `jobs` times, `level` at a time: wall per job, throughput, and host CPU per job
-    (the docker CLI processes plus dockerd + containerd; containerd shims and runc are not counted)."""
-    cli_before, daemon_before = _children_cpu(), daemon_cpu_seconds()
+    (the docker CLI processes plus the docker side, `docker_side.cpu_seconds`)."""
+    cli_before, daemon_before = _children_cpu(), docker_side.cpu_seconds()
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=level) as pool:
         results = list(pool.map(lambda _i: job(), range(jobs)))
     wall = time.perf_counter() - started
-    cli_s, daemon_after = _children_cpu() - cli_before, daemon_cpu_seconds()
+    cli_s, daemon_after = _children_cpu() - cli_before, docker_side.cpu_seconds()
     daemon_s = daemon_after - daemon_before if daemon_before is not None and daemon_after is not None else 0.0
     errors = [e for _s, e in results if e]
     return JobStats(

@@ -55,7 +55,7 @@ class Cpu(_Model):
     docker_cli_s: float | None = None
     """The docker CLI calls vf-eval reaped during the rollouts (an upper bound; see `stats.docker_cli_seconds`)."""
     docker_side_per_rollout_s: float | None = None
-    """dockerd + containerd (machine-wide) + the docker CLI calls, per rollout."""
+    """The docker side (`Meta.docker_side`; machine-wide) + the docker CLI calls, per rollout."""
 
 
 class Failure(_Model):
@@ -192,6 +192,8 @@ class Meta(_Model):
     platform: str | None = None
     cgroup: str | None = None
     docker_version: str | None = None
+    docker_side: str | None = None
+    """What the docker-side CPU counts (`runtime_bench.docker_side.scope`)."""
     load_before: str | None = None
     load_after: str | None = None
     elapsed_s: float | None = None

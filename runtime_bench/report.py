@@ -58,10 +58,12 @@ METHOD = (
     "rollouts over the window from the first boot to the last container destroyed; `eval wall` adds "
     "vf-eval's own start-up (`eval start-up`: launch to first boot, a fixed cost per vf-eval) and shutdown. "
     "CPU-s per rollout adds the rollout containers (cgroups, sampled at 10 Hz), vf-eval and every process "
-    "it reaped (docker CLI, tool servers) from its first rollout on, and dockerd + containerd from the first "
+    "it reaped (docker CLI, tool servers) from its first rollout on, and the docker side from the first "
     "rollout on (machine-wide: other work on the host adds to it), divided by the rollouts; vf-eval's start-up CPU is in report.json "
-    "(`cpu.eval_startup_s`). containerd shims and runc are not counted, for rollouts or for the floor. "
-    "Docker-side CPU-s per rollout is dockerd + containerd (machine-wide) + the docker CLI calls vf-eval "
+    "(`cpu.eval_startup_s`). The docker side is a cpuacct cgroup the bench moves dockerd and containerd into, "
+    "so every shim and runc call they start counts (the header says when that was not possible: then "
+    "dockerd + containerd from /proc, without shims and runc), for rollouts and for the floor alike. "
+    "Docker-side CPU-s per rollout is the docker side + the docker CLI calls vf-eval "
     "reaped (vf-eval's reaped CPU less its other children as last seen alive: an upper bound). The stock path "
     "is verifiers' docker runtime; the lean path is Arena's `LeanEnv` box over the Engine API, whose box "
     "starts before the trace's boot: a rollout's start and its boot count from its container's creation."
@@ -189,7 +191,7 @@ def render_markdown(report: BenchReport) -> str:
     meta = report.meta
     host = (
         f"Host: {meta.cpus} CPUs, {_s(meta.memory_gib, 1)} GiB, "
-        f"Docker {meta.docker_version or '?'}, cgroup {meta.cgroup or '?'}. "
+        f"Docker {meta.docker_version or '?'}, cgroup {meta.cgroup or '?'}; docker side: {meta.docker_side or '?'}. "
         f"Started {meta.started or '?'}, took {_s(meta.elapsed_s, 0)} s; "
         f"load average {meta.load_before or '?'} before, {meta.load_after or '?'} after."
     )

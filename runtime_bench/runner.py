@@ -25,6 +25,7 @@ from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Answer, CallTool, RunShell
 from arena.reaper import leftovers, reap
 from arena.server import start_in_thread
+from runtime_bench import docker_side
 from runtime_bench.config import BENCH_ENV, BENCH_MODEL, BenchConfig, Combo
 from runtime_bench.evals import run_level
 from runtime_bench.floor import measure_floor
@@ -162,6 +163,8 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
                 for latency in config.latencies
             }
             for level in config.levels:
+                if config.docker:
+                    docker_side.enlist()  # again at every level: a restarted daemon is out of the group
                 if measure_floor_here:
                     run = f"{bench_id}-floor-c{level}"
                     runs.append(run)
@@ -181,7 +184,7 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
     except BaseException:
         _reap_all(runs, progress)
         raise
-    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load()})
+    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load(), "docker_side": docker_side.scope()})
     configs = [
         ConfigResult(
             label=combo.label, runtime=combo.runtime, latency=combo.latency, harness=combo.harness,

@@ -1,0 +1,90 @@
+"""The docker side's CPU, exactly: a cpuacct cgroup holding dockerd, containerd and all they start.
+
+A /proc scan sees the daemons but not the containerd shims' last moments nor runc, whose calls
+(create, start, one per exec, kill, delete) last ~25 ms each and are reaped by a shim that itself
+exits with its container. Moved into one cgroup, the daemons' children are born in it: its usage
+counts every shim and runc call in full (runc's in-box half joins the container's own cgroup, which
+the bench counts as the rollout's). Only CPU accounting: the group sets no limit. The daemons are
+left in it when the bench ends (re-used by the next bench; a daemon restart leaves it).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime_bench.procs import DAEMONS, ProcStat, daemon_cpu_seconds, scan
+
+__all__ = ["GROUP", "DockerSideGroup", "cpu_seconds", "enlist", "scope"]
+
+GROUP = "arena-docker-side"
+SHIM = "containerd-shim"
+"""A shim's comm (`containerd-shim-runc-v2`, cut to 15 characters by the kernel)."""
+
+logger = logging.getLogger(__name__)
+
+_enlisted: DockerSideGroup | None = None
+"""The group `enlist` last put the daemons in (None: not done, or not possible here)."""
+
+
+@dataclass(frozen=True)
+class DockerSideGroup:
+    """The cgroup and how to read its CPU: cgroup v1 `cpuacct.usage` (ns) or v2 `cpu.stat` (usage_usec)."""
+
+    path: Path
+    v2: bool
+
+    def cpu_seconds(self) -> float | None:
+        """CPU-seconds the group's processes used since it was made (None: unreadable)."""
+        try:
+            if not self.v2:
+                return int((self.path / "cpuacct.usage").read_text()) / 1e9
+            for line in (self.path / "cpu.stat").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        except (OSError, ValueError):
+            return None
+        return None
+
+
+def enlist(root: Path = Path("/sys/fs/cgroup"), table: dict[int, ProcStat] | None = None) -> DockerSideGroup | None:
+    """Move dockerd, containerd and the running shims into the group (made if missing), or None when
+    that cannot be done here (no cgroupfs, not root, no daemon visible): the bench then reads the
+    daemons from /proc, without shims and runc, and its report says so."""
+    group = DockerSideGroup(root / "cpuacct" / GROUP, v2=False) if (root / "cpuacct").is_dir() else None
+    if group is None and (root / "cgroup.controllers").is_file():
+        group = DockerSideGroup(root / GROUP, v2=True)
+    processes = [p.pid for p in (scan() if table is None else table).values() if p.comm in DAEMONS or p.comm.startswith(SHIM)]
+    global _enlisted
+    _enlisted = None
+    if group is None or not processes:
+        return None
+    try:
+        group.path.mkdir(exist_ok=True)
+        for pid in processes:
+            try:
+                (group.path / "cgroup.procs").write_text(str(pid))
+            except ProcessLookupError:
+                continue  # a shim that exited meanwhile
+    except OSError as error:
+        logger.warning("docker-side CPU: cannot use cgroup %s (%s); shims and runc are not counted", group.path, error)
+        return None
+    _enlisted = group if group.cpu_seconds() is not None else None
+    return _enlisted
+
+
+def cpu_seconds(table: dict[int, ProcStat] | None = None) -> float | None:
+    """CPU-seconds so far of the docker side: the enlisted group's, else dockerd's and containerd's
+    own from /proc (`table`, or a fresh scan), without shims and runc."""
+    if _enlisted is not None and (used := _enlisted.cpu_seconds()) is not None:
+        return used
+    return daemon_cpu_seconds(table)
+
+
+def scope() -> str:
+    """What `cpu_seconds` counts, for the report."""
+    if _enlisted is not None:
+        return "dockerd, containerd, shims and runc (cgroup)"
+    return "dockerd + containerd (/proc; shims and runc not counted)"
