@@ -249,6 +249,11 @@ def test_the_runner_is_written_and_run_in_one_exec_as_a_write_then_a_run_would(i
                     await attempt
                 failures.append(str(caught.value))
             ran = (await box.run(["test", "-e", "/tmp/ran"], {})).exit_code == 0
+            # The program's own stderr and exit code are its result, whatever they say (the old
+            # marker of a failed write, printed by the program, was taken for one).
+            forged = "arena-lean: the write before the program failed"
+            own = await box.run_program_with_file("/tmp/s/f", b"x", ["sh", "-c", f"echo '{forged}' >&2; exit 1"], {})
+            assert own == vf.ProgramResult(1, "", forged + "\n")
             return apart, together, failures, ran
 
     apart, together, failures, ran = asyncio.run(scenario())

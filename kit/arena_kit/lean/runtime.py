@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import ctypes
 import functools
+import json
 import hashlib
 import logging
 import os
@@ -56,8 +57,6 @@ processes and switch users (`docker exec --user`), but not make devices, chroot,
 open raw sockets or touch the network configuration."""
 RUNTIME_LABEL = "arena.runtime"
 EXIT_CODE_WAIT_S = 5.0
-WRITE_FAILED = "arena-lean: the write before the program failed"
-"""The last stderr line of a `run_program_with_file` whose write failed (the program never ran)."""
 CLONE_NEWNET = 0x40000000
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
 
@@ -153,6 +152,96 @@ def engine_words(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> tuple[bytes, bytes]:
+    """Start exec `exec_id` attached: feed `stdin` (then half-close), collect stdout and stderr to the end.
+
+    Over the engine's unix socket this sends the upgrade request itself and reads the answer and the
+    frames through one buffer: the docker SDK reads frames from under its HTTP parser, so output that
+    arrives with the upgrade answer (a box that prints before a loaded host reads) is lost (docker-py
+    #3332), and its demux joins frames quadratically. Another transport keeps the SDK's path.
+    """
+    path = getattr(api.get_adapter(api.base_url), "socket_path", None) if isinstance(api, docker.APIClient) else None
+    if path is None:
+        return _attached_sdk(api, exec_id, stdin)
+    collected = {STDOUT: bytearray(), STDERR: bytearray()}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        body = json.dumps({"Detach": False, "Tty": False}).encode()
+        sock.sendall(
+            f"POST /v{api.api_version}/exec/{exec_id}/start HTTP/1.1\r\nHost: docker\r\n"
+            "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+        )
+        buffer = bytearray()
+        while b"\r\n\r\n" not in buffer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ConnectionError(f"the engine closed the exec start without an answer: {bytes(buffer)!r}")
+            buffer += chunk
+        head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
+        _raise_refusal(head, rest, sock)
+        if stdin is not None:
+            try:
+                sock.sendall(stdin)
+                sock.shutdown(socket.SHUT_WR)  # the engine closes the process's stdin on our half-close
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the process quit without reading it all: its words and exit code still follow
+        buffer = bytearray(rest)
+        while True:
+            while len(buffer) >= 8 and len(buffer) >= 8 + (size := int.from_bytes(buffer[4:8], "big")):
+                collected[STDERR if buffer[0] == STDERR else STDOUT] += buffer[8:8 + size]
+                del buffer[:8 + size]
+            try:
+                chunk = sock.recv(1 << 20)
+            except ConnectionResetError:
+                chunk = b""
+            if not chunk:
+                break
+            buffer += chunk
+    return bytes(collected[STDOUT]), bytes(collected[STDERR])
+
+
+def _raise_refusal(head: bytes, rest: bytes, sock: socket.socket) -> None:
+    """Nothing for the engine's upgrade answer (101, or 200 from engines that skip it); for an error
+    answer, the docker SDK's error for it (NotFound for 404) with the engine's message."""
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parts = status_line.split(" ", 2)
+    status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+    if status in (101, 200):
+        return
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in header_lines)}
+    length = int(headers["content-length"]) if headers.get("content-length", "").isdigit() else None
+    raw = bytearray(rest)
+    sock.settimeout(5)
+    with contextlib.suppress(OSError):
+        while (length is None or len(raw) < length) and (chunk := sock.recv(65536)):
+            raw += chunk
+    try:
+        explanation = str(json.loads(bytes(raw))["message"])
+    except (ValueError, KeyError, TypeError):
+        explanation = bytes(raw).decode(errors="replace").strip() or status_line
+    kind = docker.errors.NotFound if status == 404 else docker.errors.APIError
+    raise kind(f"{status}: {explanation}", explanation=explanation)
+
+
+def _attached_sdk(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> tuple[bytes, bytes]:
+    """`_attached` through the docker SDK (an engine not on a unix socket)."""
+    if stdin is None:
+        out, err = api.exec_start(exec_id, demux=True)
+        return out or b"", err or b""
+    sock = api.exec_start(exec_id, socket=True)
+    raw = cast(socket.socket, getattr(sock, "_sock", sock))
+    collected = {STDOUT: bytearray(), STDERR: bytearray()}
+    try:
+        raw.sendall(stdin)
+        raw.shutdown(socket.SHUT_WR)  # the engine closes the process's stdin on our half-close
+        for stream, data in frames_iter(sock, tty=False):  # type: ignore[no-untyped-call]
+            collected[STDERR if stream == STDERR else STDOUT].extend(data)
+    finally:
+        sock.close()
+    return bytes(collected[STDOUT]), bytes(collected[STDERR])
+
+
 def _exec_sync(
     api: docker.APIClient, container: str, argv: list[str], env: dict[str, str], user: str | None,
     workdir: str | None, stdin: bytes | None,
@@ -162,20 +251,7 @@ def _exec_sync(
         container, argv, stdout=True, stderr=True, stdin=stdin is not None, environment=env,
         user=user or "", workdir=workdir,
     )["Id"]
-    if stdin is None:
-        out, err = api.exec_start(exec_id, demux=True)
-    else:
-        sock = api.exec_start(exec_id, socket=True)
-        raw = cast(socket.socket, getattr(sock, "_sock", sock))
-        collected = {STDOUT: bytearray(), STDERR: bytearray()}
-        try:
-            raw.sendall(stdin)
-            raw.shutdown(socket.SHUT_WR)  # the engine closes the process's stdin on our half-close
-            for stream, data in frames_iter(sock, tty=False):  # type: ignore[no-untyped-call]
-                collected[STDERR if stream == STDERR else STDOUT].extend(data)
-        finally:
-            sock.close()
-        out, err = bytes(collected[STDOUT]), bytes(collected[STDERR])
+    out, err = _attached(api, exec_id, stdin)
     # The stream can end a moment before the engine records the exit code.
     deadline = time.monotonic() + EXIT_CODE_WAIT_S
     while True:
@@ -467,12 +543,15 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             SandboxError: the write failed, as `write` would raise it, or the engine failed the exec.
         """
         parent = shlex.quote(str(PurePosixPath(path).parent))
-        script = f"mkdir -p {parent} && cat > {shlex.quote(path)} || {{ echo '{WRITE_FAILED}' >&2; exit 1; }}; {then}"
+        # Success is a line only this call knows, first on stdout before `then` runs: nothing in the
+        # box can forge a failed write (the program's own stderr and exit code are its result).
+        written = f"arena-lean-written-{uuid.uuid4().hex}"
+        script = f"mkdir -p {parent} && cat > {shlex.quote(path)} || exit 1; echo {written}; {then}"
         code, out, err = await self._exec_api("docker run failed", ["sh", "-c", script, "sh", *argv], env, stdin=data)
-        words = err.decode(errors="replace")
-        if code == 1 and words.rstrip("\n").endswith(WRITE_FAILED):
-            raise await self._in_box_failure(f"write {path!r}: {words.rstrip().removesuffix(WRITE_FAILED).strip()}")
-        return ProgramResult(code, out.decode(errors="replace"), words)
+        mark = f"{written}\n".encode()
+        if not out.startswith(mark):
+            raise await self._in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
+        return ProgramResult(code, out[len(mark):].decode(errors="replace"), err.decode(errors="replace"))
 
     async def run_background(self, argv: list[str], env: dict[str, str], log: str) -> None:
         if self._api is None or self._container is None:
