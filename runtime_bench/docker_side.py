@@ -4,8 +4,8 @@ A /proc scan sees the daemons but not the containerd shims' last moments nor run
 (create, start, one per exec, kill, delete) last ~25 ms each and are reaped by a shim that itself
 exits with its container. Moved into one cgroup, the daemons' children are born in it: its usage
 counts every shim and runc call in full (runc's in-box half joins the container's own cgroup, which
-the bench counts as the rollout's). Only CPU accounting: the group sets no limit. The daemons are
-left in it when the bench ends (re-used by the next bench; a daemon restart leaves it).
+the bench counts as the rollout's). Only CPU accounting: the group sets no limit, and `release`
+puts every process it moved back where it was when the bench ends.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from runtime_bench.procs import DAEMONS, ProcStat, daemon_cpu_seconds, scan
 
-__all__ = ["GROUP", "DockerSideGroup", "cpu_seconds", "enlist", "scope"]
+__all__ = ["GROUP", "DockerSideGroup", "cpu_seconds", "enlist", "release", "scope"]
 
 GROUP = "arena-docker-side"
 SHIM = "containerd-shim"
@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 _enlisted: DockerSideGroup | None = None
 """The group `enlist` last put the daemons in (None: not done, or not possible here)."""
+_origins: dict[int, Path] = {}
+"""Every process `enlist` moved: the cgroup directory it came from."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,14 @@ def enlist(root: Path = Path("/sys/fs/cgroup"), table: dict[int, ProcStat] | Non
     try:
         group.path.mkdir(exist_ok=True)
         for pid in processes:
+            origin = _cgroup_of(pid, root, group)
+            if origin is None or origin == group.path:
+                continue  # gone meanwhile, or moved by an earlier level
             try:
                 (group.path / "cgroup.procs").write_text(str(pid))
             except ProcessLookupError:
                 continue  # a shim that exited meanwhile
+            _origins.setdefault(pid, origin)
     except OSError as error:
         logger.warning("docker-side CPU: cannot use cgroup %s (%s); shims and runc are not counted", group.path, error)
         return None
@@ -75,11 +81,38 @@ def enlist(root: Path = Path("/sys/fs/cgroup"), table: dict[int, ProcStat] | Non
     return _enlisted
 
 
+def release() -> None:
+    """Put every process `enlist` moved back in the cgroup it came from (those that still run)."""
+    global _enlisted
+    for pid, origin in _origins.items():
+        try:
+            (origin / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            continue  # exited (a shim with its container), or its old group is gone
+    _origins.clear()
+    _enlisted = None
+
+
+def _cgroup_of(pid: int, root: Path, group: DockerSideGroup) -> Path | None:
+    """The directory of `pid`'s cgroup in the group's hierarchy (None: the process is gone)."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if (group.v2 and controllers == "") or (not group.v2 and "cpuacct" in controllers.split(",")):
+            base = root if group.v2 else group.path.parent
+            return base / path.lstrip("/")
+    return None
+
+
 def cpu_seconds(table: dict[int, ProcStat] | None = None) -> float | None:
-    """CPU-seconds so far of the docker side: the enlisted group's, else dockerd's and containerd's
-    own from /proc (`table`, or a fresh scan), without shims and runc."""
-    if _enlisted is not None and (used := _enlisted.cpu_seconds()) is not None:
-        return used
+    """CPU-seconds so far of the docker side: the enlisted group's (None if it cannot be read: never
+    mixed with the other source), else dockerd's and containerd's own from /proc (`table`, or a fresh
+    scan), without shims and runc."""
+    if _enlisted is not None:
+        return _enlisted.cpu_seconds()
     return daemon_cpu_seconds(table)
 
 

@@ -184,7 +184,10 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
     except BaseException:
         _reap_all(runs, progress)
         raise
-    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load(), "docker_side": docker_side.scope()})
+    finally:
+        scope = docker_side.scope()
+        docker_side.release()
+    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load(), "docker_side": scope})
     configs = [
         ConfigResult(
             label=combo.label, runtime=combo.runtime, latency=combo.latency, harness=combo.harness,

@@ -9,7 +9,7 @@ import pytest
 
 from arena_kit.lean.runtime import _exec_sync
 from runtime_bench import docker_side
-from runtime_bench.procs import ProcStat, daemon_cpu_seconds
+from runtime_bench.procs import ProcStat, daemon_cpu_seconds, scan
 
 DAEMONS = {
     7: ProcStat(pid=7, comm="dockerd", ppid=1, own_s=1.0, reaped_s=0.0),
@@ -20,8 +20,12 @@ DAEMONS = {
 
 
 @pytest.fixture(autouse=True)
-def forget_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
+def forget_the_group(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(docker_side, "_enlisted", None)
+    monkeypatch.setattr(docker_side, "_origins", {})
+    origin = tmp_path / "where-they-were"
+    origin.mkdir()
+    monkeypatch.setattr(docker_side, "_cgroup_of", lambda pid, root, group: origin)
 
 
 def test_v1_moves_the_daemons_and_shims_and_reads_cpuacct_usage(tmp_path: Path) -> None:
@@ -33,6 +37,11 @@ def test_v1_moves_the_daemons_and_shims_and_reads_cpuacct_usage(tmp_path: Path) 
     assert (group / "cgroup.procs").read_text() == "9"  # one write per process (a plain file keeps the last)
     assert docker_side.cpu_seconds(DAEMONS) == 2.5
     assert docker_side.scope().endswith("(cgroup)")
+    (group / "cpuacct.usage").unlink()
+    assert docker_side.cpu_seconds(DAEMONS) is None  # never the /proc figure in its place
+    docker_side.release()
+    assert (tmp_path / "where-they-were" / "cgroup.procs").read_text() == "9"
+    assert docker_side.cpu_seconds(DAEMONS) == 2.0 and "not counted" in docker_side.scope()
 
 
 def test_v2_reads_usage_usec(tmp_path: Path) -> None:
@@ -54,7 +63,11 @@ def test_without_a_usable_group_the_daemons_come_from_proc_and_the_scope_says_so
 
 
 @pytest.mark.docker
-def test_an_exec_costs_the_docker_side_its_runc_call_which_the_daemons_alone_do_not_show(images: dict[str, str]) -> None:
+def test_an_exec_costs_the_docker_side_its_runc_call_which_the_daemons_alone_do_not_show(
+    images: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.undo()  # the real cgroups
+    monkeypatch.setattr(docker_side, "_origins", {})
     group = docker_side.enlist()
     assert group is not None, "this machine's cgroupfs should take the daemons (root, cgroup v1 or v2)"
     client = docker.from_env()
@@ -69,5 +82,8 @@ def test_an_exec_costs_the_docker_side_its_runc_call_which_the_daemons_alone_do_
         daemons_per_exec = (daemon_cpu_seconds() - daemons) / calls  # type: ignore[operator]
     finally:
         box.remove(force=True)
+        docker_side.release()
+    dockerd = next(p for p, stat in scan().items() if stat.comm == "dockerd")
+    assert f"{docker_side.GROUP}" not in Path(f"/proc/{dockerd}/cgroup").read_text()  # put back
     # runc exec alone is ~10-25 ms of CPU; the daemons' own share of an exec is a few ms.
     assert side_per_exec > daemons_per_exec + 0.005, (side_per_exec, daemons_per_exec)
