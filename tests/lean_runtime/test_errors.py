@@ -5,6 +5,8 @@ in a box the engine reports running are never taken for a loss."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -294,3 +296,49 @@ def test_alive_without_an_engine_at_all_is_false(monkeypatch):
     box = box_on(FakeEngine())
     box._api = None
     assert asyncio.run(box.alive()) is False
+
+
+# --- a start cancelled half-way -----------------------------------------------------------------
+
+
+class SlowCreate(FakeEngine):
+    """An engine whose create waits until released; it keeps the names of the containers that exist."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.existing: set[str] = set()
+
+    def create_container(self, *_args: Any, name: str, **_kwargs: Any) -> dict[str, str]:
+        self.entered.set()
+        self.release.wait(10)
+        self.existing.add(name)
+        return {"Id": BOX}
+
+    def start(self, name: str) -> None:
+        if name not in self.existing:
+            raise api_error(404, f"No such container: {name}")
+
+    def remove_container(self, name: str, force: bool = False) -> None:
+        if name not in self.existing:
+            raise api_error(404, f"No such container: {name}")
+        self.existing.discard(name)
+
+
+def test_a_start_cancelled_while_the_engine_creates_the_box_leaves_no_box(monkeypatch):
+    engine = SlowCreate()
+    monkeypatch.setattr(lean, "_client", type("Client", (), {"api": engine})())
+    box = LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest"))
+
+    async def scenario() -> None:
+        starting = asyncio.create_task(box.start())
+        assert await asyncio.to_thread(engine.entered.wait, 5)
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+        box.cleanup()  # what `LeanEnv.run`'s finally does: the box does not exist yet
+        engine.release.set()
+        await asyncio.sleep(0.5)  # the executor thread finishes the create on its own meanwhile
+
+    asyncio.run(scenario())
+    assert engine.existing == set()

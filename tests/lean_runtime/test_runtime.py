@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import threading
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -327,3 +328,27 @@ def test_a_uv_script_is_prepared_in_one_exec_into_the_argv_and_program_the_stock
     assert answers == reference
     assert answers[1] == vf.ProgramResult(0, "ran ['a']\n", "") and answers[2].stdout == "ran ['b']\n"
     assert len(execs) == 3, execs  # one to prepare, two to run
+
+
+def test_a_command_nobody_waits_for_any_more_frees_its_thread_and_connection(images, monkeypatch):
+    ended = threading.Event()
+    exec_sync = lean._exec_sync
+
+    def watched(*args: Any) -> tuple[int, bytes, bytes]:
+        try:
+            return exec_sync(*args)
+        finally:
+            ended.set()
+
+    async def scenario() -> tuple[bool, vf.ProgramResult]:
+        async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
+            monkeypatch.setattr(lean, "_exec_sync", watched)
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(box.run(["sleep", "30"], {}), 1.0)
+            freed = await asyncio.to_thread(ended.wait, 3.0)
+            monkeypatch.setattr(lean, "_exec_sync", exec_sync)
+            return freed, await box.run(["echo", "still usable"], {})
+
+    freed, after = asyncio.run(scenario())
+    assert freed, "the exec's thread still waits on a 30 s command nobody awaits"
+    assert after == vf.ProgramResult(0, "still usable\n", "")

@@ -152,7 +152,22 @@ def engine_words(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> tuple[bytes, bytes]:
+class HangUp:
+    """The engine connection of one exec, which a caller that stopped waiting (a cancelled await)
+    hangs up: the thread reading it returns at once instead of living as long as the process in the box."""
+
+    def __init__(self) -> None:
+        self.sock: socket.socket | None = None
+        self.done = False
+
+    def __call__(self) -> None:
+        self.done = True
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None, hang_up: HangUp | None = None) -> tuple[bytes, bytes]:
     """Start exec `exec_id` attached: feed `stdin` (then half-close), collect stdout and stderr to the end.
 
     Over the engine's unix socket this sends the upgrade request itself and reads the answer and the
@@ -165,6 +180,10 @@ def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> tuple
         return _attached_sdk(api, exec_id, stdin)
     collected = {STDOUT: bytearray(), STDERR: bytearray()}
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        if hang_up is not None:
+            hang_up.sock = sock
+            if hang_up.done:
+                raise ConnectionAbortedError("the caller stopped waiting for the exec")
         sock.connect(path)
         body = json.dumps({"Detach": False, "Tty": False}).encode()
         sock.sendall(
@@ -244,14 +263,20 @@ def _attached_sdk(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> t
 
 def _exec_sync(
     api: docker.APIClient, container: str, argv: list[str], env: dict[str, str], user: str | None,
-    workdir: str | None, stdin: bytes | None,
+    workdir: str | None, stdin: bytes | None, hang_up: HangUp | None = None,
 ) -> tuple[int, bytes, bytes]:
-    """One exec through the Engine API: create, start (stdin fed then half-closed), collect, exit code."""
+    """One exec through the Engine API: create, start (stdin fed then half-closed), collect, exit code.
+
+    Raises:
+        ConnectionAbortedError: `hang_up` was called (nobody waits for the answer any more).
+    """
     exec_id = api.exec_create(
         container, argv, stdout=True, stderr=True, stdin=stdin is not None, environment=env,
         user=user or "", workdir=workdir,
     )["Id"]
-    out, err = _attached(api, exec_id, stdin)
+    out, err = _attached(api, exec_id, stdin, hang_up)
+    if hang_up is not None and hang_up.done:
+        raise ConnectionAbortedError("the caller stopped waiting for the exec")
     # The stream can end a moment before the engine records the exit code.
     deadline = time.monotonic() + EXIT_CODE_WAIT_S
     while True:
@@ -405,9 +430,23 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             ports=None if restricted else [SERVICE_PORT],
         )
         assert self._container is not None
+        self._removed_if_stopped(api)
         api.start(self._container)
+        self._removed_if_stopped(api)
         inspected: dict[str, Any] = api.inspect_container(self._container)
         return inspected
+
+    def _removed_if_stopped(self, api: docker.APIClient) -> None:
+        """A start cancelled while this thread created the box (Ctrl-C, a deadline) has already run
+        `cleanup`, before the box existed: remove it here, so it cannot outlive its rollout.
+
+        Raises:
+            SandboxError: the box was stopped during its start.
+        """
+        if self._stopped:
+            with contextlib.suppress(Exception):
+                api.remove_container(self._container, force=True)
+            raise SandboxError("docker run failed: the box was stopped while it started")
 
     async def expose(self, port: int) -> str:
         if self.network_restricted:
@@ -432,10 +471,14 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         (the stock runtime's host prefixes, `arena.retries`)."""
         if self._api is None or self._container is None:
             raise SandboxError("the lean docker box is not started")
+        hang_up = HangUp()
         try:
             return await _off_loop(
-                _exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin
+                _exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin, hang_up
             )
+        except asyncio.CancelledError:
+            hang_up()  # frees the executor thread and the engine connection; the box's process runs on, as on the stock path
+            raise
         except ENGINE_ERRORS as error:
             raise await self._engine_failure(operation, error) from error
 
