@@ -89,3 +89,25 @@ def test_codex_acp_exits_on_stdin_eof_with_the_preload_and_waits_without_it() ->
     seconds, codex_left = _exit_after_eof(codex.exit_on_eof_command(_verifiers_command()))
     assert seconds < 1.0 and codex_left == 0
     assert _exit_after_eof(_verifiers_command())[0] >= 1.9
+
+
+@pytest.mark.docker
+def test_a_signal_to_codex_acp_s_group_also_ends_the_codex_it_started_in_another_group() -> None:
+    # verifiers terminates a rollout's runner by signalling its process group; with the preload,
+    # Codex is in a group of its own, so codex-acp must take it down when it is signalled
+    # (without that, Codex ran on for seconds after the SIGTERM).
+    script = ("export PATH=/var/tmp/vf-node/bin:$PATH CODEX_PATH=$(ls -d /var/tmp/vf-codex-*)/acp/node_modules/.bin/codex; "
+              "setsid sh -c 'sleep 30 | \"$@\"' sh \"$@\" >/dev/null 2>&1 & "
+              "for i in $(seq 100); do ps -eo args | grep -q '[a]pp-server' && break; sleep 0.1; done; sleep 0.5; "
+              "ps -eo args | grep -c '[a]pp-server'; "
+              "pg=$(ps -eo pgid=,args= | awk '$2 == \"/var/tmp/vf-node/bin/node\" && $3 ~ /^--import/ {print $1}' | head -1); "
+              "kill -TERM -\"$pg\"; sleep 1; ps -eo args | grep -c '[a]pp-server' || true")
+    name = f"arena-test-codex-term-{time.time_ns()}"
+    try:
+        done = subprocess.run(["docker", "run", "--rm", "--name", name, "--network", "none", "--label", "arena.managed=true",
+                               IMAGE, "timeout", "60", "sh", "-c", script, "sh", *codex.exit_on_eof_command(_verifiers_command())],
+                              capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+    before, after = (int(n) for n in done.stdout.split())
+    assert before >= 1 and after == 0, done.stdout + done.stderr

@@ -47,13 +47,20 @@ childProcess.spawn = function (command, args, options) {
   return child;
 };
 syncBuiltinESMExports();
+const killChildren = () => { for (const child of live) { try { process.kill(-child.pid, "SIGKILL"); } catch {} } };
 process.stdin.once("close", () => {
   stdinClosed = true;
-  for (const child of live) { try { process.kill(-child.pid, "SIGKILL"); } catch {} }
+  killChildren();
   setImmediate(exitIfDone);
 });
+process.once("exit", killChildren);
+for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]]) {
+  process.once(signal, () => { killChildren(); process.exit(code); });
+}
 """
-"""Preloaded into codex-acp: children in their own process group; on stdin EOF, kill them and exit."""
+"""Preloaded into codex-acp: children in their own process group; on stdin EOF, kill them and exit.
+The groups are out of reach of a signal to codex-acp's own group (verifiers' terminate and kill of
+the runner), so codex-acp also kills them when it exits or is signalled."""
 
 logger = logging.getLogger(__name__)
 
