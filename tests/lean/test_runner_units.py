@@ -3,6 +3,7 @@ conversion, and the openai SDK's stream accumulation plus verifiers' reasoning o
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 from typing import Any
@@ -108,3 +109,20 @@ def test_the_runner_imports_only_the_standard_library() -> None:
     modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     modules |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert modules - {"__future__"} <= set(sys.stdlib_module_names), modules - set(sys.stdlib_module_names)
+
+
+def test_a_models_list_cut_mid_body_leaves_compaction_without_a_threshold_as_the_sdk_error_does() -> None:
+    class CutBody:
+        def read(self) -> bytes:
+            raise http.client.IncompleteRead(b'{"data": [', 100)
+
+    class Client:
+        def request(self, *_args: Any) -> CutBody:
+            return CutBody()
+
+    client = Client()
+    models = runner.ModelClient.models.__get__(client)
+    with pytest.raises(runner.TransportError):
+        models()
+    client.models = models  # type: ignore[attr-defined]
+    assert runner.discover_threshold(client, "m") is None  # type: ignore[arg-type]

@@ -238,7 +238,11 @@ class ModelClient:
 
     def models(self) -> list[Any]:
         response = self.request("GET", "/models", None)
-        data = json.loads(response.read())
+        try:
+            body = response.read()
+        except (OSError, http.client.HTTPException) as error:  # the SDK's APIConnectionError
+            raise TransportError(f"GET /models: {error}") from error
+        data = json.loads(body)
         return data.get("data") or [] if isinstance(data, dict) else []
 
 
