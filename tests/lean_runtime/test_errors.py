@@ -342,3 +342,17 @@ def test_a_start_cancelled_while_the_engine_creates_the_box_leaves_no_box(monkey
 
     asyncio.run(scenario())
     assert engine.existing == set()
+
+
+def test_a_box_whose_init_exits_at_once_says_so_at_start(monkeypatch):
+    class ExitedAtOnce(SlowCreate):
+        def inspect_container(self, name: str) -> dict[str, Any]:
+            return {"Id": BOX, "State": {"Running": False, "Pid": 0, "ExitCode": 127, "Error": ""}, "Config": {"Env": []}}
+
+    engine = ExitedAtOnce()
+    engine.release.set()
+    monkeypatch.setattr(lean, "_client", type("Client", (), {"api": engine})())
+    error = raised(LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest")).start)
+    assert isinstance(error, vf.SandboxError), error
+    assert str(error) == "docker run failed: the box exited at once (exit 127: no error given)"
+    assert not retried(error)  # an image problem, the same on every try

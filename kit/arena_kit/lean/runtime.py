@@ -378,6 +378,10 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         except ENGINE_ERRORS as error:
             raise SandboxError(f"docker run failed: {engine_words(error)}") from error
         self.info.id = container["Id"][:12]
+        state = container.get("State") or {}
+        if not state.get("Running") or not state.get("Pid"):
+            # The box's init (`sleep infinity`) is not running: an image without `sleep`, say.
+            raise SandboxError(f"docker run failed: the box exited at once (exit {state.get('ExitCode')}: {state.get('Error') or 'no error given'})")
         self._image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
         if not root:
             try:
