@@ -7,7 +7,7 @@ import asyncio
 import subprocess
 import threading
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -34,6 +34,23 @@ async def started(box: vf.Runtime, env: dict[str, str] | None = None) -> AsyncIt
         yield box
     finally:
         await box.stop()
+
+
+@contextlib.contextmanager
+def counting_execs() -> Iterator[list[list[str]]]:
+    """The argv of every exec the lean runtime makes while the block runs."""
+    execs: list[list[str]] = []
+    exec_sync = lean._exec_sync
+
+    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
+        execs.append(argv)
+        return exec_sync(api, container, argv, *rest)
+
+    lean._exec_sync = counted
+    try:
+        yield execs
+    finally:
+        lean._exec_sync = exec_sync
 
 
 def fetch(url: str, proxy: bool) -> list[str]:
@@ -225,14 +242,7 @@ def test_an_exec_the_engine_cannot_start_exits_126_as_the_cli_does(images, monke
     assert asyncio.run(scenario()).exit_code == 126
 
 
-def test_the_runner_is_written_and_run_in_one_exec_as_a_write_then_a_run_would(images, monkeypatch):
-    execs: list[list[str]] = []
-    exec_sync = lean._exec_sync
-
-    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
-        execs.append(argv)
-        return exec_sync(api, container, argv, *rest)
-
+def test_the_runner_is_written_and_run_in_one_exec_as_a_write_then_a_run_would(images):
     program = ["sh", "-c", 'cat /tmp/s/run.sh; readlink /proc/self/fd/0; echo "$TASKVAR $ONE" >&2; exit 3']
     config = vf.DockerConfig(image=images["harness"], **RESTRICTED)
 
@@ -241,9 +251,8 @@ def test_the_runner_is_written_and_run_in_one_exec_as_a_write_then_a_run_would(i
             await box.write("/tmp/s/run.sh", b"echo first\n")
             apart = await box.run_program(program, {"ONE": "1"})
             await box.run(["rm", "-r", "/tmp/s"], {})
-            monkeypatch.setattr(lean, "_exec_sync", counted)
-            together = await box.run_program_with_file("/tmp/s/run.sh", b"echo first\n", program, {"ONE": "1"})
-            monkeypatch.setattr(lean, "_exec_sync", exec_sync)
+            with counting_execs() as execs:
+                together = await box.run_program_with_file("/tmp/s/run.sh", b"echo first\n", program, {"ONE": "1"})
             failures = []
             for attempt in (box.write("/proc/nope/x", b"x"), box.run_program_with_file("/proc/nope/x", b"x", ["touch", "/tmp/ran"], {})):
                 with pytest.raises(vf.SandboxError) as caught:
@@ -255,27 +264,20 @@ def test_the_runner_is_written_and_run_in_one_exec_as_a_write_then_a_run_would(i
             forged = "arena-lean: the write before the program failed"
             own = await box.run_program_with_file("/tmp/s/f", b"x", ["sh", "-c", f"echo '{forged}' >&2; exit 1"], {})
             assert own == vf.ProgramResult(1, "", forged + "\n")
-            return apart, together, failures, ran
+            return apart, together, failures, ran, execs
 
-    apart, together, failures, ran = asyncio.run(scenario())
+    apart, together, failures, ran, execs = asyncio.run(scenario())
     assert together == apart == vf.ProgramResult(3, "echo first\n/dev/null\n", "t 1\n")
     assert len(execs) == 1
     assert failures[0] == failures[1] and failures[0].startswith("in the running box: write '/proc/nope/x': ")
     assert not ran  # the program does not run after a failed write
 
 
-def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images, monkeypatch):
+def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images):
     from verifiers.v1.clients import ModelContext
     from verifiers.v1.harnesses.bash.harness import BashHarnessConfig
 
     from arena_kit.lean.harness import LeanBashHarness
-
-    execs: list[list[str]] = []
-    exec_sync = lean._exec_sync
-
-    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
-        execs.append(argv)
-        return exec_sync(api, container, argv, *rest)
 
     harness = LeanBashHarness(BashHarnessConfig.model_validate({"id": "arena-bash"}))
     ctx = ModelContext(model="arena/m", client=vf.EvalClientConfig(base_url="http://127.0.0.1:9/v1"))
@@ -283,15 +285,14 @@ def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images, monkeypatch
     class Trace:
         id = "trace-1"
 
-    async def scenario() -> vf.ProgramResult:
+    async def scenario() -> tuple[vf.ProgramResult, list[list[str]]]:
         async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
-            monkeypatch.setattr(lean, "_exec_sync", counted)
             data = vf.TaskData(prompt="hi", system_prompt=None)
-            result: vf.ProgramResult = await harness.launch(ctx, Trace(), box, "http://127.0.0.1:9/v1", "s", {}, data)
-            monkeypatch.setattr(lean, "_exec_sync", exec_sync)
-            return result
+            with counting_execs() as execs:
+                result: vf.ProgramResult = await harness.launch(ctx, Trace(), box, "http://127.0.0.1:9/v1", "s", {}, data)
+            return result, execs
 
-    result = asyncio.run(scenario())
+    result, execs = asyncio.run(scenario())
     assert len(execs) == 1, execs
     assert result.exit_code != 0 and "Connection refused" in result.stderr  # the runner ran, and found no model
 
@@ -299,14 +300,7 @@ def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images, monkeypatch
 UV_SCRIPT = '# /// script\n# requires-python = ">=3.9"\n# dependencies = []\n# ///\nimport sys\nprint("ran", sys.argv[1:])\n'
 
 
-def test_a_uv_script_is_prepared_in_one_exec_into_the_argv_and_program_the_stock_box_prepares(images, monkeypatch):
-    execs: list[list[str]] = []
-    exec_sync = lean._exec_sync
-
-    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
-        execs.append(argv)
-        return exec_sync(api, container, argv, *rest)
-
+def test_a_uv_script_is_prepared_in_one_exec_into_the_argv_and_program_the_stock_box_prepares(images):
     config = vf.DockerConfig(image=images["harness"], **RESTRICTED)
 
     async def prepared(box: vf.Runtime) -> tuple[list[str], vf.ProgramResult, vf.ProgramResult]:
@@ -316,15 +310,15 @@ def test_a_uv_script_is_prepared_in_one_exec_into_the_argv_and_program_the_stock
         plain = await box.prepare_uv_script(UV_SCRIPT, activate=False)
         return argv, await box.run([*argv, "a"], {}), await box.run([*plain, "b"], {})
 
-    async def scenario() -> tuple[Any, Any]:
+    async def scenario() -> tuple[Any, Any, list[list[str]]]:
         async with started(DockerRuntime(config)) as stock:
             reference = await prepared(stock)
         async with started(LeanDockerRuntime(config)) as box:
-            monkeypatch.setattr(lean, "_exec_sync", counted)
-            answers = await prepared(box)
-        return reference, answers
+            with counting_execs() as execs:
+                answers = await prepared(box)
+        return reference, answers, execs
 
-    reference, answers = asyncio.run(scenario())
+    reference, answers, execs = asyncio.run(scenario())
     assert answers == reference
     assert answers[1] == vf.ProgramResult(0, "ran ['a']\n", "") and answers[2].stdout == "ran ['b']\n"
     assert len(execs) == 3, execs  # one to prepare, two to run
