@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from arena_kit.lean.exec_wire import refusal, refusal_message, sdk_error, start_request
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import RuntimeProcess
 from verifiers.v1.utils.aio import run_shielded
@@ -91,35 +91,23 @@ async def hijack_exec(
     """
     reader, writer = await connect()
     try:
-        body = json.dumps({"Detach": False, "Tty": False}).encode()
-        writer.write(
-            f"POST /v{api_version}/exec/{exec_id}/start HTTP/1.1\r\nHost: docker\r\n"
-            "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-        )
+        writer.write(start_request(api_version, exec_id))
         await writer.drain()
         try:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as error:
             raise ConnectionError(f"the engine closed the exec start without an answer: {error.partial!r}") from error
-        status_line, *header_lines = head.decode("latin-1").split("\r\n")
-        parts = status_line.split(" ", 2)
-        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-        if status in (101, 200):  # 101: upgraded; 200: engines that skip the upgrade answer
+        refused = refusal(head)
+        if refused is None:
             return reader, writer
-        headers = dict(line.split(":", 1) for line in header_lines if ":" in line)
-        length = {k.strip().lower(): v.strip() for k, v in headers.items()}.get("content-length", "")
+        status, status_line, length = refused
         try:
             raw = await asyncio.wait_for(
-                reader.readexactly(int(length)) if length.isdigit() else reader.read(65536), timeout=5
+                reader.readexactly(length) if length is not None else reader.read(65536), timeout=5
             )
         except (asyncio.IncompleteReadError, TimeoutError, ConnectionError):
             raw = b""
-        try:
-            explanation = str(json.loads(raw)["message"])
-        except (ValueError, KeyError, TypeError):
-            explanation = raw.decode(errors="replace").strip() or status_line
-        raise EngineRefused(status, explanation)
+        raise EngineRefused(status, refusal_message(raw, status_line))
     except BaseException:
         writer.close()
         raise
@@ -330,8 +318,6 @@ async def open_engine_process(
         docker.errors.APIError (NotFound for a missing container or exec), ConnectionError, OSError:
             the engine failed the exec, in the docker SDK's terms (`arena_kit.lean.runtime.engine_words`).
     """
-    import docker.errors
-
     from arena_kit.lean.runtime import ENGINE_ERRORS, EXIT_CODE_WAIT_S, _exec_sync, _off_loop
 
     def create() -> str:
@@ -366,5 +352,4 @@ async def open_engine_process(
             lambda: _off_loop(create), connect, api.api_version, lambda exec_id: _off_loop(exit_code, exec_id), signal,
         )
     except EngineRefused as error:
-        kind = docker.errors.NotFound if error.status == 404 else docker.errors.APIError
-        raise kind(str(error), explanation=error.explanation) from error
+        raise sdk_error(error.status, error.explanation) from error

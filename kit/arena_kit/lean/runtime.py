@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import ctypes
 import functools
-import json
 import hashlib
 import logging
 import os
@@ -38,6 +37,7 @@ import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 from docker.utils.socket import STDERR, STDOUT, frames_iter
+from arena_kit.lean.exec_wire import refusal, refusal_message, sdk_error, start_request
 from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import _ENSURE_UV, SERVICE_PORT, ProgramResult, RuntimeProcess
@@ -185,12 +185,7 @@ def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None, hang_up:
             if hang_up.done:
                 raise ConnectionAbortedError("the caller stopped waiting for the exec")
         sock.connect(path)
-        body = json.dumps({"Detach": False, "Tty": False}).encode()
-        sock.sendall(
-            f"POST /v{api.api_version}/exec/{exec_id}/start HTTP/1.1\r\nHost: docker\r\n"
-            "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-        )
+        sock.sendall(start_request(api.api_version, exec_id))
         buffer = bytearray()
         while b"\r\n\r\n" not in buffer:
             chunk = sock.recv(65536)
@@ -221,26 +216,17 @@ def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None, hang_up:
 
 
 def _raise_refusal(head: bytes, rest: bytes, sock: socket.socket) -> None:
-    """Nothing for the engine's upgrade answer (101, or 200 from engines that skip it); for an error
-    answer, the docker SDK's error for it (NotFound for 404) with the engine's message."""
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    parts = status_line.split(" ", 2)
-    status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-    if status in (101, 200):
+    """Nothing for the engine's upgrade answer; for an error answer, the docker SDK's error for it."""
+    refused = refusal(head)
+    if refused is None:
         return
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in header_lines)}
-    length = int(headers["content-length"]) if headers.get("content-length", "").isdigit() else None
+    status, status_line, length = refused
     raw = bytearray(rest)
     sock.settimeout(5)
     with contextlib.suppress(OSError):
         while (length is None or len(raw) < length) and (chunk := sock.recv(65536)):
             raw += chunk
-    try:
-        explanation = str(json.loads(bytes(raw))["message"])
-    except (ValueError, KeyError, TypeError):
-        explanation = bytes(raw).decode(errors="replace").strip() or status_line
-    kind = docker.errors.NotFound if status == 404 else docker.errors.APIError
-    raise kind(f"{status}: {explanation}", explanation=explanation)
+    raise sdk_error(status, refusal_message(bytes(raw), status_line))
 
 
 def _attached_sdk(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> tuple[bytes, bytes]:
@@ -542,11 +528,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         return data
 
     async def write(self, path: str, data: bytes) -> None:
-        parent = shlex.quote(str(PurePosixPath(path).parent))
-        command = f"mkdir -p {parent} && cat > {shlex.quote(path)}"
-        code, _, err = await self._exec_api(f"write {path!r}", ["sh", "-c", command], {}, stdin=data)
-        if code != 0:
-            raise await self._in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
+        await self._run_after_write(path, data, "", [], {}, operation=f"write {path!r}")
 
     async def run_program_with_file(self, path: str, data: bytes, argv: list[str], env: dict[str, str]) -> ProgramResult:
         """`write(path, data)` then `run_program(argv, env)` in one exec, one exec fewer per rollout
@@ -582,19 +564,22 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         argv: list[str] = await super().prepare_uv_script(script, env, activate=activate)
         return argv
 
-    async def _run_after_write(self, path: str, data: bytes, then: str, argv: list[str], env: dict[str, str]) -> ProgramResult:
-        """One exec: `sh` writes its stdin to `path` as `write` does, then runs the shell text `then`
-        (`argv` its positional parameters) only if the write succeeded.
+    async def _run_after_write(
+        self, path: str, data: bytes, then: str, argv: list[str], env: dict[str, str], operation: str = "docker run failed"
+    ) -> ProgramResult:
+        """One exec: `sh` writes its stdin to `path` (making its directory), then runs the shell text
+        `then` (`argv` its positional parameters) only if the write succeeded.
 
         Raises:
-            SandboxError: the write failed, as `write` would raise it, or the engine failed the exec.
+            SandboxError: the write failed ("write 'path': <the box's words>"), or the engine failed
+                the exec ("`operation`: <the docker CLI's words>").
         """
         parent = shlex.quote(str(PurePosixPath(path).parent))
         # Success is a line only this call knows, first on stdout before `then` runs: nothing in the
         # box can forge a failed write (the program's own stderr and exit code are its result).
         written = f"arena-lean-written-{uuid.uuid4().hex}"
         script = f"mkdir -p {parent} && cat > {shlex.quote(path)} || exit 1; echo {written}; {then}"
-        code, out, err = await self._exec_api("docker run failed", ["sh", "-c", script, "sh", *argv], env, stdin=data)
+        code, out, err = await self._exec_api(operation, ["sh", "-c", script, "sh", *argv], env, stdin=data)
         mark = f"{written}\n".encode()
         if not out.startswith(mark):
             raise await self._in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
