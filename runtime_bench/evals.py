@@ -78,7 +78,7 @@ class _CpuTrail:
         self.samples: list[tuple[float, float]] = []
         self.children: list[tuple[float, dict[int, tuple[str, float]]]] = []
         """(vf-eval's reaped CPU, its live children's {pid: (name, tree CPU)}) at each sample."""
-        self.daemons: list[float | None] = []
+        self.side_cpu: list[float | None] = []
         """The docker side's CPU at each sample (`docker_side.cpu_seconds`)."""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(pid, interval), daemon=True)
@@ -96,7 +96,7 @@ class _CpuTrail:
             }
             self.samples.append((time.time(), cpu))
             self.children.append((table[pid].reaped_s, kids))
-            self.daemons.append(docker_side.cpu_seconds(table))
+            self.side_cpu.append(docker_side.cpu_seconds(table))
 
     def stop(self) -> None:
         self._done.set()
@@ -107,12 +107,12 @@ class _CpuTrail:
         before = [cpu for at, cpu in self.samples if at <= when]
         return before[-1] if before else None
 
-    def daemons_since(self, when: float) -> float | None:
+    def docker_side_since(self, when: float) -> float | None:
         """CPU-seconds of the docker side from `when` to the last sample (None: not sampled)."""
-        before = [cpu for (at, _), cpu in zip(self.samples, self.daemons, strict=True) if at <= when]
-        if not before or before[-1] is None or not self.daemons or self.daemons[-1] is None:
+        before = [cpu for (at, _), cpu in zip(self.samples, self.side_cpu, strict=True) if at <= when]
+        if not before or before[-1] is None or not self.side_cpu or self.side_cpu[-1] is None:
             return None
-        return self.daemons[-1] - before[-1]
+        return self.side_cpu[-1] - before[-1]
 
     def docker_cli_since(self, when: float) -> float | None:
         """CPU-seconds of the docker CLI calls vf-eval reaped from `when` to the last sample."""
@@ -152,7 +152,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     count = config.rollouts_at(level)
     request = _request(config, combo, level, count, run, runs_dir, base_url)
     probe = ContainerProbe(run).start() if combo.docker else None
-    daemon_before = docker_side.cpu_seconds()
+    side_before = docker_side.cpu_seconds()
     launched = time.time()
     trails: list[_CpuTrail] = []
 
@@ -166,7 +166,7 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
             trail.stop()
         containers = probe.stop() if probe is not None else {}
     exited = time.time()
-    daemon_after = docker_side.cpu_seconds()
+    side_after = docker_side.cpu_seconds()
     # What vf-eval left is a leak even when Arena's eval runner removed it already.
     leaked = [*outcome.reaped, *reap(run)] if combo.docker else []
     rows = _rows(outcome.episodes, containers)
@@ -181,9 +181,9 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
         reason = "vf-eval timed out" if outcome.timed_out else f"vf-eval exit {outcome.returncode}"
         failures += [Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")] * missing
     # The docker side over the rollouts' window only (vf-eval's start-up leaves them to other work on the host).
-    daemon_s = trails[0].daemons_since(min(starts)) if starts and trails else None
-    if daemon_s is None and daemon_before is not None and daemon_after is not None:
-        daemon_s = daemon_after - daemon_before
+    daemon_s = trails[0].docker_side_since(min(starts)) if starts and trails else None
+    if daemon_s is None and side_before is not None and side_after is not None:
+        daemon_s = side_after - side_before
     startup_cpu = trails[0].at(min(starts)) if starts and trails else None
     cli_s = trails[0].docker_cli_since(min(starts)) if starts and trails else None
     return LevelResult(
@@ -217,7 +217,7 @@ def _cpu(
     count: int,
 ) -> Cpu:
     """CPU-seconds of the level, and per rollout (vf-eval's start-up left out of the latter);
-    the docker side is the daemons' and the docker CLI calls' (already inside vf-eval's)."""
+    the docker side is `docker_side.cpu_seconds` plus the docker CLI calls (already inside vf-eval's)."""
     sampled = [c.cpu_s for c in containers.values() if c.cpu_s is not None]
     containers_s = sum(sampled) if sampled else None
     rollout_eval_cpu = eval_cpu - startup_cpu if startup_cpu is not None else eval_cpu

@@ -39,13 +39,13 @@ def _children_cpu() -> float:
 def _concurrently(job: Callable[[], tuple[float, str | None]], jobs: int, level: int) -> JobStats:
     """Run `job` `jobs` times, `level` at a time: wall per job, throughput, and host CPU per job
     (the docker CLI processes plus the docker side, `docker_side.cpu_seconds`)."""
-    cli_before, daemon_before = _children_cpu(), docker_side.cpu_seconds()
+    cli_before, side_before = _children_cpu(), docker_side.cpu_seconds()
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=level) as pool:
         results = list(pool.map(lambda _i: job(), range(jobs)))
     wall = time.perf_counter() - started
-    cli_s, daemon_after = _children_cpu() - cli_before, docker_side.cpu_seconds()
-    daemon_s = daemon_after - daemon_before if daemon_before is not None and daemon_after is not None else 0.0
+    cli_s, side_after = _children_cpu() - cli_before, docker_side.cpu_seconds()
+    daemon_s = side_after - side_before if side_before is not None and side_after is not None else 0.0
     errors = [e for _s, e in results if e]
     return JobStats(
         cpu_per_job_s=(cli_s + daemon_s) / jobs,
