@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 LATENCY = 0.5
 
 
-def test_a_tiny_quick_bench_reports_both_paths_with_no_failures_or_leaks(images, tmp_path):
+def test_a_tiny_quick_bench_reports_both_paths_with_no_failures_or_leaks(images, tmp_path, daemons_cgroup):
     lines: list[str] = []
     config = BenchConfig(
         pairs=["docker/bash", "docker-lean/arena-bash"], levels=[1, 2], rollouts=2, latencies=[LATENCY],

@@ -64,7 +64,7 @@ def test_without_a_usable_group_the_daemons_come_from_proc_and_the_scope_says_so
 
 @pytest.mark.docker
 def test_an_exec_costs_the_docker_side_its_runc_call_which_the_daemons_alone_do_not_show(
-    images: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    images: dict[str, str], monkeypatch: pytest.MonkeyPatch, daemons_cgroup: None
 ) -> None:
     monkeypatch.undo()  # the real cgroups
     monkeypatch.setattr(docker_side, "_origins", {})
