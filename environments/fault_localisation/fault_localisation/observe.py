@@ -19,13 +19,14 @@ from datetime import datetime, timedelta
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, Step
 
 __all__ = [
-    "BASELINE", "KIND_EVIDENCE", "KIND_PHRASES", "Context", "Script", "anomalous", "budget_left", "change_minute",
+    "BASELINE", "KIND_EVIDENCE", "KIND_PHRASES", "Context", "Reported", "reported", "Script", "anomalous", "budget_left", "change_minute",
     "classify", "first_json", "fts", "iso", "line_fields", "rate_z", "replay", "scripted", "submit", "submitted", "ts",
 ]
 
 BASELINE = timedelta(minutes=15)
 """The first quarter hour of the window: the system's normal, before any incident of interest."""
 _WINDOW = re.compile(r"between (\S+) and (\S+) \(UTC\)")
+_REPORTED = re.compile(r"failing requests to (GET|POST|PUT|DELETE) (/\S+) on (\S+) between")
 KIND_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("connection_pool_exhaustion", ("connection pool", "connection from pool", "no free connections")),
     ("bad_deploy", ("unhandled exception", "NullPointerException")),
@@ -43,6 +44,26 @@ KIND_EVIDENCE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile("|".join(rf"\b{re.escape(p)}\b" for p in phrases), re.IGNORECASE))
     for kind, phrases in KIND_PHRASES
 )
+
+
+@dataclass(frozen=True)
+class Reported:
+    """What users reported, as the prompt states it: an endpoint on one edge service."""
+
+    method: str
+    path: str
+    edge: str
+
+    @property
+    def text(self) -> str:
+        """An FTS5 phrase matching the edge's lines about this endpoint (`POST /api/v1/checkout/812 ...`)."""
+        return f'"{self.method} {self.path}"'
+
+
+def reported(prompt: str) -> Reported | None:
+    """The endpoint users reported failing, or None when the prompt names none."""
+    match = _REPORTED.search(prompt)
+    return None if match is None else Reported(*match.groups())
 
 
 def fts(phrases: tuple[str, ...] | list[str]) -> str:
@@ -159,13 +180,15 @@ class Context:
 
     start: datetime
     end: datetime
+    reported: Reported | None = None
+    """The endpoint users reported failing, when the prompt names one."""
 
     @classmethod
     def of(cls, obs: Observation) -> Context:
         match = _WINDOW.search(obs.prompt)
         if match is None:
             raise ValueError("the prompt names no incident window")
-        return cls(ts(match.group(1)), ts(match.group(2)))
+        return cls(ts(match.group(1)), ts(match.group(2)), reported(obs.prompt))
 
     @property
     def split(self) -> datetime:
