@@ -107,6 +107,14 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    from arena.compare import compare_runs, render_comparison
+
+    comparison = compare_runs(args.run_a, args.run_b)
+    print(json.dumps(comparison.as_json(), indent=2) if args.json else render_comparison(comparison))
+    return 0
+
+
 def _probe(args: argparse.Namespace) -> int:
     from arena.installed import environment_ids
     from arena.probe import GateFailure, PolicyScore, latest_probe, render_difficulty, render_table, run_probe
@@ -254,6 +262,12 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a vf-eval run directory (holds traces.jsonl)")
     audit.add_argument("--out", type=Path, help="where to write audit.md and audit.json (default: RUN_DIR)")
     audit.set_defaults(handler=_audit)
+
+    compare = sub.add_parser("compare", help="paired difference of two runs on their shared tasks, with a 95 %% interval")
+    compare.add_argument("run_a", type=Path, metavar="RUN_A", help="a vf-eval run directory (holds traces.jsonl)")
+    compare.add_argument("run_b", type=Path, metavar="RUN_B", help="another, on the same tasks; the difference is B − A")
+    compare.add_argument("--json", action="store_true", help="print the result as JSON")
+    compare.set_defaults(handler=_compare)
     return parser
 
 

@@ -7,8 +7,8 @@ resumes only the identical config."""
 
 from __future__ import annotations
 
-import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from arena.choices import Harness
@@ -18,8 +18,9 @@ from arena.images import build_images, default_ca_bundle, image_ref
 from arena.installed import environment_ids
 from arena.policies import model_name
 from arena.server import start_in_thread
+from arena.stats import clustered_mean
 
-__all__ = ["run_demo"]
+__all__ = ["render_rows", "run_demo"]
 
 DEMO_TASKS = 3
 DEMO_POLICIES = ("oracle", "staller")
@@ -63,16 +64,23 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
                     )
                 )
                 rows.append((env_id, policy, outcome, time.monotonic() - started))
-    print(f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>6} {'retried':>7} {'mean reward':>11} {'wall s':>7}")
-    for env_id, policy, outcome, seconds in rows:
-        rewards = [e.reward or 0.0 for e in outcome.episodes]
-        mean = statistics.fmean(rewards) if rewards else float("nan")
-        print(f"{env_id:<20} {policy:<8} {len(outcome.episodes):>8} {len(outcome.failures):>6} {outcome.retries:>7} {mean:>11.3f} {seconds:>7.1f}")
+    print(render_rows(rows))
     failed = [o for _, _, o, _ in rows if o.failures or not o.episodes or o.returncode]
     for outcome in failed:
         print(f"failed: {outcome.run_dir} (see {outcome.run_dir}/vf-eval.log)")
     print(f"\ntraces: {output_dir}/demo-*-{stamp}/traces.jsonl")
     return 1 if failed else 0
+
+
+def render_rows(rows: Sequence[tuple[str, str, EvalOutcome, float]]) -> str:
+    """The demo's table: mean reward ± the half-width of its 95 % interval, clustered by task
+    (`arena.stats`; `?` with fewer than two tasks)."""
+    lines = [f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>6} {'retried':>7} {'mean reward ± 95%':>17} {'wall s':>7}"]
+    for env_id, policy, outcome, seconds in rows:
+        interval = clustered_mean([e.reward or 0.0 for e in outcome.episodes], [e.task for e in outcome.episodes])
+        lines.append(f"{env_id:<20} {policy:<8} {len(outcome.episodes):>8} {len(outcome.failures):>6} {outcome.retries:>7} "
+                     f"{interval.text():>17} {seconds:>7.1f}")
+    return "\n".join(lines)
 
 
 def _run_name(env_id: str, policy: str, harness: str, stamp: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ from arena.images import image_ref
 from arena.policies import PolicyResolver, model_name
 from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX, shortcut_ceiling
 from arena.server import start_in_thread
+from arena.stats import clustered_mean
 
 __all__ = ["GateFailure", "PolicyScore", "Role", "gate", "latest_probe", "render_difficulty", "render_table",
            "role_of", "run_probe", "score_outcome"]
@@ -69,6 +71,9 @@ class PolicyScore:
     """For a shortcut: the highest mean the gate allows it."""
     retries: int = 0
     """Rollouts re-run after an infrastructure fault (`arena.retries`), over all episodes."""
+    ci95: float | None = None
+    """Half-width of the mean's 95 % interval, clustered by task (`arena.stats`); None: undefined
+    (fewer than two tasks) or not computed (a report written before intervals)."""
 
     @property
     def role(self) -> Role:
@@ -89,6 +94,7 @@ class GateFailure:
 
 def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | None = None) -> PolicyScore:
     rewards = [e.reward or 0.0 for e in outcome.episodes] or [0.0]
+    interval = clustered_mean(rewards, [e.task for e in outcome.episodes]) if outcome.episodes else None
     used = [v for e in outcome.episodes for k, v in e.metrics.items() if k.endswith("_used") and v is not None]
     return PolicyScore(
         env=env, policy=policy, episodes=len(outcome.episodes), failed=len(outcome.failures),
@@ -96,6 +102,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | 
         turns=statistics.fmean([e.turns for e in outcome.episodes]) if outcome.episodes else 0.0,
         budget_used=statistics.fmean(used) if used else None,
         rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling, retries=outcome.retries,
+        ci95=None if interval is None or math.isnan(interval.half_width) else interval.half_width,
     )
 
 
@@ -275,10 +282,13 @@ def _write_report(path: Path, header: Mapping[str, Any], scores: Sequence[Policy
 
 
 def render_table(scores: Sequence[PolicyScore]) -> str:
-    lines = [f"{'environment':<20} {'policy':<30} {'role':<9} {'mean':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'failed':>6}"]
+    """The probe's table; `± 95%` is the half-width of the mean's interval clustered by task
+    (`arena.stats`; `?` with fewer than two tasks)."""
+    lines = [f"{'environment':<20} {'policy':<30} {'role':<9} {'mean':>6} {'± 95%':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'failed':>6}"]
     for s in scores:
         used = "—" if s.budget_used is None else f"{s.budget_used:.1f}"
-        lines.append(f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.mean:>6.3f} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.failed:>6}")
+        ci = "?" if s.ci95 is None else f"{s.ci95:.3f}"
+        lines.append(f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.mean:>6.3f} {ci:>6} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.failed:>6}")
     return "\n".join(lines)
 
 

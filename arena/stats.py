@@ -1,0 +1,134 @@
+"""Means with a 95 % interval that respects how evals are sampled, and paired differences of runs.
+
+Episodes of one task are not independent (several rollouts of one task share its difficulty), so
+the interval of a mean is clustered by task: the cluster-robust standard error (CR1, Liang-Zeger
+with the small-sample factor G/(G-1), G = number of tasks) and Student's t with G-1 degrees of
+freedom (scipy). With one episode per task it is exactly the textbook s/√n interval; with several
+it widens as much as the rollouts of a task agree with each other (Miller, "Adding Error Bars to
+Evals", arXiv 2411.00640, §2). A closed form rather than a cluster bootstrap: deterministic (the
+same run prints the same interval), exact to hand-check, and well behaved at the 3-20 tasks Arena
+runs, where a bootstrap over so few clusters under-covers.
+
+Two runs on the same tasks are compared by the paired difference: per task, the mean of B's
+episodes minus the mean of A's, then a t interval over the shared tasks (T-1 degrees of freedom).
+Pairing removes the variance of task difficulty that the two runs share, which is what separates
+two agents on a few tasks. A mean whose episodes all agree (every staller episode 0) has a zero
+width interval: the data show no spread, which is not a claim of certainty about other tasks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["LEVEL", "METHOD", "Interval", "PairedDifference", "by_task", "clustered_mean", "paired_difference", "t_quantile"]
+
+LEVEL = 0.95
+METHOD = "task-clustered SE (CR1, G/(G-1)), t with G-1 df"
+PAIRED_METHOD = "paired per-task difference, t with T-1 df"
+
+
+def t_quantile(df: int, level: float = LEVEL) -> float:
+    """The two-sided critical value of Student's t with `df` degrees of freedom (df ≥ 1)."""
+    from scipy.stats import t  # scipy's import costs a few hundred ms: only when an interval is computed
+
+    return float(t.ppf(0.5 + level / 2, df))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean, its standard error and its 95 % interval over `n` episodes in `tasks` clusters.
+
+    `se` (and so `low`, `high`) is NaN when there are fewer than two tasks: one task says
+    nothing about the next."""
+
+    mean: float
+    se: float
+    low: float
+    high: float
+    n: int
+    tasks: int
+    method: str = METHOD
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+    def text(self, digits: int = 3) -> str:
+        """`0.667 ± 0.287`, or `0.667 ± ?` when the interval is undefined."""
+        if math.isnan(self.mean):
+            return "—"
+        spread = "?" if math.isnan(self.half_width) else f"{self.half_width:.{digits}f}"
+        return f"{self.mean:.{digits}f} ± {spread}"
+
+
+def clustered_mean(values: Sequence[float], clusters: Sequence[str] | None = None, level: float = LEVEL) -> Interval:
+    """The mean of `values` with its interval clustered by `clusters` (one label per value; None:
+    every value its own cluster).
+
+    Raises:
+        ValueError: `clusters` is not as long as `values`.
+    """
+    labels = list(clusters) if clusters is not None else [str(i) for i in range(len(values))]
+    if len(labels) != len(values):
+        raise ValueError(f"{len(values)} values but {len(labels)} cluster labels")
+    n = len(values)
+    if n == 0:
+        nan = float("nan")
+        return Interval(nan, nan, nan, nan, 0, 0)
+    mean = math.fsum(values) / n
+    residuals: dict[str, float] = defaultdict(float)
+    for value, label in zip(values, labels):
+        residuals[label] += value - mean
+    g = len(residuals)
+    if g < 2:
+        nan = float("nan")
+        return Interval(mean, nan, nan, nan, n, g)
+    se = math.sqrt(g / (g - 1) * math.fsum(r * r for r in residuals.values())) / n
+    half = t_quantile(g - 1, level) * se
+    return Interval(mean, se, mean - half, mean + half, n, g)
+
+
+def by_task(pairs: Iterable[tuple[str, float]]) -> dict[str, list[float]]:
+    """(task, reward) pairs grouped by task, in first-seen order."""
+    grouped: dict[str, list[float]] = {}
+    for task, value in pairs:
+        grouped.setdefault(task, []).append(value)
+    return grouped
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """B − A on the tasks both runs have: the mean per-task difference and its interval."""
+
+    interval: Interval
+    """Of the per-task differences (n = tasks = the shared tasks)."""
+    mean_a: float
+    mean_b: float
+    """Each run's mean over the shared tasks (a task's episodes averaged first)."""
+    differing: list[tuple[str, float, float]] = field(default_factory=list)
+    """(task, A's mean, B's mean) of every shared task whose outcome differs."""
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+
+
+def paired_difference(a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float]], level: float = LEVEL,
+                      tolerance: float = 1e-9) -> PairedDifference:
+    """Compare two runs given as task → rewards (several rollouts of a task are averaged first)."""
+    shared = [task for task in a if task in b and a[task] and b[task]]
+    mean_a = {task: math.fsum(a[task]) / len(a[task]) for task in shared}
+    mean_b = {task: math.fsum(b[task]) / len(b[task]) for task in shared}
+    diffs = [mean_b[task] - mean_a[task] for task in shared]
+    interval = clustered_mean(diffs, shared, level)
+    interval = Interval(interval.mean, interval.se, interval.low, interval.high, interval.n, interval.tasks, PAIRED_METHOD)
+    nan = float("nan")
+    return PairedDifference(
+        interval=interval,
+        mean_a=math.fsum(mean_a.values()) / len(shared) if shared else nan,
+        mean_b=math.fsum(mean_b.values()) / len(shared) if shared else nan,
+        differing=[(task, mean_a[task], mean_b[task]) for task in shared if abs(mean_b[task] - mean_a[task]) > tolerance],
+        only_a=[task for task in a if task not in b],
+        only_b=[task for task in b if task not in a],
+    )
