@@ -115,6 +115,17 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _view(args: argparse.Namespace) -> int:
+    from arena.view import export_html, serve_view
+
+    if args.export is not None:
+        size = export_html(args.run_dirs, args.export)
+        print(f"wrote {args.export} ({size / 1e6:.1f} MB; one file, opens from file:// with no network)")
+        return 0
+    serve_view(args.run_dirs, host=args.host, port=args.port)
+    return 0
+
+
 def _probe(args: argparse.Namespace) -> int:
     from arena.installed import environment_ids
     from arena.probe import GateFailure, PolicyScore, latest_probe, render_difficulty, render_table, run_probe
@@ -268,6 +279,14 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("run_b", type=Path, metavar="RUN_B", help="another, on the same tasks; the difference is B − A")
     compare.add_argument("--json", action="store_true", help="print the result as JSON")
     compare.set_defaults(handler=_compare)
+
+    view = sub.add_parser("view", help="browse runs, episodes and transcripts in a browser; compare runs")
+    view.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR",
+                      help="vf-eval run directories, or directories holding them (a probe, a demo's outputs)")
+    view.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    view.add_argument("--port", type=int, default=8777, help="port to serve on (default 8777; 0: any free port)")
+    view.add_argument("--export", type=Path, metavar="FILE.html", help="write one self-contained HTML file instead of serving")
+    view.set_defaults(handler=_view)
     return parser
 
 

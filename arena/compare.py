@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import PrerequisiteError
-from arena.stats import PairedDifference, by_task, paired_difference
+from arena.stats import PairedDifference, by_task, inverse_t, paired_difference
 from arena.traces import TRACES_FILE, read_traces
 
 __all__ = ["Comparison", "compare_runs", "detectable_difference", "render_comparison", "run_rewards"]
@@ -77,9 +77,7 @@ def detectable_difference(se: float, tasks: int, power: float = POWER) -> float:
     tasks halves it."""
     if tasks < 2 or math.isnan(se):
         return float("nan")
-    from scipy.stats import t
-
-    return float((t.ppf(0.975, tasks - 1) + t.ppf(power, tasks - 1)) * se)
+    return (inverse_t(tasks - 1, 0.975) + inverse_t(tasks - 1, power)) * se
 
 
 def render_comparison(c: Comparison) -> str:

@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["LEVEL", "METHOD", "Interval", "PairedDifference", "by_task", "clustered_mean", "paired_difference", "t_quantile"]
+__all__ = ["LEVEL", "METHOD", "Interval", "PairedDifference", "by_task", "clustered_mean", "inverse_t", "paired_difference", "t_quantile"]
 
 LEVEL = 0.95
 METHOD = "task-clustered SE (CR1, G/(G-1)), t with G-1 df"
@@ -32,9 +32,15 @@ PAIRED_METHOD = "paired per-task difference, t with T-1 df"
 
 def t_quantile(df: int, level: float = LEVEL) -> float:
     """The two-sided critical value of Student's t with `df` degrees of freedom (df ≥ 1)."""
-    from scipy.stats import t  # scipy's import costs a few hundred ms: only when an interval is computed
+    return inverse_t(df, 0.5 + level / 2)
 
-    return float(t.ppf(0.5 + level / 2, df))
+
+def inverse_t(df: int, p: float) -> float:
+    """The `p` quantile of Student's t with `df` degrees of freedom (scipy's `stdtrit`: the same
+    function `scipy.stats.t.ppf` calls, without importing all of scipy.stats)."""
+    from scipy.special import stdtrit  # imported when an interval is computed, not with the CLI
+
+    return float(stdtrit(df, p))
 
 
 @dataclass(frozen=True)
