@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,10 +25,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from arena_kit.toolset import SerialToolset
-from log_search.store import GROUP_BYS, LEVELS, InvalidQuery, LogStore, Query, QueryTooCostly, format_ts
+from log_search.store import GROUP_BYS, LEVELS, InvalidQuery, LogLine, LogStore, Query, QueryTooCostly, format_ts
 
 __all__ = ["MAX_LIMIT", "MAX_TEXT_CHARS", "MAX_TEXT_TERMS", "LogSearchConfig", "LogSearchState", "LogSearchToolset",
-           "QueryRecord", "ServiceInfo", "Submission"]
+           "QueryRecord", "ServiceInfo", "Submission", "count_payload", "parse_query", "search_payload"]
 
 MAX_LIMIT = 200
 MAX_TEXT_CHARS = 1_000
@@ -140,6 +140,54 @@ def _trace_id(value: str | None) -> str | None:
     return trace
 
 
+def parse_query(start: str, end: str, service: str | None, min_level: str | None, text: str | None,
+                trace: str | None, services: Collection[str]) -> Query:
+    """The store query for these tool arguments, checked as the tools check them (`services`: the
+    valid names). Pure: training code answers tool calls offline through it.
+
+    Raises:
+        ToolError: an argument the agent can fix (nothing is charged).
+    """
+    start_ms, end_ms = _parse_time("start", start), _parse_time("end", end)
+    if start_ms >= end_ms:
+        raise ToolError("start must be before end")
+    service = service or None
+    if service is not None:
+        _check_service(service, services)
+    level = None
+    if min_level:
+        level = _LEVEL_ALIASES.get(min_level.upper(), min_level.upper())
+        if level not in LEVELS:
+            raise ToolError(f"min_level must be one of {', '.join(LEVELS)}, got {min_level[:40]!r}")
+    return Query(start_ms, end_ms, service, level, _text(text), _trace_id(trace))
+
+
+def _check_service(service: str, services: Collection[str], submitting: bool = False) -> None:
+    if service not in services:
+        none = '; submit service "none" (lower case) if nothing went wrong' if submitting else ""
+        raise ToolError(f"unknown service {service[:60]!r}; call list_services for the valid names{none}")
+
+
+def search_payload(result: tuple[list[LogLine], int, bool]) -> dict[str, Any]:
+    """search_logs' answer (without the budget) for a store search's result."""
+    lines, matched, lower_bound = result
+    payload: dict[str, Any] = {"matched": matched, "returned": len(lines), "truncated": matched > len(lines)}
+    if lower_bound:
+        payload["matched_is_lower_bound"] = True
+    if payload["truncated"]:
+        payload["note"] = (f"showing the first {len(lines)} of {matched}{'+' if lower_bound else ''} matching "
+                           f"lines; narrow the window or filters, or raise limit (max {MAX_LIMIT})")
+    payload["lines"] = [line.render() for line in lines]
+    return payload
+
+
+def count_payload(counts: dict[str, int], group_by: str) -> dict[str, Any]:
+    """count_logs' answer (without the budget) for a store count's result."""
+    if group_by == "service":
+        counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return {"group_by": group_by, "total": sum(counts.values()), "counts": counts}
+
+
 # SerialToolset subclasses verifiers' untyped Toolset, so mypy does not see its type parameters.
 class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
     TOOL_PREFIX = "log_search"
@@ -181,17 +229,8 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
             raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {str(limit)[:40]}")
         args = {"start": start, "end": end, "service": service, "min_level": min_level, "text": text,
                 "trace": query.trace, "limit": limit}
-        lines, matched, lower_bound = await self._charged("search_logs", args, lambda s: s.search(query, limit),
-                                                          lambda r: r[1])
-        payload: dict[str, Any] = {"matched": matched, "returned": len(lines), "truncated": matched > len(lines)}
-        if lower_bound:
-            payload["matched_is_lower_bound"] = True
-        if payload["truncated"]:
-            payload["note"] = (f"showing the first {len(lines)} of {matched}{'+' if lower_bound else ''} matching "
-                               f"lines; narrow the window or filters, or raise limit (max {MAX_LIMIT})")
-        payload["lines"] = [line.render() for line in lines]
-        payload["budget"] = self._budget()
-        return _json(payload)
+        result = await self._charged("search_logs", args, lambda s: s.search(query, limit), lambda r: r[1])
+        return _json({**search_payload(result), "budget": self._budget()})
 
     @vf.tool
     async def count_logs(self, start: str, end: str, group_by: str = "service", service: str | None = None,
@@ -210,10 +249,7 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
                 "text": text, "trace": query.trace}
         counts = await self._charged("count_logs", args, lambda s: s.count(query, group_by),
                                      lambda r: sum(r.values()))
-        if group_by == "service":
-            counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        return _json({"group_by": group_by, "total": sum(counts.values()), "counts": counts,
-                      "budget": self._budget()})
+        return _json({**count_payload(counts, group_by), "budget": self._budget()})
 
     @vf.tool
     async def budget(self) -> str:
@@ -243,23 +279,10 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
 
     def _query(self, start: str, end: str, service: str | None, min_level: str | None, text: str | None,
                trace: str | None) -> Query:
-        start_ms, end_ms = _parse_time("start", start), _parse_time("end", end)
-        if start_ms >= end_ms:
-            raise ToolError("start must be before end")
-        service = service or None
-        if service is not None:
-            self._check_service(service)
-        level = None
-        if min_level:
-            level = _LEVEL_ALIASES.get(min_level.upper(), min_level.upper())
-            if level not in LEVELS:
-                raise ToolError(f"min_level must be one of {', '.join(LEVELS)}, got {min_level[:40]!r}")
-        return Query(start_ms, end_ms, service, level, _text(text), _trace_id(trace))
+        return parse_query(start, end, service, min_level, text, trace, {s.name for s in self.state.services})
 
     def _check_service(self, service: str, submitting: bool = False) -> None:
-        if service not in {s.name for s in self.state.services}:
-            none = '; submit service "none" (lower case) if nothing went wrong' if submitting else ""
-            raise ToolError(f"unknown service {service[:60]!r}; call list_services for the valid names{none}")
+        _check_service(service, {s.name for s in self.state.services}, submitting)
 
     def _budget(self) -> dict[str, int]:
         state = self.state

@@ -1,0 +1,68 @@
+"""Training examples: each split incident's plans played offline against its cached log store, with the label."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena_kit.policy import Observation
+from fault_localisation.generate import generate, iso
+from fault_localisation.learned.executor import Executor, drive
+from fault_localisation.learned.plan import VARIANTS, Observed, observe
+from fault_localisation.observe import Context
+from fault_localisation.taskset import (
+    FaultLocalisationConfig, FaultLocalisationTask, FaultLocalisationTaskConfig, FaultLocalisationTaskset,
+    build_incident_store,
+)
+from log_search.store import LogStore
+
+__all__ = ["Example", "context_of", "examples", "executor_for", "split_tasks"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One incident as each variant's plan saw it."""
+
+    seed: int
+    root: str
+    """The label's service ("none" on a control)."""
+    ctx: Context
+    seen: dict[str, Observed]
+    """By variant."""
+    queries: dict[str, int]
+    """Charged queries each variant's plan spent."""
+
+
+def split_tasks(split: str, count: int, store_dir: Path | None = None, **knobs: Any) -> list[FaultLocalisationTask]:
+    """The split's first `count` tasks as the taskset builds them (prompt, seed, knobs, label)."""
+    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,  # type: ignore[arg-type]
+                                     task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
+    return list(FaultLocalisationTaskset(config))
+
+
+def context_of(task: FaultLocalisationTask) -> Context:
+    return Context.of(Observation(model="", system="", prompt=task.data.prompt_text, tools=(), steps=(),
+                                  dialect="chat"))
+
+
+def executor_for(task: FaultLocalisationTask, store_dir: Path | None = None) -> Executor:
+    """The task's tools offline, its log store built (or found) in `store_dir` as the task's setup would."""
+    incident = generate(task.data.seed, task.data.knobs)
+    store = LogStore(build_incident_store(incident, store_dir))
+    services = [{"name": s.name, "role": s.role, "calls": list(s.calls)} for s in incident.services]
+    return Executor(store, {"start": iso(incident.start_ms), "end": iso(incident.end_ms)}, services)
+
+
+def examples(tasks: list[FaultLocalisationTask], store_dir: Path | None = None,
+             variants: tuple[str, ...] = VARIANTS) -> Iterator[Example]:
+    for task in tasks:
+        ctx = context_of(task)
+        answer = executor_for(task, store_dir)
+        seen, queries = {}, {}
+        for variant in variants:
+            answer.charged = 0
+            seen[variant] = drive(observe(ctx, variant), answer)
+            queries[variant] = answer.charged
+        yield Example(task.data.seed, task.data.label.service, ctx, seen, queries)
