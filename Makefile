@@ -30,7 +30,9 @@ demo: images
 
 # The type check runs first (strict on arena/ and runtime_bench/, see [tool.mypy] in pyproject.toml).
 # Tests that kill the Docker engine run alone, after the parallel suite, so no other test loses it.
+# tests/support/ensure-chromium.sh installs Debian's chromium and chromium-driver for the viewer's browser tests.
 test: images
+	tests/support/ensure-chromium.sh
 	$(BIN)/mypy
 	$(BIN)/pytest -n auto -m 'not engine_fault'
 	$(BIN)/pytest -p no:xdist -m engine_fault

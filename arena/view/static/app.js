@@ -159,17 +159,31 @@
         const y = column.num ? Number(b[column.key] ?? -Infinity) : shown(column, b);
         return (x < y ? -1 : x > y ? 1 : a.i - b.i) * (state.desc ? -1 : 1);
       });
-      const fragment = document.createDocumentFragment();
-      for (const row of rows) {
-        const tr = el('tr', { class: row.failed ? 'bad' : row.rewrites ? 'rewritten' : '', 'data-episode': row.i });
-        for (const c of COLUMNS) {
-          const text = shown(c, row);
-          tr.append(c.key === 'task' ? el('td', {}, el('a', { href: `/run/${runId}/ep/${row.i}`, text })) : el('td', { class: c.num ? 'n' : '', text }));
-        }
-        fragment.append(tr);
-      }
-      tbody.replaceChildren(fragment);
+      // The first screenful at once, the rest in chunks between frames: a big run is readable
+      // before its last row is built.
+      const generation = (state.generation = (state.generation || 0) + 1);
+      tbody.replaceChildren();
       count.textContent = ` ${rows.length} of ${run.episodes.length} episodes shown`;
+      const chunk = (start, size) => {
+        if (generation !== state.generation) return;
+        const fragment = document.createDocumentFragment();
+        for (const row of rows.slice(start, start + size)) fragment.append(rowElement(row));
+        tbody.append(fragment);
+        if (start + size < rows.length) requestAnimationFrame(() => chunk(start + size, 250));
+      };
+      chunk(0, 60);
+    }
+
+    function rowElement(row) {
+      const tr = el('tr', { class: row.failed ? 'bad' : row.rewrites ? 'rewritten' : '', 'data-episode': row.i });
+      for (const c of COLUMNS) {
+        const text = shown(c, row);
+        const td = document.createElement('td');
+        if (c.key === 'task') td.append(el('a', { href: `/run/${runId}/ep/${row.i}`, text }));
+        else { td.textContent = text; if (c.num) td.className = 'n'; }
+        tr.append(td);
+      }
+      return tr;
     }
 
     const heads = COLUMNS.map((c) => el('th', { class: 'sortable', 'data-key': c.key, text: c.label + (state.sort === c.key ? (state.desc ? ' ▼' : ' ▲') : ''),
