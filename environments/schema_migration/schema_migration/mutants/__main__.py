@@ -1,0 +1,43 @@
+"""`python -m schema_migration.mutants`: the mutation sweep of the grader; exits 1 if a non-equivalent mutant survives."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from schema_migration.families import BY_NAME
+from schema_migration.mutants.equivalent import is_equivalent
+from schema_migration.mutants.report import table, tally
+from schema_migration.mutants.sweep import Outcome, family_seeds, sweep
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m schema_migration.mutants", description=__doc__)
+    parser.add_argument("--split", action="append", choices=("train", "dev", "test"), help="repeatable; default dev and test")
+    parser.add_argument("--per-family", type=int, default=3, help="tasks per family and split (default 3)")
+    parser.add_argument("--family", action="append", choices=sorted(BY_NAME), help="repeatable; default every family")
+    parser.add_argument("--jobs", type=int, default=2, help="tasks graded at once (default 2)")
+    parser.add_argument("--by", choices=("family", "operator"), action="append", help="table rows (default both)")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    task_seeds = [seed for split in args.split or ["dev", "test"] for seed in family_seeds(split, args.per_family, args.family)]
+    outcomes: list[Outcome] = []
+    for k, task in enumerate(sweep(task_seeds, args.jobs), 1):
+        outcomes += task
+        if task:
+            print(f"[{k}/{len(task_seeds)}] seed {task[0].seed} {task[0].family}: {len(task)} mutants", file=sys.stderr, flush=True)
+    tallies = tally(outcomes, is_equivalent)
+    for by in args.by or ["family", "operator"]:
+        print(table(tallies, by), end="\n\n")
+    survivors = tallies[("all", "all")].survivors if outcomes else []
+    for o in survivors:
+        print(f"SURVIVOR seed {o.seed} {o.family} score {o.score:.3f}: {o.key}")
+    print(f"{len(task_seeds)} tasks, {len(outcomes)} mutants, {len(survivors)} non-equivalent survivors, {time.monotonic() - started:.0f} s wall")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
