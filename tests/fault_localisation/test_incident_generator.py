@@ -8,6 +8,7 @@ import tracemalloc
 from collections import Counter
 from dataclasses import replace
 from itertools import islice
+from statistics import mean
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_different_seeds_give_different_logs():
 
 # On a small log the fault's minimum rates (5 lines a minute per failing service) can outgrow the
 # requested size when a fault spreads to a dozen services.
-@pytest.mark.parametrize(("lines", "tolerance"), [(5_000, 0.15), (20_000, 0.05)])
+@pytest.mark.parametrize(("lines", "tolerance"), [(5_000, 0.2), (20_000, 0.05)])
 def test_the_log_is_time_ordered_inside_the_window_and_about_the_requested_size(lines, tolerance):
     for seed in DEV[:8]:
         incident = generate(seed, Knobs(lines=lines))
@@ -82,7 +83,8 @@ def test_a_fault_opens_at_its_root_onset_and_reaches_an_edge_through_its_callers
 def test_callers_speak_first_exactly_when_the_incident_says_so():
     for incident in faulty(40):
         fault, root = incident.fault, incident.fault.root
-        direct = [e for e in fault.effects if e.depth == 1]
+        edges = {s.name for s in incident.services if s.role == "edge"}  # an edge lags on its own
+        direct = [e for e in fault.effects if e.depth == 1 and e.service not in edges]
         if fault.callers_first:
             assert all(e.onset_ms < root.onset_ms for e in direct)
         else:
@@ -115,10 +117,12 @@ def test_a_precursor_warns_sparsely_minutes_before_the_storm():
 def test_echoing_callers_share_the_roots_wording_and_others_do_not():
     for incident in faulty(30):
         fault = incident.fault
-        callers = {e.service for e in fault.effects[1:]} - {d.service for d in incident.decoys}
-        after = [r for r in incident.rows() if r[2] in callers and r[1] == "ERROR"
-                 and r[0] >= min(e.onset_ms for e in fault.effects[1:])]
-        share = sum(speaks(fault.kind, r[5]) for r in after) / max(1, len(after))
+        edges = {s.name for s in incident.services if s.role == "edge"}  # an edge's access log quotes nothing
+        callers = {e.service for e in fault.effects[1:]} - {d.service for d in incident.decoys} - edges
+        after = [r for r in fault_lines(incident, fault, "fault") if r[2] in callers and r[1] == "ERROR"]
+        if not after:  # every inner caller retried (WARN): nothing to quote
+            continue
+        share = sum(speaks(fault.kind, r[5]) for r in after) / len(after)
         assert share > 0.5 if fault.echo else share < 0.05, (fault.kind, fault.echo, share)
 
 
@@ -126,9 +130,9 @@ def test_decoys_speak_fault_wording_on_healthy_services_and_the_first_speaks_the
     for incident in faulty(20):
         assert len(incident.decoys) == 3
         assert incident.decoys[0].kind == incident.fault.kind
-        assert incident.fault.root.service not in {d.service for d in incident.decoys}
+        assert {f.root.service for f in incident.faults}.isdisjoint(d.service for d in incident.decoys)
         for decoy in incident.decoys:
-            lines = [r for r in incident.rows() if r[2] == decoy.service and speaks(decoy.kind, r[5])]
+            lines = [r for r in decoy_lines(incident, decoy) if speaks(decoy.kind, r[5])]
             assert lines and lines[0][0] >= decoy.start_ms
             assert decoy.start_ms == incident.start_ms or next(
                 s for s in incident.services if s.name == decoy.service).role != "edge"
@@ -146,18 +150,51 @@ def test_a_stray_fault_never_reaches_users_and_is_never_the_answer():
     assert sum("off_path_earlier" in i.mechanisms for i in strays) >= 0.5 * sum(i.fault is not None for i in strays)
 
 
+def reported_lines(incident: Incident, rows: list) -> list:
+    """The reported edge's ERROR lines about the reported endpoint."""
+    method, route = incident.endpoint
+    return [r for r in rows if r[2] == incident.edge and r[1] == "ERROR" and r[5].startswith(f"{method} {route}/")]
+
+
 def test_a_failing_users_request_shares_one_trace_from_the_edge_down_to_the_root():
     for incident in faulty(15):
-        fault = incident.fault
-        roles = {s.name: s.role for s in incident.services}
         rows = list(incident.rows())
         by_trace: dict[str, set[str]] = {}
         for r in rows:
             by_trace.setdefault(r[4], set()).add(r[2])
-        edges = {e.service for e in fault.effects if roles[e.service] == "edge"}
-        late = [r for r in rows if r[2] in edges and r[1] == "ERROR" and r[0] > incident.end_ms - 5 * 60_000]
-        reached = [fault.root.service in by_trace[r[4]] for r in late]
+        late = [r for r in reported_lines(incident, rows) if r[0] > incident.end_ms - 5 * 60_000]
+        reached = [incident.fault.root.service in by_trace[r[4]] for r in late]
         assert sum(reached) >= 0.9 * len(reached) > 0
+        twins = {t.root.service for t in incident.twins}
+        assert not any(by_trace[r[4]] & twins for r in late), "a reported request crossed a concurrent fault's root"
+
+
+def test_concurrent_faults_fail_other_endpoints_of_the_reported_edge_and_never_the_reported_one():
+    incidents = [generate(seed, SMALL) for seed in DEV[:40]]
+    assert sum(len(i.twins) >= 3 for i in incidents) >= 30
+    for incident in incidents:
+        roots = [f.root.service for f in incident.faults]
+        assert len(set(roots)) == len(roots)
+        for twin in incident.twins:
+            at_edge = [e for e in twin.effects if e.service == incident.edge]
+            assert at_edge and all(e.endpoint not in (None, incident.endpoint) for e in at_edge)
+            assert not {f.root.service for f in incident.faults} - {twin.root.service} & {e.service for e in twin.effects}
+        if incident.fault is not None:
+            assert [e.endpoint for e in incident.fault.effects if e.service == incident.edge] == [incident.endpoint]
+        assert not reported_lines(incident, [r for r in incident.rows() if r[0] < incident.start_ms + 15 * 60_000
+                                             and r[1] == "ERROR" and "ms" in r[5] and r[5].split()[2] == "200"])
+
+
+def test_the_users_fault_is_drawn_like_its_concurrent_ones():
+    """Which of the faults is the users' is drawn after all of them: it is the earliest, the
+    deepest or the loudest no more often than chance."""
+    incidents = [i for i in (generate(seed, SMALL) for seed in split_seeds("train", 400)) if i.fault and i.twins]
+    for key in (lambda f: f.root.onset_ms, lambda f: max(e.depth for e in f.effects), lambda f: f.root.per_min,
+                lambda f: len(f.effects)):
+        # The users' fault's rank among the incident's faults, ties halved: 0.5 on average by symmetry.
+        ranks = [(sum(key(t) < key(i.fault) for t in i.twins) + 0.5 * sum(key(t) == key(i.fault) for t in i.twins))
+                 / len(i.twins) for i in incidents]
+        assert abs(mean(ranks) - 0.5) < 0.05, mean(ranks)
 
 
 def test_without_linked_traces_no_fault_line_shares_its_trace():
@@ -183,7 +220,7 @@ def test_controls_have_no_users_fault_only_look_alikes():
     for incident in controls:
         assert incident.label == Label("none", "none", None)
         allowed = {d.service for d in (*incident.decoys, *incident.mimics)}
-        allowed |= {e.service for e in incident.stray.effects} if incident.stray else set()
+        allowed |= {e.service for f in (incident.stray, *incident.twins) if f is not None for e in f.effects}
         for row in incident.rows():
             if any(pattern.search(row[5]) for _, pattern in KIND_EVIDENCE):
                 assert row[2] in allowed, row
@@ -204,12 +241,12 @@ def test_incidents_are_distributed_sanely_across_seeds():
     kinds = Counter(f.kind for f in faults)
     assert set(kinds) == {k.id for k in FAULT_KINDS} and min(kinds.values()) >= 0.03 * len(faults)
     for incident in incidents:
-        assert len(incident.services) == 20
+        assert len(incident.services) == 30
         if incident.fault is None:
             continue
         root = incident.fault.root
         assert root.service in reaches_edge(incident.services) and callers_of(incident.services, root.service)
-        assert 18 * 60_000 <= root.onset_ms - incident.start_ms < 38 * 60_000
+        assert all(18 * 60_000 <= f.root.onset_ms - incident.start_ms < 38 * 60_000 for f in incident.faults)
         assert all(h.service != root.service for h in incident.herrings)
         assert len(incident.fault.effects) >= 2
 
@@ -248,8 +285,9 @@ def test_some_echoing_callers_quote_the_roots_own_lines_verbatim():
         fault = incident.fault
         rows = list(fault_lines(incident, fault, "fault"))
         own = {template(incident, r[5]) for r in rows if r[2] == fault.root.service}
+        edges = {s.name for s in incident.services if s.role == "edge"}  # an edge's access log quotes nothing
         quoted = [r for r in rows if r[2] != fault.root.service and template(incident, r[5]) in own]
-        assert len(quoted) >= 0.3 * sum(r[2] != fault.root.service for r in rows)
+        assert len(quoted) >= 0.3 * sum(r[2] not in (fault.root.service, *edges) for r in rows)
 
 
 def test_a_graceful_stray_fails_on_the_users_side_but_its_requests_end_well():
@@ -350,14 +388,17 @@ def test_the_default_mix_follows_the_knobs():
     for name, rate in [("echo", knobs.echo), ("callers_first", knobs.callers_first),
                        ("quiet_root", knobs.quiet_root), ("precursor", knobs.precursor)]:
         assert abs(mix[name] / faults - rate) < 0.08, (name, mix[name], faults)
-    assert abs(mix["off_path"] / MIX - knobs.off_path) < 0.08
+    # Concurrent faults can leave no room for a stray: its knob is checked without them.
+    roomy = mechanism_mix("dev", MIX, replace(knobs, twins=0))
+    assert abs(roomy["off_path"] / MIX - knobs.off_path) < 0.08
+    assert mix["twins"] >= 0.95 * MIX and mix["shared_trigger"] >= 0.95 * MIX
     assert mix["decoys"] == mix["traces"] == MIX and 0 < mix["decoy_rise"] < MIX
 
 
 @pytest.mark.parametrize("knob", ["echo", "callers_first", "quiet_root", "precursor", "off_path"])
 def test_each_mechanism_is_absent_at_zero_and_always_there_at_one(knob):
-    off = mechanism_mix("test", 60, replace(Knobs(), **{knob: 0.0}))
-    on = mechanism_mix("test", 60, replace(Knobs(), **{knob: 1.0}))
+    off = mechanism_mix("test", 60, replace(Knobs(), twins=0, **{knob: 0.0}))
+    on = mechanism_mix("test", 60, replace(Knobs(), twins=0, **{knob: 1.0}))
     assert off[knob] == 0
     assert on[knob] == (60 if knob == "off_path" else 60 - on["control"])
 
@@ -367,7 +408,7 @@ def test_the_refining_mechanisms_follow_their_knobs():
     on = mechanism_mix("test", 60, replace(Knobs(), verbatim_echo=1.0))
     assert on["verbatim_echo"] == on["echo"] > 0
     assert mechanism_mix("test", 60, replace(Knobs(), stray_reachable=0.0))["stray_graceful"] == 0
-    on = mechanism_mix("test", 60, replace(Knobs(), stray_reachable=1.0))
+    on = mechanism_mix("test", 60, replace(Knobs(), twins=0, stray_reachable=1.0))
     assert on["stray_graceful"] >= 0.6 * on["off_path"]  # where a graceful spot exists
     none = mechanism_mix("test", 60, replace(Knobs(), mimics=0))
     assert none["mimic_chronic"] == none["mimic_burst"] == 0

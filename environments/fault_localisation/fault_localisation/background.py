@@ -9,11 +9,18 @@ from dataclasses import dataclass
 
 from fault_localisation.topology import Service
 
-__all__ = ["JOBS", "Job", "Profile", "profile"]
+__all__ = ["ENDPOINTS", "JOBS", "Job", "Profile", "access_line", "profile"]
 
 Template = Callable[[random.Random, Service], str]
 
-_PATHS = ("/api/v1/carts/{}", "/api/v1/products/{}", "/api/v1/orders/{}", "/api/v1/users/{}", "/api/v1/search")
+ENDPOINTS: tuple[tuple[str, str], ...] = (
+    ("POST", "/api/v1/checkout"), ("GET", "/api/v1/products"), ("PUT", "/api/v1/carts"),
+    ("GET", "/api/v1/orders"), ("POST", "/api/v1/payments"), ("GET", "/api/v1/search"),
+    ("POST", "/api/v1/reviews"), ("GET", "/api/v1/profile"), ("DELETE", "/api/v1/wishlist"),
+    ("POST", "/api/v1/returns"),
+)
+"""The routes every edge service serves (method, route): users report failures by endpoint, and an
+edge's access log names the endpoint, never the upstream that failed it."""
 _STATUS = (200, 200, 200, 200, 200, 201, 204, 304, 404, 400)
 _TABLES = ("orders", "order_items", "users", "sessions", "products", "payments", "ledger_entries")
 _TOPICS = ("orders", "payments", "emails", "audit", "inventory")
@@ -24,24 +31,33 @@ def _dep(r: random.Random, s: Service) -> str:
 
 
 def _path(r: random.Random) -> str:
-    return r.choice(_PATHS).format(r.randrange(1, 999_999))
+    return f"{r.choice(ENDPOINTS)[1]}/{r.randrange(1, 999_999)}"
 
 
 def _ms(r: random.Random, low: int = 2, high: int = 120) -> int:
     return r.randrange(low, high)
 
 
+def access_line(r: random.Random, endpoint: tuple[str, str], status: int, ms: int) -> str:
+    """An edge's access-log line for one request: `POST /api/v1/checkout/48121 502 5013ms`."""
+    method, route = endpoint
+    return f"{method} {route}/{r.randrange(1, 999_999)} {status} {ms}ms"
+
+
 _EDGE: dict[str, tuple[Template, ...]] = {
     "DEBUG": (lambda r, s: f"route {_path(r)} -> {_dep(r, s)}",),
     "INFO": (
-        lambda r, s: f"GET {_path(r)} {r.choice(_STATUS)} {_ms(r)}ms",
-        lambda r, s: f"POST {_path(r)} {r.choice(_STATUS)} {_ms(r, 10, 300)}ms",
+        lambda r, s: access_line(r, r.choice(ENDPOINTS), r.choice(_STATUS), _ms(r)),
+        lambda r, s: access_line(r, r.choice(ENDPOINTS), r.choice(_STATUS), _ms(r, 10, 300)),
     ),
     "WARN": (
         lambda r, s: f"slow upstream response from {_dep(r, s)}: {_ms(r, 1000, 2500)}ms (threshold 1000ms)",
         lambda r, s: f"client closed connection before response (499) on {_path(r)}",
     ),
-    "ERROR": (lambda r, s: f"upstream {_dep(r, s)} returned 500 for {_path(r)}",),
+    "ERROR": (
+        lambda r, s: f"upstream {_dep(r, s)} returned 500 for {_path(r)}",
+        lambda r, s: access_line(r, r.choice(ENDPOINTS), r.choice((500, 502, 503, 504)), _ms(r, 20, 5000)),
+    ),
 }
 _SERVICE: dict[str, tuple[Template, ...]] = {
     "DEBUG": (lambda r, s: f"query {r.choice(_TABLES)} rows={r.randrange(0, 200)} took {_ms(r, 1, 30)}ms",),

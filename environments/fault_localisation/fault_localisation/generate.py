@@ -13,19 +13,19 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from fault_localisation.plan import (
-    Decoy, Effect, Fault, Herring, Mechanisms, plan_decoys, plan_fault, plan_herrings, plan_mimics, plan_stray,
+    Decoy, Effect, Fault, Herring, Mechanisms, plan_cascades, plan_decoys, plan_herrings, plan_mimics, plan_stray,
 )
 from fault_localisation.rng import Rng
 from fault_localisation.streams import Row, background, decoy_lines, fault_lines, herring_lines, periodic
 from fault_localisation.topology import Service, build_topology
 
 __all__ = [
-    "MECHANISMS", "SPLITS", "WINDOW_MIN", "Decoy", "Effect", "Fault", "Herring", "Incident", "Knobs",
-    "Label", "Row", "generate", "iso", "mechanism_mix", "split_seeds",
+    "DIFFICULTIES", "MECHANISMS", "PRESETS", "SPLITS", "WINDOW_MIN", "Decoy", "Effect", "Fault", "Herring", "Incident", "Knobs",
+    "Label", "Row", "generate", "iso", "mechanism_mix", "preset", "split_seeds",
 ]
 
 WINDOW_MIN = 60
@@ -33,7 +33,7 @@ CONTROL_RATE = 0.1
 SPLITS = {"train": 0, "dev": 1_000_000, "test": 2_000_000}
 """First seed of each split; a split holds up to 1,000,000 seeds."""
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
-MECHANISMS = ("control", "decoys", "decoy_rise", "mimic_chronic", "mimic_burst", "echo", "verbatim_echo",
+MECHANISMS = ("control", "twins", "shared_trigger", "decoys", "decoy_rise", "mimic_chronic", "mimic_burst", "echo", "verbatim_echo",
               "callers_first", "quiet_root", "precursor", "off_path", "off_path_earlier", "stray_graceful", "traces")
 """What `Incident.mechanisms` can report."""
 
@@ -43,7 +43,7 @@ class Knobs:
     """Generation knobs. The defaults are the documented mix; each mechanism has its own knob so a
     difficulty table can switch one at a time."""
 
-    services: int = 20
+    services: int = 30
     lines: int = 20_000
     """Approximate number of log lines in the whole incident window."""
     red_herrings: int = 2
@@ -71,6 +71,30 @@ class Knobs:
     gracefully (retries, a local copy), rather than one no edge depends on."""
     traces: bool = True
     """A request's lines share one trace id across services; off, every line has its own."""
+    twins: int = 5
+    """Concurrent real faults besides the users' one, each failing another endpoint of the edge
+    users reported: drawn exactly like the users' fault, so no aggregate tells which is theirs."""
+    shared_trigger: float = 1.0
+    """Chance that every fault of the incident starts within two minutes of one moment (a zone
+    outage, a fleet-wide config push), so onsets do not tell them apart either."""
+
+
+DIFFICULTIES = ("easy", "medium", "hard")
+PRESETS: dict[str, dict[str, int | float | bool]] = {
+    "easy": {"services": 20, "twins": 0, "shared_trigger": 0.0, "mimics": 1, "decoys": 2, "off_path": 0.3},
+    "medium": {"services": 24, "twins": 2, "shared_trigger": 0.5},
+    "hard": {},
+}
+"""Each difficulty tier's knobs that differ from `Knobs()` (the `hard` default mix the gate runs on):
+`easy` has one fault and fewer look-alikes, so aggregates point at the root; `medium` two concurrent
+faults; `hard` up to five beside the users' one, started by one trigger."""
+
+
+def preset(difficulty: str, **overrides: int | float | bool) -> Knobs:
+    """The knobs of a difficulty tier, with `overrides` on top."""
+    if difficulty not in PRESETS:
+        raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTIES)}, got {difficulty!r}")
+    return replace(Knobs(), **{**PRESETS[difficulty], **overrides})
 
 
 @dataclass(frozen=True)
@@ -100,6 +124,14 @@ class Incident:
     decoys: tuple[Decoy, ...] = ()
     mimics: tuple[Decoy, ...] = ()
     """Verbatim look-alikes: healthy services writing a root's own lines."""
+    edge: str = ""
+    """The edge service users reported failing requests on."""
+    endpoint: tuple[str, str] = ("", "")
+    """The endpoint (method, route) users reported; only the users' fault fails it."""
+    twins: tuple[Fault, ...] = ()
+    """Concurrent real faults failing other endpoints of the same edge; never the answer."""
+    shared_trigger: bool = False
+    """Whether the faults started together (within two minutes of one trigger)."""
 
     @property
     def label(self) -> Label:
@@ -113,6 +145,8 @@ class Incident:
         f = self.fault
         found = {
             "control": f is None,
+            "twins": bool(self.twins),
+            "shared_trigger": self.shared_trigger and len(self.faults) > 1,
             "decoys": bool(self.decoys),
             "decoy_rise": any(d.start_ms > self.start_ms for d in self.decoys),
             "mimic_chronic": any(d.start_ms == self.start_ms for d in self.mimics),
@@ -130,6 +164,11 @@ class Incident:
         }
         return frozenset(name for name, present in found.items() if present)
 
+    @property
+    def faults(self) -> tuple[Fault, ...]:
+        """Every real fault reaching the reported edge: the users' one first, then the twins."""
+        return (*(() if self.fault is None else (self.fault,)), *self.twins)
+
     def rows(self) -> Iterator[Row]:
         """Every log line of the window, in time order."""
         fixed = periodic(self)
@@ -139,6 +178,7 @@ class Incident:
             streams.append(fault_lines(self, self.fault, "fault"))
         if self.stray is not None:
             streams.append(fault_lines(self, self.stray, "stray"))
+        streams += [fault_lines(self, twin, f"twin{i}") for i, twin in enumerate(self.twins)]
         streams += [decoy_lines(self, d) for d in (*self.decoys, *self.mimics)]
         streams += [herring_lines(self, h) for h in self.herrings if h.kind != "noisy"]
         return heapq.merge(*streams)
@@ -146,7 +186,7 @@ class Incident:
     def _planned_volume(self) -> int:
         """Expected number of fault and decoy lines, so that the whole log comes to about `knobs.lines`."""
         total = sum(d.per_min * ((d.end_ms or self.end_ms) - d.start_ms) / 60_000 for d in (*self.decoys, *self.mimics))
-        for fault in (self.fault, self.stray):
+        for fault in (self.fault, self.stray, *self.twins):
             if fault is not None:
                 total += sum(e.per_min * (self.end_ms - e.onset_ms) / 60_000 for e in fault.effects)
         return int(total)
@@ -173,16 +213,21 @@ def generate(seed: int, knobs: Knobs = Knobs()) -> Incident:
     end_ms = start_ms + WINDOW_MIN * 60_000
     odds = Mechanisms(knobs.echo, knobs.callers_first, knobs.quiet_root, knobs.precursor, knobs.off_path,
                       knobs.verbatim_echo)
-    fault = None if rng.random() < CONTROL_RATE else plan_fault(rng, services, start_ms, end_ms, knobs.lines, odds)
+    control = rng.random() < CONTROL_RATE
+    cascades = plan_cascades(rng, services, start_ms, end_ms, knobs.lines, odds, control, knobs.twins,
+                             knobs.shared_trigger)
+    fault, twins = cascades.fault, cascades.twins
     # Drawn from their own generators, so switching one mechanism leaves the rest of the incident as it was.
     stray_rng = Rng(f"stray/{seed}")
-    stray = plan_stray(stray_rng, services, fault, start_ms, knobs.lines, knobs.stray_reachable) \
+    stray = plan_stray(stray_rng, services, fault, start_ms, knobs.lines, knobs.stray_reachable, twins) \
         if stray_rng.random() < knobs.off_path else None
-    decoys = plan_decoys(Rng(f"decoys/{seed}"), services, fault, stray, knobs.decoys, start_ms, knobs.lines)
-    mimics = plan_mimics(Rng(f"mimics/{seed}"), services, (fault, stray), {d.service for d in decoys}, knobs.mimics,
-                         start_ms, end_ms, knobs.lines)
-    herrings = plan_herrings(Rng(f"herrings/{seed}"), services, fault, stray, start_ms, knobs.red_herrings)
-    return Incident(seed, knobs, start_ms, end_ms, services, fault, herrings, stray, decoys, mimics)
+    failing = (fault, *twins)
+    decoys = plan_decoys(Rng(f"decoys/{seed}"), services, fault, stray, knobs.decoys, start_ms, knobs.lines, twins)
+    mimics = plan_mimics(Rng(f"mimics/{seed}"), services, (*failing, stray), {d.service for d in decoys},
+                         knobs.mimics, start_ms, end_ms, knobs.lines)
+    herrings = plan_herrings(Rng(f"herrings/{seed}"), services, fault, stray, start_ms, knobs.red_herrings, twins)
+    return Incident(seed, knobs, start_ms, end_ms, services, fault, herrings, stray, decoys, mimics,
+                    cascades.edge, cascades.endpoint, twins, cascades.shared)
 
 
 def mechanism_mix(split: str, count: int, knobs: Knobs = Knobs()) -> dict[str, int]:

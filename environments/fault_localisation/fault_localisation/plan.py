@@ -12,16 +12,21 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
+from fault_localisation.background import ENDPOINTS
 from fault_localisation.catalogue import FAULT_KINDS, KINDS_BY_ID, FaultKind
 from fault_localisation.topology import Service, callers_of
 
-__all__ = ["Decoy", "Effect", "Fault", "Herring", "Mechanisms", "plan_decoys", "plan_fault", "plan_herrings",
-           "plan_mimics", "plan_stray", "reaches_edge"]
+__all__ = ["Cascades", "Decoy", "Effect", "Fault", "Herring", "Mechanisms", "below", "plan_cascades", "plan_decoys",
+           "plan_fault", "plan_herrings", "plan_mimics", "plan_stray", "reaches_edge"]
 
 _MAX_PROPAGATION_DEPTH = 3
 _MAX_FAULT_SHARE = 0.35
 _WARN_ONLY_CALLERS = 0.3
 _MIN = 60_000
+_EDGE_LAG_MS = 8 * _MIN
+"""Users see an upstream's failures at the edge up to this long after it began failing."""
+_TRIGGER_JITTER_MS = 45_000
+"""Faults with a shared trigger start within this long either side of it."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,9 @@ class Effect:
     warn_only: bool = False
     """A caller whose retries mostly succeed: it logs its symptom as WARN, so WARN rising without
     ERROR does not single out a quiet root."""
+    endpoint: tuple[str, str] | None = None
+    """On an edge service: the endpoint (method, route) whose requests fail, which its access log
+    names (it never names the upstream that failed them)."""
 
 
 @dataclass(frozen=True)
@@ -122,23 +130,30 @@ def _fits(kind: FaultKind, service: Service, by_name: dict[str, Service], worker
 
 
 def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int, end_ms: int, lines: int,
-               odds: Mechanisms) -> Fault:
+               odds: Mechanisms, onset: int | None = None, edge: str | None = None,
+               exclude: frozenset[str] = frozenset(), share: float = _MAX_FAULT_SHARE) -> Fault | None:
+    """A fault whose root lies on the users' side (below `edge` when given, never in `exclude`) and
+    whose callers carry it up to an edge; None when no service fits."""
     by_name = {s.name: s for s in services}
-    users = reaches_edge(services)
-    candidates = {kind.id: [s for s in services if s.role != "edge" and s.name in users
+    users = reaches_edge(services) if edge is None else below(services, edge)
+    candidates = {kind.id: [s for s in services if s.role != "edge" and s.name in users and s.name not in exclude
                             and _fits(kind, s, by_name, worker_ok=False)] for kind in FAULT_KINDS}
-    kind = KINDS_BY_ID[rng.choice([k for k, roots in candidates.items() if roots])]
+    kinds = [k for k, roots in candidates.items() if roots]
+    if not kinds:
+        return None
+    kind = KINDS_BY_ID[rng.choice(kinds)]
     root = rng.choice(candidates[kind.id])
-    onset = start_ms + rng.randrange(18 * _MIN, 38 * _MIN)
+    onset = start_ms + rng.randrange(18 * _MIN, 38 * _MIN) if onset is None else onset
     storm = onset + (rng.randrange(2 * _MIN, 6 * _MIN) if rng.random() < odds.precursor else 0)
     quiet = rng.random() < odds.quiet_root
     echo = rng.random() < odds.echo
     first = rng.random() < odds.callers_first
     verbatim = rng.random() < odds.verbatim_echo and echo
-    per_min = max(5.0, lines / 60 * rng.uniform(0.012, 0.02))
+    floor = 5.0 * share / _MAX_FAULT_SHARE  # concurrent faults share the log: a lower floor for each
+    per_min = max(floor, lines / 60 * rng.uniform(0.012, 0.02))
     target = rng.choice([c for c in root.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
                         or [root.name])
-    forced = set(_path_to_edge(rng, services, root.name))
+    forced = set(_path_to_edge(rng, services, root.name, edge))
     effects = [Effect(root.name, onset, per_min, target, 0)]
     seen = {root.name}
     for parent in effects:  # grows while iterating: breadth-first up the call graph
@@ -150,19 +165,100 @@ def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int,
                 continue
             seen.add(caller)
             louder = rng.uniform(2.0, 3.5) if parent.depth == 0 else rng.uniform(0.9, 1.5)
+            rate = parent.per_min * louder
             if by_name[caller].role == "edge":
-                louder *= 1.5
-            if parent.depth == 0 and first:
+                # An edge's failure rate is its own traffic's, not its upstream's loudness.
+                rate = max(floor, lines / 60 * rng.uniform(0.015, 0.045))
+            if by_name[caller].role == "edge":
+                # The edge absorbs the first failures (retries, a circuit breaker still closed, cached
+                # answers): users see errors some minutes after its upstream began failing.
+                at = (storm if parent.depth == 0 else parent.onset_ms) + rng.randrange(20_000, _EDGE_LAG_MS)
+            elif parent.depth == 0 and first:
                 at = onset - rng.randrange(_MIN, 5 * _MIN)
             else:
                 at = (storm if parent.depth == 0 else parent.onset_ms) + rng.randrange(20_000, 150_000)
             warn_only = by_name[caller].role != "edge" and rng.random() < _WARN_ONLY_CALLERS
-            effects.append(Effect(caller, at, parent.per_min * louder, parent.service, parent.depth + 1, warn_only))
-    return Fault(kind.id, _capped(effects, end_ms, lines), storm, quiet, echo, first, verbatim)
+            effects.append(Effect(caller, at, rate, parent.service, parent.depth + 1, warn_only))
+    return Fault(kind.id, _capped(effects, end_ms, lines, share), storm, quiet, echo, first, verbatim)
 
 
-def _path_to_edge(rng: random.Random, services: tuple[Service, ...], root: str) -> list[str]:
-    """A shortest caller path from `root` up to an edge service, ties broken at random."""
+@dataclass(frozen=True)
+class Cascades:
+    """The reported edge and endpoint, the users' fault behind it (None on a control) and the
+    concurrent faults (twins) that fail other endpoints of the same edge."""
+
+    edge: str
+    endpoint: tuple[str, str]
+    fault: Fault | None
+    twins: tuple[Fault, ...]
+    shared: bool
+    """Whether every fault started within two minutes of one trigger."""
+
+
+def plan_cascades(rng: random.Random, services: tuple[Service, ...], start_ms: int, end_ms: int, lines: int,
+                  odds: Mechanisms, control: bool, twins: int, shared_trigger: float) -> Cascades:
+    """Up to `twins` + 1 faults (`twins` on a control), each failing its own endpoint of one edge
+    service, drawn alike; which one is the users' (on the reported endpoint) is drawn last, so no
+    aggregate of a fault tells it apart. With chance `shared_trigger` they all start within two
+    45 s of one moment (a zone outage or a fleet-wide config push), else independently."""
+    edges = [s.name for s in services if s.role == "edge"]
+    widest = max(len(below(services, e)) for e in edges)
+    # The edge with the most services below it: room for every fault to fail there on its own path.
+    edge = rng.choice([e for e in edges if len(below(services, e)) == widest])
+    endpoints = rng.sample(ENDPOINTS, len(ENDPOINTS))
+    count = twins + (0 if control else 1)
+    shared = rng.random() < shared_trigger
+    trigger = start_ms + rng.randrange(18 * _MIN + _TRIGGER_JITTER_MS, 38 * _MIN - _TRIGGER_JITTER_MS)
+    share = min(_MAX_FAULT_SHARE, 0.6 / max(count, 1))
+    faults: list[Fault] = []
+    # No fault's root may carry another fault's failure (be one of its effects), nor the reverse,
+    # so each failed request ends at its own fault's root.
+    involved: set[str] = set()
+    tried: set[str] = set()
+    while len(faults) < count:
+        onset = trigger + rng.randrange(-_TRIGGER_JITTER_MS, _TRIGGER_JITTER_MS) if shared else None
+        fault = plan_fault(rng, services, start_ms, end_ms, lines, odds, onset, edge, frozenset(involved | tried),
+                           share)
+        if fault is None:
+            break
+        tried.add(fault.root.service)
+        if {f.root.service for f in faults} & {e.service for e in fault.effects}:
+            continue
+        faults.append(fault)
+        involved |= {e.service for e in fault.effects}
+    users = None if control or not faults else rng.randrange(len(faults))
+    spare = endpoints[len(faults) + 1:]
+    slots = iter(endpoints[1:])
+    placed = [_at_endpoints(rng, f, edge, endpoints[0] if i == users else next(slots), spare, services)
+              for i, f in enumerate(faults)]
+    fault = None if users is None else placed[users]
+    return Cascades(edge, endpoints[0], fault, tuple(f for i, f in enumerate(placed) if i != users), shared)
+
+
+def _at_endpoints(rng: random.Random, fault: Fault, edge: str, endpoint: tuple[str, str],
+                  spare: list[tuple[str, str]], services: tuple[Service, ...]) -> Fault:
+    """The fault with its endpoint on the reported edge, and a spare endpoint on any other edge."""
+    roles = {s.name: s.role for s in services}
+    return replace(fault, effects=tuple(
+        replace(e, endpoint=endpoint if e.service == edge else rng.choice(spare)) if roles[e.service] == "edge" else e
+        for e in fault.effects))
+
+
+def below(services: tuple[Service, ...], name: str) -> frozenset[str]:
+    """Every service `name` calls, directly or through others."""
+    calls = {s.name: s.calls for s in services}
+    seen: set[str] = set()
+    todo = list(calls[name])
+    while todo:
+        dep = todo.pop()
+        if dep not in seen:
+            seen.add(dep)
+            todo.extend(calls[dep])
+    return frozenset(seen)
+
+
+def _path_to_edge(rng: random.Random, services: tuple[Service, ...], root: str, edge: str | None = None) -> list[str]:
+    """A shortest caller path from `root` up to `edge` (any edge service when None), ties broken at random."""
     by_name = {s.name: s for s in services}
     paths = {root: [root]}
     frontier = [root]
@@ -174,21 +270,21 @@ def _path_to_edge(rng: random.Random, services: tuple[Service, ...], root: str) 
                 if caller in paths:
                     continue
                 paths[caller] = [*paths[name], caller]
-                if by_name[caller].role == "edge":
+                if by_name[caller].role == "edge" and edge in (None, caller):
                     return paths[caller]
                 ahead.append(caller)
         frontier = ahead
     raise ValueError(f"{root} has no call path to an edge service")
 
 
-def _capped(effects: list[Effect], end_ms: int, lines: int) -> tuple[Effect, ...]:
-    """Quieten the callers (never below 1.1x the root) so the fault is at most ~35% of the log;
+def _capped(effects: list[Effect], end_ms: int, lines: int, share: float = _MAX_FAULT_SHARE) -> tuple[Effect, ...]:
+    """Quieten the callers (never below 1.1x the root) so the fault is at most `share` of the log;
     on small logs the root's minimum rate would otherwise let the callers swamp it."""
     def volume(group: list[Effect]) -> float:
         return sum(e.per_min * (end_ms - e.onset_ms) / _MIN for e in group)
 
     root, callers = effects[0], effects[1:]
-    room = _MAX_FAULT_SHARE * lines - volume([root])
+    room = share * lines - volume([root])
     if not callers or volume(callers) <= room:
         return tuple(effects)
     factor = max(room, 0.0) / volume(callers)
@@ -196,16 +292,17 @@ def _capped(effects: list[Effect], end_ms: int, lines: int) -> tuple[Effect, ...
 
 
 def plan_stray(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, start_ms: int,
-               lines: int, reachable: float = 0.0) -> Fault | None:
+               lines: int, reachable: float = 0.0, others: tuple[Fault, ...] = ()) -> Fault | None:
     """A real fault that never reaches users: in a service no edge depends on (a batch worker), or,
     with chance `reachable`, in one on the users' side whose callers degrade gracefully. It
-    usually starts before the users' fault, so "whatever broke first" names it."""
+    usually starts before the users' fault, so "whatever broke first" names it. It keeps clear of
+    the services `others` (concurrent faults) involve."""
     by_name = {s.name: s for s in services}
     users = reaches_edge(services)
     graceful = rng.random() < reachable
-    busy = {e.service for e in fault.effects} if fault is not None else set()
+    busy = {e.service for f in (fault, *others) if f is not None for e in f.effects}
     options = [(kind, s) for kind in FAULT_KINDS for s in services
-               if s.name not in users and _fits(kind, s, by_name, worker_ok=True)]
+               if s.name not in users and s.name not in busy and _fits(kind, s, by_name, worker_ok=True)]
     # A graceful stray's callers must not be on the users' fault path (they would mix both
     # failures) and one must be an inner service, which degrades gracefully where users can't see.
     inner = [(kind, s) for kind in FAULT_KINDS for s in services
@@ -243,10 +340,10 @@ def _graceful_callers(services: tuple[Service, ...], name: str, busy: set[str]) 
 
 
 def plan_decoys(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,
-                count: int, start_ms: int, lines: int) -> tuple[Decoy, ...]:
+                count: int, start_ms: int, lines: int, others: tuple[Fault, ...] = ()) -> tuple[Decoy, ...]:
     """`count` healthy services that log fault wording; the first one speaks the users' fault's
     own wording, and about half of those off the edge start mid-window."""
-    failing = {f.root.service for f in (fault, stray) if f is not None}
+    failing = {f.root.service for f in (fault, stray, *others) if f is not None}
     pool = [s for s in services if s.name not in failing]
     kinds = [kind.id for kind in FAULT_KINDS]
     decoys: list[Decoy] = []
@@ -292,8 +389,8 @@ def plan_mimics(rng: random.Random, services: tuple[Service, ...], faults: tuple
 
 
 def plan_herrings(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,
-                  start_ms: int, count: int) -> tuple[Herring, ...]:
-    failing = {f.root.service for f in (fault, stray) if f is not None}
+                  start_ms: int, count: int, others: tuple[Fault, ...] = ()) -> tuple[Herring, ...]:
+    failing = {f.root.service for f in (fault, stray, *others) if f is not None}
     anchor = fault.root.onset_ms if fault else start_ms + rng.randrange(20 * _MIN, 40 * _MIN)
     apps = [s.name for s in services if s.role in ("edge", "service", "worker") and s.name not in failing]
     others = [s.name for s in services if s.name not in failing]

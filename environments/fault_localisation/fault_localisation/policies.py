@@ -1,14 +1,14 @@
 """Scripted fault-localisation policies: pure functions of the observation (the prompt and their own
 tool results), never of the label or the generator.
 
-The oracle investigates as an engineer would. It compares each service's WARN+ volume before and
-after the first quarter hour; no edge service risen means users saw nothing unusual (none). Else
-it reads the latest errors of the edge that rose most and follows one failing request down by
-its trace id: the deepest service on it (calling no other service on it) is the root, and its
-line there names the kind. One search for that kind's wording on the root dates the onset (its
-first such line, the precursor included). Without linked traces it falls back to the call
-graph: the risen service below that edge none of whose dependencies rose. It needs 5 queries on
-a typical incident, 2 on a quiet system.
+The oracle investigates as an engineer would. It counts the reported endpoint's errors on the
+reported edge per minute; no rise after the first quarter hour means the users' requests failed
+no more than usual (none). Else it reads that endpoint's latest errors and follows one failing
+request down by its trace id: the deepest service on it (calling no other service on it) is the
+root, and its line there names the kind. One search for that kind's wording on the root dates the
+onset (its first such line, the precursor included). Without linked traces it falls back to the
+call graph: the risen service below that edge none of whose dependencies rose (a guess among the
+concurrent faults). It needs 4 queries on a typical incident, 1 on a quiet one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 from fault_localisation.observe import (
     KIND_EVIDENCE, KIND_PHRASES, Context, anomalous, budget_left, classify, first_json, fts, iso, line_fields,
-    replay, scripted, submit, submitted,
+    replay, scripted, submit, submitted, ts,
 )
 from fault_localisation.shortcuts import SHORTCUTS
 
@@ -49,16 +49,16 @@ def investigate(ctx: Context) -> Run:
     listing = yield CallTool("list_services", {})
     services = listing.get("services", [])
     calls = {s["name"]: set(s.get("calls", [])) for s in services}
-    roles = {s["name"]: s.get("role", "") for s in services}
-    before = (yield ctx.count("service", end=ctx.split, min_level="WARN")).get("counts", {})
-    after = (yield ctx.count("service", start=ctx.split, min_level="WARN")).get("counts", {})
-    risen = {s for s in calls if anomalous(before.get(s, 0), after.get(s, 0), ctx.ratio)}
-    excess = {s: after.get(s, 0) - ctx.ratio * before.get(s, 0) for s in calls}
-    edges = sorted((s for s in risen if roles[s] == "edge"), key=lambda s: (-excess[s], s))
-    if not edges:
+    report = ctx.reported
+    if report is None:
+        raise ValueError("the prompt names no reported endpoint")
+    edge = report.edge
+    series = (yield ctx.count("minute", service=edge, min_level="ERROR", text=report.text)).get("counts", {})
+    before = sum(n for minute, n in series.items() if ts(minute) < ctx.split)
+    if not anomalous(before, sum(series.values()) - before, ctx.ratio):
         return submit("none")
-    edge = edges[0]
-    errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=50, service=edge, min_level="ERROR")
+    errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=50, service=edge, min_level="ERROR",
+                              text=report.text)
     traces: list[str] = []
     for line in reversed(errors.get("lines", [])):
         fields = line_fields(line)
@@ -71,13 +71,17 @@ def investigate(ctx: Context) -> Run:
         crossed = {f[2] for f, _ in lines}
         deepest = sorted(s for s in crossed if not calls.get(s, set()) & crossed)
         own = [line for f, line in lines if deepest and f[2] == deepest[0]]
-        # A healthy request can cross services too; a failed one ends in a line naming a failure.
-        if len(crossed) > 1 and len(deepest) == 1 and deepest[0] in risen and classify(own)[0] is not None:
+        # The failed request ends in a line naming a failure, at the service that calls no other on it.
+        if len(crossed) > 1 and len(deepest) == 1 and classify(own)[0] is not None:
             root, evidence = deepest[0], own
             break
-    if root is None:  # no request crosses services: the call graph alone
-        below = _below(calls, edge) & risen
-        sources = sorted((s for s in below if not calls[s] & risen), key=lambda s: (-excess[s], s))
+    if root is None:  # no request crosses services: the call graph alone (a guess among the faults below)
+        before_warn = (yield ctx.count("service", end=ctx.split, min_level="WARN")).get("counts", {})
+        after_warn = (yield ctx.count("service", start=ctx.split, min_level="WARN")).get("counts", {})
+        risen = {s for s in calls if anomalous(before_warn.get(s, 0), after_warn.get(s, 0), ctx.ratio)}
+        excess = {s: after_warn.get(s, 0) - ctx.ratio * before_warn.get(s, 0) for s in calls}
+        sources = sorted((s for s in _below(calls, edge) & risen if not calls[s] & risen),
+                         key=lambda s: (-excess[s], s))
         if not sources:
             return submit("none")
         root = sources[0]

@@ -12,7 +12,7 @@ import heapq
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from fault_localisation.background import JOBS, LEVELS, Profile, profile
+from fault_localisation.background import JOBS, LEVELS, Profile, access_line, profile
 from fault_localisation.catalogue import GRACEFUL, KINDS_BY_ID, Line
 from fault_localisation.plan import Decoy, Fault, Herring
 from fault_localisation.rng import Rng
@@ -27,6 +27,8 @@ Row = tuple[int, str, str, str, str, str]
 """(timestamp in epoch ms, level, service, instance, trace id, message)"""
 _VERBATIM_SHARE = 0.6
 """Of a verbatim-echoing caller's lines, the share that quote the root's own line unchanged."""
+_GATEWAY_STATUS = (500, 502, 503, 504)
+"""What an edge answers a request its upstream failed: the status says nothing of the cause."""
 _JOIN_MS = 2_000
 """A background line may continue a caller's request that logged within this long before it."""
 
@@ -129,6 +131,14 @@ def fault_lines(inc: Incident, fault: Fault, tag: str) -> Iterator[Row]:
                 after = t + rng.expovariate(step)
                 if t < fault.storm_ms < after:
                     after = fault.storm_ms
+            elif effect.endpoint is not None:  # an edge: its access log names the endpoint, not the upstream
+                dep = effect.dep
+                trace = (latest.get(dep) if linked else None) or f"{rng.getrandbits(64):016x}"
+                latest[speaker] = trace
+                heapq.heappush(pending, (max(int(t) + 1, int(t + rng.expovariate(effect.per_min / 60_000))), i))
+                yield (int(t), "ERROR", speaker, rng.choice(by_name[speaker].instances), trace,
+                       access_line(rng, effect.endpoint, rng.choice(_GATEWAY_STATUS), rng.randrange(1_000, 30_001)))
+                continue
             else:
                 line, dep = rng.choice(GRACEFUL if fault.graceful else callers), effect.dep
                 level = line.level if fault.graceful else "WARN" if effect.warn_only else line.level

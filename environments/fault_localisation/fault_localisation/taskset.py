@@ -15,6 +15,7 @@ import hashlib
 import inspect
 from collections.abc import Iterator
 from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Literal
 
@@ -24,7 +25,7 @@ from pydantic import Field
 from fault_localisation import background, catalogue, plan, rng, streams, topology
 from fault_localisation import generate as generate_module
 from fault_localisation.catalogue import FAULT_KINDS
-from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
+from fault_localisation.generate import Incident, Knobs, Label, generate, iso, preset, split_seeds
 from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
 from arena_kit.baked import restore_baked_scripts
@@ -115,43 +116,56 @@ class FaultLocalisationConfig(vf.TasksetConfig):
     split: Literal["train", "dev", "test"] = "dev"
     """Seed range: train from 0, dev from 1,000,000, test from 2,000,000."""
     num_tasks: int = Field(50, ge=1, le=1_000_000)
-    services: int = Field(20, ge=8, le=40)
+    difficulty: Literal["easy", "medium", "hard"] = "hard"
+    """A preset of the knobs below (`generate.PRESETS`): `hard` is the default mix dev and test are
+    gated on; a knob set here overrides its preset value."""
+    services: int | None = Field(None, ge=8, le=40)
     """Services in each incident's topology."""
-    lines: int = Field(20_000, ge=1_000, le=5_000_000)
+    lines: int | None = Field(None, ge=1_000, le=5_000_000)
     """Approximate log lines per incident (one hour of logs)."""
-    red_herrings: int = Field(2, ge=0, le=6)
+    red_herrings: int | None = Field(None, ge=0, le=6)
     """Distractors per incident: a harmless deploy, an always-noisy service, a short error blip, ..."""
-    decoys: int = Field(Knobs.decoys, ge=0, le=8)
+    decoys: int | None = Field(None, ge=0, le=8)
     """Healthy services that log fault wording all hour (pool saturation, handled exceptions, ...)."""
-    mimics: int = Field(Knobs.mimics, ge=0, le=6)
+    mimics: int | None = Field(None, ge=0, le=6)
     """Healthy services on the users' side that write a root's own lines verbatim (all hour, or a burst)."""
-    echo: float = Field(Knobs.echo, ge=0.0, le=1.0)
+    twins: int | None = Field(None, ge=0, le=6)
+    """Concurrent real faults besides the users' one, each failing another endpoint of the reported edge."""
+    shared_trigger: float | None = Field(None, ge=0.0, le=1.0)
+    """Chance that all of an incident's faults start within 45 s of one trigger (a zone outage)."""
+    echo: float | None = Field(None, ge=0.0, le=1.0)
     """Chance that the root's callers quote its error text, so its wording is not its own."""
-    verbatim_echo: float = Field(Knobs.verbatim_echo, ge=0.0, le=1.0)
+    verbatim_echo: float | None = Field(None, ge=0.0, le=1.0)
     """Chance that echoing callers pass the root's own lines on verbatim."""
-    callers_first: float = Field(Knobs.callers_first, ge=0.0, le=1.0)
+    callers_first: float | None = Field(None, ge=0.0, le=1.0)
     """Chance that the root's callers log their symptom 1-5 minutes before the root logs anything."""
-    quiet_root: float = Field(Knobs.quiet_root, ge=0.0, le=1.0)
+    quiet_root: float | None = Field(None, ge=0.0, le=1.0)
     """Chance that the root never logs ERROR, only WARN."""
-    precursor: float = Field(Knobs.precursor, ge=0.0, le=1.0)
+    precursor: float | None = Field(None, ge=0.0, le=1.0)
     """Chance that the root's first anomalous line is a sparse WARN 2-6 minutes before its storm."""
-    off_path: float = Field(Knobs.off_path, ge=0.0, le=1.0)
+    off_path: float | None = Field(None, ge=0.0, le=1.0)
     """Chance of a stray real fault that never reaches users (it usually starts first)."""
-    stray_reachable: float = Field(Knobs.stray_reachable, ge=0.0, le=1.0)
+    stray_reachable: float | None = Field(None, ge=0.0, le=1.0)
     """Chance that the stray strikes a service on the users' side whose callers degrade gracefully."""
-    traces: bool = Knobs.traces
+    traces: bool | None = None
     """Whether a request's lines share one trace id across the services it crosses."""
     budget: int = Field(20, ge=1, le=500)
     """Queries (search_logs/count_logs) per rollout; the score falls for each one past RULES.free_queries."""
 
 
+    def knobs(self) -> Knobs:
+        """The generator's knobs: the difficulty's preset, with every knob set here on top."""
+        chosen = {name: getattr(self, name) for name in _KNOB_NAMES if getattr(self, name) is not None}
+        return preset(self.difficulty, **chosen)
+
+
+_KNOB_NAMES = tuple(f.name for f in dataclass_fields(Knobs))
+
+
 class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisationConfig]):
     def load(self) -> Iterator[FaultLocalisationTask]:
         cfg = self.config
-        knobs = Knobs(services=cfg.services, lines=cfg.lines, red_herrings=cfg.red_herrings, decoys=cfg.decoys,
-                      mimics=cfg.mimics, echo=cfg.echo, verbatim_echo=cfg.verbatim_echo,
-                      callers_first=cfg.callers_first, quiet_root=cfg.quiet_root, precursor=cfg.precursor,
-                      off_path=cfg.off_path, stray_reachable=cfg.stray_reachable, traces=cfg.traces)
+        knobs = cfg.knobs()
         for i, seed in enumerate(split_seeds(cfg.split, cfg.num_tasks)):
             incident = generate(seed, knobs)
             yield FaultLocalisationTask(
