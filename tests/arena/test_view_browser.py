@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_testkit.synthetic_runs import HOSTILE, episode_line, write_run
+from arena_testkit.synthetic_runs import HOSTILE, episode_line, real_variant, write_run
 
 pytestmark = pytest.mark.browser
 
@@ -198,21 +198,42 @@ def test_the_export_opens_from_file_with_networking_off_and_shows_the_same(drive
         driver.delete_network_conditions()
 
 
-def test_a_thousand_episode_run_opens_with_every_row_and_transcripts_on_demand(driver, tmp_path):
-    run = write_run(tmp_path / "big", [episode_line(f"task-{i:04d}", float(i % 2), trace_id=f"b{i}", denied=i % 7 == 0,
-                                                    result_chars=2000) for i in range(1000)])
+def _marks(driver) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """The page's own clock (ms since navigation) at its performance marks."""
+    return dict(driver.execute_script("return performance.getEntriesByType('mark').map(m => [m.name, m.startTime])"))
+
+
+def test_a_thousand_real_episodes_open_with_every_row_and_transcripts_on_demand(driver, tmp_path):
+    """Made from one real `arena demo` trace line; the timings are printed, not asserted (a shared
+    machine's load decides them): README and the issue report them."""
+    run = write_run(tmp_path / "big", [real_variant(i, float(i % 2), tool_output=PAYLOAD if i == 7 else None) for i in range(1000)])
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "view", str(run), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        url = (proc.stdout.readline() if ready else "").split()[2]
+        _open(driver, url + "#/run/0")
+        _wait(driver, "document.querySelectorAll('#episodes tbody tr').length === 1000", timeout=60)
+        served = _marks(driver)
+        index_bytes = driver.execute_script("return performance.getEntriesByType('resource').find(r => r.name.endsWith('index.json')).encodedBodySize")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
     out = tmp_path / "big.html"
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "arena.cli", "view", str(run), "--export", str(out)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=300)
     exported = time.monotonic() - started
     assert done.returncode == 0, done.stderr
-    driver.get("about:blank")
-    started = time.monotonic()
-    driver.get(out.as_uri() + "#/run/0")
+    _open(driver, out.as_uri() + "#/run/0")
     _wait(driver, "document.querySelectorAll('#episodes tbody tr').length === 1000", timeout=60)
-    opened = time.monotonic() - started
-    driver.find_element("link text", "task-0007").click()
-    _wait(driver, "document.querySelector('#transcript .rewrite')")
-    print(f"1,000 episodes: export {exported:.2f} s (with interpreter start), {out.stat().st_size / 1e6:.1f} MB; "
-          f"opened from file:// in {opened:.2f} s")
+    from_file = _marks(driver)
+    driver.find_element("partial link text", "-0007").click()
+    _wait(driver, "document.querySelector('#transcript')")
+    assert PAYLOAD in driver.find_element("id", "transcript").text
+    _untouched(driver)
+    print(f"\n1,000 real episodes ({(run / 'traces.jsonl').stat().st_size / 1e6:.0f} MB of traces): served: index {index_bytes / 1e3:.0f} kB, "
+          f"first rows {served['arena:rows-first']:.0f} ms, all rows {served['arena:rows-all']:.0f} ms after navigation; "
+          f"export {exported:.1f} s (with interpreter start), {out.stat().st_size / 1e6:.1f} MB, from file:// first rows "
+          f"{from_file['arena:rows-first']:.0f} ms, all rows {from_file['arena:rows-all']:.0f} ms")

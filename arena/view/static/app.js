@@ -101,6 +101,8 @@
     app.replaceChildren(...parts);
   }
 
+  const FRACTIONS = new Set(['mean', 'ci95', 'min', 'max', 'turns', 'budget_used']);
+
   function probeSection(probe) {
     const verdict = probe.error ? probe.error : !probe.complete ? 'incomplete (still running or interrupted)' : probe.passed ? 'gate passed' : 'GATE FAILED';
     const section = el('section', { class: 'probe' }, el('h2', { text: `probe ${probe.name}: ${verdict}` }),
@@ -111,7 +113,7 @@
     const cols = ['env', 'policy', 'role', 'mean', 'ci95', 'min', 'max', 'turns', 'budget_used', 'rewrites', 'retries', 'failed'];
     section.append(el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, ...cols.map((c) => el('th', { text: c === 'ci95' ? '± 95 %' : c })))),
       el('tbody', {}, ...probe.scores.map((s) => el('tr', {}, ...cols.map((c) => el('td', { class: typeof s[c] === 'number' ? 'n' : '',
-        text: typeof s[c] === 'number' ? (Number.isInteger(s[c]) ? String(s[c]) : fmt(s[c])) : s[c] === null || s[c] === undefined ? '—' : String(s[c]) })))))));
+        text: s[c] === null || s[c] === undefined ? (c === 'ci95' ? '?' : '—') : FRACTIONS.has(c) ? fmt(s[c], c === 'turns' || c === 'budget_used' ? 1 : 3) : String(s[c]) })))))));
     return section;
   }
 
@@ -169,7 +171,9 @@
         const fragment = document.createDocumentFragment();
         for (const row of rows.slice(start, start + size)) fragment.append(rowElement(row));
         tbody.append(fragment);
-        if (start + size < rows.length) requestAnimationFrame(() => chunk(start + size, 250));
+        if (start === 0) performance.mark('arena:rows-first');
+        if (start + size < rows.length) requestAnimationFrame(() => chunk(start + size, 500));
+        else performance.mark('arena:rows-all');
       };
       chunk(0, 60);
     }

@@ -89,3 +89,22 @@ def simple_run(run_dir: Path, rewards: dict[str, Sequence[float]], **kwargs: Any
     rows = [episode_line(task, r, trace_id=f"{run_dir.name}-{task}-{k}")
             for task, values in rewards.items() for k, r in enumerate(values)]
     return write_run(run_dir, rows, **kwargs)
+
+
+REAL_EPISODE = Path(__file__).resolve().parents[2] / "arena" / "data" / "fault_localisation_oracle_episode.json"
+"""One `traces.jsonl` line of a real `arena demo` run (fault-localisation, bash, oracle; 7 turns)."""
+
+
+def real_variant(index: int, reward: float, *, tool_output: str | None = None) -> dict[str, Any]:
+    """The real episode as task `<its task>-<index>` with this reward (and, optionally, its first
+    tool result replaced): the rows of a big run made from a real trace line."""
+    row: dict[str, Any] = json.loads(REAL_EPISODE.read_text())
+    trace = row["traces"][0]
+    name = f"{row['task']['data']['name']}-{index:04d}"
+    row["task"]["data"]["name"] = trace["task"]["data"]["name"] = name
+    row["id"], trace["id"] = f"ep-real-{index}", f"real-{index}"
+    for signal in trace["rewards"].values():
+        signal["score"] = reward
+    if tool_output is not None:
+        next(n for n in trace["nodes"] if n["message"]["role"] == "tool")["message"]["content"] = tool_output
+    return row
