@@ -265,15 +265,18 @@
     const differs = (task) => { const v = means.map((m) => m.get(task)).filter((x) => x !== undefined); return v.some((x) => Math.abs(x - v[0]) > 1e-9) || v.length < runs.length; };
     const pairs = el('table', { id: 'pairs', class: 'grid' }, el('thead', {}, el('tr', {}, ...['A', 'B', 'shared tasks', 'B − A', '95 % interval', 'tasks that differ'].map((h) => el('th', { text: h })))));
     const pairBody = el('tbody');
-    for (let k = 1; k < runs.length; k += 1) {
-      const [a, b] = [runs[0].id, runs[k].id];
-      const pair = index.pairs.find((p) => (p.a === a && p.b === b) || (p.a === b && p.b === a));
-      const sign = pair && pair.a === a ? 1 : -1;
-      pairBody.append(el('tr', {}, el('td', { text: runs[0].name }), el('td', { text: runs[k].name }),
-        el('td', { class: 'n', text: pair ? pair.tasks : 0 }),
-        el('td', { class: 'n diff', text: pair ? signed(sign * pair.diff) : 'no shared task' }),
-        el('td', { class: 'n', text: pair && pair.low !== null ? (sign > 0 ? interval(pair.low, pair.high) : interval(-pair.high, -pair.low)) : '—' }),
-        el('td', { text: pair ? pair.differing.join(', ') : '' })));
+    let unshared = 0;
+    for (let x = 0; x < runs.length; x += 1) {
+      for (let y = x + 1; y < runs.length; y += 1) {
+        const [a, b] = [runs[x], runs[y]];
+        const pair = index.pairs.find((p) => (p.a === a.id && p.b === b.id) || (p.a === b.id && p.b === a.id));
+        if (!pair) { unshared += 1; continue; }
+        const sign = pair.a === a.id ? 1 : -1;
+        pairBody.append(el('tr', {}, el('td', { text: a.name }), el('td', { text: b.name }), el('td', { class: 'n', text: pair.tasks }),
+          el('td', { class: 'n diff', text: signed(sign * pair.diff) }),
+          el('td', { class: 'n', text: pair.low === null ? '? (one task)' : sign > 0 ? interval(pair.low, pair.high) : interval(-pair.high, -pair.low) }),
+          el('td', { text: pair.differing.join(', ') })));
+      }
     }
     pairs.append(pairBody);
     const onlyDiffering = el('input', { type: 'checkbox', id: 'only-differing', on: { change: () => draw() } });
@@ -294,7 +297,8 @@
     }
     draw();
     app.replaceChildren(el('h1', { text: 'compare' }), el('p', { class: 'note', text: 'B − A is the mean per-task difference on the shared tasks (rollouts of a task averaged first); its 95 % interval is a t interval over those tasks.' }),
-      pairs, el('p', {}, el('label', {}, onlyDiffering, ' only tasks whose outcome differs')), grid);
+      pairs, unshared ? el('p', { class: 'note', text: `${unshared} pair(s) of the chosen runs share no task and are not compared.` }) : '',
+      el('p', {}, el('label', {}, onlyDiffering, ' only tasks whose outcome differs')), grid);
   }
 
   function notFound(message) {
