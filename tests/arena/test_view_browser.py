@@ -237,3 +237,38 @@ def test_a_thousand_real_episodes_open_with_every_row_and_transcripts_on_demand(
           f"first rows {served['arena:rows-first']:.0f} ms, all rows {served['arena:rows-all']:.0f} ms after navigation; "
           f"export {exported:.1f} s (with interpreter start), {out.stat().st_size / 1e6:.1f} MB, from file:// first rows "
           f"{from_file['arena:rows-first']:.0f} ms, all rows {from_file['arena:rows-all']:.0f} ms")
+
+
+@pytest.mark.docker
+def test_a_real_docker_rollout_is_viewable_and_its_hostile_output_stays_text(driver, images, tmp_path):
+    """A bash rollout in a real box prints the payload; the viewer shows the call, its result (the
+    payload as text) and the smoke rule's denial, and nothing runs."""
+    from arena.server import start_in_thread
+    from arena_kit.policy import Answer, RunShell
+    from arena_kit.scripted import ScriptedPolicy
+    from arena_testkit.rollouts import smoke_eval
+
+    script = ScriptedPolicy([RunShell(f"cat <<'ARENA_EOF'\n{PAYLOAD}\nARENA_EOF"), RunShell("echo ARENA-FORBIDDEN > bad.txt"), Answer("DONE")])
+    with start_in_thread(policies={"arena/smoke": script}) as server:
+        outcome = smoke_eval(server.url, "bash", "arena/smoke", images["harness"], tmp_path)
+    outcome.raise_for_failures()
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "view", str(outcome.run_dir), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        url = (proc.stdout.readline() if ready else "").split()[2]
+        _open(driver, url)
+        _wait(driver, "document.querySelectorAll('#runs tbody tr').length === 1")
+        driver.find_element("css selector", "a.run-link").click()
+        _wait(driver, "document.querySelectorAll('#episodes tbody tr').length === 1")
+        driver.find_element("css selector", "#episodes tbody a").click()
+        _wait(driver, "document.querySelector('#transcript')")
+        results = [li.text for li in driver.find_elements("css selector", "#transcript li.tool")]
+        assert any(PAYLOAD in text for text in results), results
+        assert any("DENIED by the arena smoke rule" in text for text in results), results
+        assert "ARENA_EOF" in driver.find_element("css selector", "#transcript .call").text
+        _untouched(driver)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
