@@ -122,7 +122,11 @@ def _view(args: argparse.Namespace) -> int:
         size = export_html(args.run_dirs, args.export)
         print(f"wrote {args.export} ({size / 1e6:.1f} MB; one file, opens from file:// with no network)")
         return 0
-    serve_view(args.run_dirs, host=args.host, port=args.port)
+    try:
+        serve_view(args.run_dirs, host=args.host, port=args.port)
+    except OSError as exc:
+        raise PrerequisiteError(f"cannot serve on {args.host}:{args.port} ({exc.strerror or exc}): "
+                                "pass another --port (0: any free one)") from None
     return 0
 
 
