@@ -184,7 +184,7 @@
         const text = shown(c, row);
         const td = document.createElement('td');
         if (c.key === 'task') td.append(el('a', { href: `/run/${runId}/ep/${row.i}`, text }));
-        else { td.textContent = text; if (c.num) td.className = 'n'; }
+        else { td.textContent = text; td.title = text; if (c.num) td.className = 'n'; }
         tr.append(td);
       }
       return tr;
@@ -244,7 +244,8 @@
     const li = el('li', { class: `msg ${it.kind}` }, el('div', { class: 'role', text: it.kind === 'tool' ? `tool result · ${it.call}` : it.kind }));
     if (it.rewrite) li.append(rewriteBox(it.rewrite));
     if (it.reasoning) li.append(el('details', {}, el('summary', { text: 'reasoning' }), longText(it.reasoning, 'text')));
-    if (it.text) li.append(longText(it.text, 'text'));
+    // A denied call's result is the replacement the box above already shows.
+    if (it.text && !(it.rewrite && it.text.trim() === it.rewrite.replacement.trim())) li.append(longText(it.text, 'text'));
     for (const call of it.calls || []) {
       li.append(el('div', { class: 'call' }, el('span', { class: 'call-name', text: `→ ${call.name}` }), longText(call.arguments, 'args')));
     }
