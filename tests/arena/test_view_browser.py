@@ -272,3 +272,21 @@ def test_a_real_docker_rollout_is_viewable_and_its_hostile_output_stays_text(dri
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_hostile_task_names_reasons_and_errors_stay_text_on_every_page(driver, tmp_path):
+    rows = [episode_line(PAYLOAD, 0.0, trace_id="h1", reason=PAYLOAD, ok=False, errors=[{"type": PAYLOAD, "message": PAYLOAD}]),
+            episode_line("plain", 1.0, trace_id="h2")]
+    rows[0]["errors"] = [{"type": "X", "message": PAYLOAD}]
+    a = write_run(tmp_path / "a", rows, model=PAYLOAD)
+    b = write_run(tmp_path / "b", [episode_line(PAYLOAD, 1.0, trace_id="h3"), episode_line("plain", 1.0, trace_id="h4")])
+    out = tmp_path / "hostile.html"
+    done = subprocess.run([sys.executable, "-m", "arena.cli", "view", str(a), str(b), "--export", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for fragment, ready in (("#/", "#runs tbody tr"), ("#/run/0", "#episodes tbody tr"), ("#/run/0/ep/0", "#transcript"),
+                            ("#/compare/0,1", "#compare-grid tbody tr")):
+        _open(driver, out.as_uri() + fragment)
+        _wait(driver, f"document.querySelector('{ready}')")
+        assert PAYLOAD in driver.find_element("tag name", "main").text, fragment
+        _untouched(driver)
