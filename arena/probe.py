@@ -6,8 +6,9 @@ oracle − 0.15; impatient and spammer ≤ oracle − 0.3; every shortcut (a pol
 `shortcut_*`: an honest strategy that skips the investigation) ≤ its ceiling (0.35 unless the
 environment declares another) and ≤ oracle − 0.5; every cheater ≤ staller + 0.05; no rule
 rewrites or denies anything of an honest policy (staller, the standard four, shortcuts: a firing
-there is a false positive that would distort a real agent's episode). A cheater is any other
-policy an environment publishes.
+there is a false positive that would distort a real agent's episode). An investigation
+(`investigate_*`: an honest, lighter investigation than the oracle's) is reported and held to
+that last rule only. A cheater is any other policy an environment publishes.
 
 `probe.json` is rewritten as each policy finishes, so an interrupted probe can be resumed: its
 complete policies are read back, the others continue their vf-eval runs (`vf-eval --resume`)
@@ -31,7 +32,7 @@ from arena.errors import PrerequisiteError, UsageError
 from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
 from arena.policies import PolicyResolver, model_name
-from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX, shortcut_ceiling
+from arena_kit.scripted import INVESTIGATION_PREFIX, SHORTCUT_CEILING, SHORTCUT_PREFIX, shortcut_ceiling
 from arena.server import start_in_thread
 from arena.stats import clustered_mean
 
@@ -41,7 +42,7 @@ __all__ = ["GateFailure", "PolicyScore", "Role", "gate", "latest_probe", "render
 STANDARD = ("oracle", "spammer", "impatient", "exhaustive")
 SHORTCUT_MARGIN = 0.5
 """A shortcut must stay at least this far below the oracle."""
-Role = Literal["staller", "standard", "shortcut", "cheater"]
+Role = Literal["staller", "standard", "shortcut", "investigation", "cheater"]
 
 
 def role_of(policy: str) -> Role:
@@ -50,6 +51,8 @@ def role_of(policy: str) -> Role:
         return "staller"
     if policy in STANDARD:
         return "standard"
+    if policy.startswith(INVESTIGATION_PREFIX):
+        return "investigation"
     return "shortcut" if policy.startswith(SHORTCUT_PREFIX) else "cheater"
 
 

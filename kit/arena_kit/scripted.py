@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from arena_kit.policy import Action, Answer, Observation, Policy
 
-__all__ = ["SHORTCUT_CEILING", "SHORTCUT_PREFIX", "ScriptedPolicy", "Shortcut", "shortcut_ceiling"]
+__all__ = ["INVESTIGATION_PREFIX", "SHORTCUT_CEILING", "SHORTCUT_PREFIX", "ScriptedPolicy", "Shortcut",
+           "shortcut_ceiling"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,10 @@ class ScriptedPolicy:
 SHORTCUT_PREFIX = "shortcut_"
 """Policies published under this prefix are shortcuts: honest, observation-only strategies that skip
 the investigation (a keyword grep, a schema-only fix). The gate holds them far below the oracle."""
+INVESTIGATION_PREFIX = "investigate_"
+"""Policies published under this prefix are honest investigations lighter than the oracle's (one
+that skips a step, or follows names instead of a request). The gate reports them, so a reader sees
+what each difficulty separates, and holds them to nothing but honesty (no rule fires on them)."""
 SHORTCUT_CEILING = 0.35
 """The highest mean a shortcut may reach unless it declares its own ceiling (`Shortcut`)."""
 

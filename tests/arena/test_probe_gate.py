@@ -86,8 +86,14 @@ def test_shortcuts_are_honest_policies_so_a_rule_firing_on_one_fails_the_gate():
 def test_roles_follow_the_published_names():
     from arena.probe import role_of
 
-    assert [role_of(n) for n in ("staller", "oracle", "exhaustive", "shortcut_none", "cheater_x", "hard_coder")] == [
-        "staller", "standard", "standard", "shortcut", "cheater", "cheater"]
+    assert [role_of(n) for n in ("staller", "oracle", "exhaustive", "shortcut_none", "investigate_names", "cheater_x",
+                                 "hard_coder")] == [
+        "staller", "standard", "standard", "shortcut", "investigation", "cheater", "cheater"]
+
+
+def test_an_investigation_is_reported_not_gated_but_must_stay_untouched_by_the_rules():
+    assert _rules([*GOOD, _s("investigate_names", 0.9)]) == set()
+    assert _rules([*GOOD, _s("investigate_names", 0.9, rewrites=1)]) == {"honest-policies-untouched"}
 
 
 def test_the_difficulty_table_has_a_column_per_knob_value():
