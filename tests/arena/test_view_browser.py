@@ -290,3 +290,19 @@ def test_hostile_task_names_reasons_and_errors_stay_text_on_every_page(driver, t
         _wait(driver, f"document.querySelector('{ready}')")
         assert PAYLOAD in driver.find_element("tag name", "main").text, fragment
         _untouched(driver)
+
+
+def test_the_policy_itself_refuses_html_from_strings_and_inline_handlers(driver, served):
+    """The second line of defence, should the front end ever slip: under Trusted Types both an
+    `innerHTML = string` and setting an inline handler from a string throw."""
+    _open(driver, served)
+    _wait(driver, "document.querySelector('#runs tbody tr')")
+    attempts = {
+        "innerHTML": "document.getElementById('app').innerHTML = '<img src=x onerror=\"window.pwned=3\">'",
+        "handler": "document.createElement('img').setAttribute('onerror', 'window.pwned = 3')",
+        "script": "document.createElement('script').textContent = 'window.pwned = 4'",
+    }
+    for name, code in attempts.items():
+        outcome = driver.execute_script(f"try {{ {code}; return 'allowed'; }} catch (e) {{ return e.name; }}")
+        assert outcome == "TypeError", name
+    _untouched(driver)
