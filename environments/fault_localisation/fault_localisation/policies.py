@@ -23,6 +23,7 @@ from fault_localisation.observe import (
     KIND_EVIDENCE, KIND_PHRASES, Context, anomalous, budget_left, classify, first_json, fts, iso, line_fields,
     replay, scripted, submit, submitted, ts,
 )
+from fault_localisation.investigations import INVESTIGATIONS
 from fault_localisation.shortcuts import SHORTCUTS
 
 __all__ = ["CHEATERS", "KIND_EVIDENCE", "POLICIES", "exhaustive", "impatient", "oracle", "spammer"]
@@ -177,4 +178,5 @@ POLICIES: dict[str, Policy] = {
     "spammer": spammer,
     **CHEATERS,
     **SHORTCUTS,
+    **INVESTIGATIONS,
 }

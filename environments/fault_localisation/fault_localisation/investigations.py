@@ -1,0 +1,125 @@
+"""Honest investigations lighter than the oracle's (`investigate_*`): what a careful engineer gets
+by skipping one step or by following names and rates instead of a failed request. The gate reports
+them beside the oracle and the shortcuts, so each difficulty tier shows what it separates.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Generator
+from datetime import timedelta
+from typing import Any
+
+from arena_kit.policy import CallTool, Policy
+from fault_localisation.observe import Context, anomalous, classify, iso, line_fields, scripted, submit, ts
+
+__all__ = ["INVESTIGATIONS"]
+
+Run = Generator[CallTool, dict[str, Any], CallTool]
+_READS = 4
+"""Services a name-follower reads before it settles."""
+
+
+def _reported_rise(ctx: Context) -> Run:
+    """The first query of every investigation here: did the reported endpoint's errors rise?"""
+    report = ctx.reported
+    if report is None:
+        raise ValueError("the prompt names no reported endpoint")
+    series = (yield ctx.count("minute", service=report.edge, min_level="ERROR", text=report.text)).get("counts", {})
+    before = sum(n for minute, n in series.items() if ts(minute) < ctx.split)
+    return anomalous(before, sum(series.values()) - before, ctx.ratio)  # type: ignore[return-value]
+
+
+def trace_no_onset(ctx: Context) -> Run:
+    """The oracle's trace-following, but it dates the onset by the root's line on the failed request
+    instead of searching for the root's first anomalous line."""
+    listing = yield CallTool("list_services", {})
+    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
+    if not (yield from _reported_rise(ctx)):
+        return submit("none")
+    report = ctx.reported
+    assert report is not None
+    errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=50, service=report.edge,
+                              min_level="ERROR", text=report.text)
+    traces = list(dict.fromkeys(f[3] for line in reversed(errors.get("lines", []))
+                                if (f := line_fields(line)) is not None))
+    for trace in traces[:3]:
+        request = yield ctx.search(limit=200, trace=trace)
+        lines = [(f, line) for line in request.get("lines", []) if (f := line_fields(line)) is not None]
+        crossed = {f[2] for f, _ in lines}
+        deepest = sorted(s for s in crossed if not calls.get(s, set()) & crossed)
+        own = [line for f, line in lines if deepest and f[2] == deepest[0]]
+        kind, at = classify(own)
+        if len(crossed) > 1 and len(deepest) == 1 and kind is not None:
+            return submit(deepest[0], kind, at or iso(ctx.split))
+    return submit("none")
+
+
+def _risen(ctx: Context) -> Generator[CallTool, dict[str, Any], tuple[set[str], dict[str, float]]]:
+    before = (yield ctx.count("service", end=ctx.split, min_level="WARN")).get("counts", {})
+    after = (yield ctx.count("service", start=ctx.split, min_level="WARN")).get("counts", {})
+    names = set(before) | set(after)
+    excess = {s: after.get(s, 0) - ctx.ratio * before.get(s, 0) for s in names}
+    return {s for s in names if anomalous(before.get(s, 0), after.get(s, 0), ctx.ratio)}, excess
+
+
+def follow_names(ctx: Context) -> Run:
+    """Down from the reported edge without traces: its risen dependency with the largest rise
+    (the edge's access log names none), then, at each service, the risen dependency its own
+    warnings and errors name most; the service whose lines name no risen dependency is the root."""
+    listing = yield CallTool("list_services", {})
+    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
+    if not (yield from _reported_rise(ctx)):
+        return submit("none")
+    report = ctx.reported
+    assert report is not None
+    risen, excess = yield from _risen(ctx)
+    below = sorted(calls.get(report.edge, set()) & risen, key=lambda s: (-excess[s], s))
+    if not below:
+        return submit("none")
+    current, lines = below[0], []
+    for _ in range(_READS):
+        got = yield ctx.search(start=ctx.split, limit=200, service=current, min_level="WARN")
+        lines = got.get("lines", [])
+        named: Counter[str] = Counter()
+        for line in lines:
+            fields = line_fields(line)
+            if fields is not None:
+                named.update(dep for dep in calls.get(current, set()) & risen if dep in fields[4])
+        if not named:
+            break
+        current = max(sorted(named), key=lambda s: named[s])
+    kind, at = classify(lines)
+    return submit(current, kind or "bad_deploy", at or iso(ctx.split))
+
+
+def rates_and_graph(ctx: Context) -> Run:
+    """Rates and the call graph alone (the oracle's fallback without traces): below the reported
+    edge, the risen service none of whose dependencies rose, with the largest rise."""
+    listing = yield CallTool("list_services", {})
+    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
+    if not (yield from _reported_rise(ctx)):
+        return submit("none")
+    report = ctx.reported
+    assert report is not None
+    risen, excess = yield from _risen(ctx)
+    reach: set[str] = set()
+    todo = list(calls.get(report.edge, set()))
+    while todo:
+        name = todo.pop()
+        if name not in reach:
+            reach.add(name)
+            todo.extend(calls.get(name, set()))
+    sources = sorted((s for s in reach & risen if not calls.get(s, set()) & risen), key=lambda s: (-excess[s], s))
+    if not sources:
+        return submit("none")
+    got = yield ctx.search(start=ctx.split, limit=200, service=sources[0], min_level="WARN")
+    kind, at = classify(got.get("lines", []))
+    return submit(sources[0], kind or "bad_deploy", at or iso(ctx.split))
+
+
+INVESTIGATIONS: dict[str, Policy] = {
+    "investigate_trace_no_onset": scripted(trace_no_onset),
+    "investigate_names": scripted(follow_names),
+    "investigate_rates_and_graph": scripted(rates_and_graph),
+}
