@@ -120,6 +120,7 @@ def _load_run(index: int, path: Path) -> Run:
         "failures": sum(row["failed"] for row in episodes), "retries": sum(row["retries"] for row in episodes),
         "rewrites": sum(row["rewrites"] - row["denials"] for row in episodes), "denials": sum(row["denials"] for row in episodes),
         "wall": round(max(ends) - min(starts), 1) if starts and ends else None,
+        "budget": _budget(path / TRACES_FILE),
         "warning": log.skipped or "",
     }
     return Run(index=index, path=path, summary=summary, episodes=episodes, spans=_spans(path / TRACES_FILE),
@@ -250,6 +251,18 @@ def _end(timing: Mapping[str, Any]) -> float:
 def _wall(timing: Mapping[str, Any]) -> float | None:
     start = timing.get("start")
     return round(_end(timing) - float(start), 2) if isinstance(start, (int, float)) else None
+
+
+def _budget(path: Path) -> float | None:
+    """The run's budget of queries or statements: a `*budget` number in its first task's data
+    (the environments set it per taskset, so one task speaks for the run); None if there is none."""
+    with path.open("rb") as f:
+        first = next((line for line in f if line.strip()), b"")
+    try:
+        data = _obj(_obj(json.loads(first).get("task")).get("data")) if first else {}
+    except (ValueError, AttributeError):
+        return None
+    return next((float(v) for k, v in data.items() if k.endswith("budget") and isinstance(v, (int, float))), None)
 
 
 def _spans(path: Path) -> list[tuple[int, int]]:

@@ -39,7 +39,7 @@ def test_a_run_summary_carries_its_config_counts_and_clustered_interval(tmp_path
     expected = clustered_mean([1.0, 1.0, 0.0, 0.0], ["a", "a", "b", "c"])
     assert (s["env"], s["harness"], s["policy"], s["split"], s["count"], s["tasks"]) == ("fault-localisation", "bash", "oracle", "dev", 4, 3)
     assert s["mean"] == pytest.approx(0.5) and s["high"] == pytest.approx(expected.high, abs=1e-4)
-    assert (s["failures"], s["denials"], s["rewrites"]) == (1, 1, 0)
+    assert (s["failures"], s["denials"], s["rewrites"], s["budget"]) == (1, 1, 0, 20.0)
     row = run.episodes[3]
     assert (row["failed"], row["reward"], row["score"], row["errors"], row["error"]) == (True, 1.0, 0.0, 1, "box died")
     assert run.episodes[0]["reason"] == "named the root cause" and run.episodes[0]["parts"]["efficiency"] == 1.0

@@ -126,7 +126,7 @@
     { key: 'parts', label: 'score parts', show: (r) => Object.entries(r.parts).map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toFixed(3) : v}`).join(' ') },
     { key: 'stop', label: 'stop' },
     { key: 'turns', label: 'turns', num: true },
-    { key: 'used', label: 'budget used', num: true, show: (r) => (r.used === null ? '—' : `${r.used} ${r.used_name.replace(/_used$/, '')}`) },
+    { key: 'used', label: 'budget used', num: true, show: (r) => (r.used === null ? '—' : `${r.used}${r.budget ? ` of ${r.budget}` : ''} ${r.used_name.replace(/_used$/, '')}`) },
     { key: 'retries', label: 'retries', num: true },
     { key: 'errors', label: 'errors', num: true, show: (r) => (r.errors ? `${r.errors}: ${r.error}` : '0') },
     { key: 'rewrites', label: 'rewrites', num: true, show: (r) => (r.rewrites ? `${r.rewrites} (${r.denials} denied)` : '0') },
@@ -150,6 +150,7 @@
     if (!run) return notFound(`no run ${runId}`);
     setCrumbs(el('a', { href: `/run/${runId}`, text: run.name }));
     const state = tableState[runId] || (tableState[runId] = { sort: 'i', desc: false, filters: {} });
+    for (const row of run.episodes) row.budget = run.budget;
     const tbody = el('tbody');
     const count = el('span', { class: 'note' });
 
