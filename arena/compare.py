@@ -88,7 +88,7 @@ def render_comparison(c: Comparison) -> str:
     else:
         lines.append(f"B − A = {i.mean:+.3f}  95 % CI [{i.low:+.3f}, {i.high:+.3f}]  on {i.tasks} shared tasks ({i.method})")
         if i.se == 0:
-            lines.append("every shared task moved by the same amount: the data show no spread, so the interval has no width")
+            lines.append(f"every shared task differs by the same {i.mean:+.3f}: the data show no spread, so the interval has no width")
         detectable = detectable_difference(i.se, i.tasks)
         if detectable > 0:
             lines.append(f"with this spread, {i.tasks} tasks detect a difference of about {detectable:.3f} (80 % power); "
