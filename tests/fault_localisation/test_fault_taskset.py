@@ -14,7 +14,7 @@ from verifiers.v1.state import state_cls
 import fault_localisation
 from arena_testkit.fault_episode import NO_BOX, dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS
-from fault_localisation.generate import Knobs, generate, iso
+from fault_localisation.generate import DIFFICULTIES, Knobs, generate, iso, preset
 from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES
 from fault_localisation.taskset import (
@@ -158,7 +158,7 @@ def test_the_log_search_toolset_is_shared_across_the_eval():
 @pytest.mark.parametrize("knob", [{"services": 7}, {"services": 41}, {"budget": 0}, {"lines": 10}, {"split": "x"},
                                   {"decoys": 9}, {"echo": 1.5}, {"callers_first": -0.1}, {"quiet_root": 2},
                                   {"precursor": -1}, {"off_path": 1.01}, {"mimics": 7}, {"verbatim_echo": -0.5},
-                                  {"stray_reachable": 1.5}])
+                                  {"stray_reachable": 1.5}, {"twins": 7}, {"shared_trigger": 2.0}])
 def test_knobs_outside_their_range_are_refused(knob):
     with pytest.raises(pydantic.ValidationError):
         FaultLocalisationConfig(id="fault-localisation", **knob)
@@ -175,9 +175,23 @@ def test_the_config_defaults_are_the_generators_default_mix(tmp_path: Path):
     assert dev_tasks(1, tmp_path)[0].data.knobs == Knobs()
 
 
+@pytest.mark.parametrize("difficulty", DIFFICULTIES)
+def test_a_difficulty_is_its_preset_and_a_knob_set_beside_it_overrides_the_preset(tmp_path: Path, difficulty: str):
+    assert dev_tasks(1, tmp_path, difficulty=difficulty)[0].data.knobs == preset(difficulty)
+    assert dev_tasks(1, tmp_path, difficulty=difficulty, twins=1)[0].data.knobs == preset(difficulty, twins=1)
+
+
+def test_an_unknown_difficulty_is_refused_by_name():
+    with pytest.raises(pydantic.ValidationError, match="easy"):
+        FaultLocalisationConfig(id="fault-localisation", difficulty="brutal")
+    with pytest.raises(ValueError, match="easy, medium, hard"):
+        preset("brutal")
+
+
 def test_every_knob_reaches_the_task_and_the_store_key(tmp_path: Path):
     changed = {"decoys": 1, "echo": 0.1, "callers_first": 0.2, "quiet_root": 0.3, "precursor": 0.9,
-               "off_path": 0.0, "traces": False, "mimics": 1, "verbatim_echo": 0.9, "stray_reachable": 0.1}
+               "off_path": 0.0, "traces": False, "mimics": 1, "verbatim_echo": 0.9, "stray_reachable": 0.1,
+               "twins": 2, "shared_trigger": 0.0}
     base = dev_tasks(1, tmp_path)[0]
     paths = set()
     for knob, value in changed.items():
