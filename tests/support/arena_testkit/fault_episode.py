@@ -111,7 +111,7 @@ def mean_rewards(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]
     return table
 
 
-MECHANISM_OFF = {"decoys": 0, "mimics": 0, "echo": 0.0, "verbatim_echo": 0.0, "callers_first": 0.0,
+MECHANISM_OFF = {"twins": 0, "shared_trigger": 0.0, "decoys": 0, "mimics": 0, "echo": 0.0, "verbatim_echo": 0.0, "callers_first": 0.0,
                  "quiet_root": 0.0, "precursor": 0.0, "off_path": 0.0, "stray_reachable": 0.0, "traces": False}
 """Each mechanism's knob setting that switches it off (the defaults switch each one on)."""
 _NEEDS = {"verbatim_echo": "echo", "stray_reachable": "off_path"}
@@ -130,8 +130,9 @@ def knob_settings() -> dict[str, dict]:
 
 
 def main() -> None:
-    """`python -m arena_testkit.fault_episode [split] [tasks] [--knobs]`: the in-process gate table
-    (every policy) or the per-knob difficulty table (oracle, exhaustive and the shortcuts)."""
+    """`python -m arena_testkit.fault_episode [split] [tasks] [--knobs | --difficulty]`: the in-process
+    gate table (every policy), the per-knob difficulty table (oracle, exhaustive and the shortcuts) or
+    the per-tier one (oracle, every shortcut, the investigations)."""
     import sys
     import tempfile
 
@@ -140,6 +141,16 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     split, count = (args + ["dev"])[0], int((args + ["dev", "50"])[1])
     store = Path(tempfile.mkdtemp(prefix="fl-stores-"))
+    if "--difficulty" in sys.argv:
+        from fault_localisation.generate import DIFFICULTIES
+
+        names = ["oracle", *(n for n in POLICIES if n.startswith(("shortcut_", "investigate_")))]
+        tables = {tier: mean_rewards({n: POLICIES[n] for n in names}, split_tasks(split, count, store, difficulty=tier))
+                  for tier in DIFFICULTIES}
+        print("| policy | " + " | ".join(DIFFICULTIES) + " |")
+        for n in names:
+            print(f"| {n} | " + " | ".join(f"{tables[t][n][0]:.3f}" for t in DIFFICULTIES) + " |", flush=True)
+        return
     if "--knobs" not in sys.argv:
         for name, (reward, queries) in mean_rewards(POLICIES, split_tasks(split, count, store)).items():
             print(f"| {name} | {reward:.3f} | {queries:.1f} |", flush=True)
