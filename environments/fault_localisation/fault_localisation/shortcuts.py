@@ -10,6 +10,7 @@ from collections.abc import Generator
 from datetime import datetime, timedelta
 
 from arena_kit.policy import Action, CallTool, Observation, Policy
+from fault_localisation.learned import LEARNED
 from fault_localisation.observe import (
     KIND_PHRASES, Context, anomalous, change_minute, classify, fts, iso, line_fields, scripted, submit,
 )
@@ -257,4 +258,5 @@ SHORTCUTS: dict[str, Policy] = {
     "shortcut_biggest_rise": scripted(biggest_rise),
     "shortcut_earliest_anomaly": scripted(earliest_anomaly),
     "shortcut_none": scripted(none),
+    **LEARNED,
 }

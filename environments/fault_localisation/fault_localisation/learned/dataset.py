@@ -37,7 +37,7 @@ class Example:
 
 def split_tasks(split: str, count: int, store_dir: Path | None = None, **knobs: Any) -> list[FaultLocalisationTask]:
     """The split's first `count` tasks as the taskset builds them (prompt, seed, knobs, label)."""
-    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,  # type: ignore[arg-type]
+    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,
                                      task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
     return list(FaultLocalisationTaskset(config))
 

@@ -78,7 +78,7 @@ def observe(ctx: Context, variant: str = "all") -> Plan:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     seen = Observed()
     seen.services = list((yield CallTool("list_services", {})).get("services", []))
-    roles = {s.get("name"): s.get("role") for s in seen.services}
+    roles = {str(s.get("name")): str(s.get("role")) for s in seen.services}
     seen.warn_before = _counts((yield ctx.count("service", end=ctx.split, min_level="WARN")))
     seen.warn_after = _counts((yield ctx.count("service", start=ctx.split, min_level="WARN")))
     reported = ctx.reported

@@ -28,13 +28,14 @@ def choose(model: Model, ctx: Context, seen: Observed) -> tuple[str, float]:
     return scored[0][1], scored[0][0]
 
 
-def learned_script(variant: str) -> Script:
-    """The plan of `variant`, its model's choice, then one read of that service (WARN+ after the
-    first quarter hour) for the kind its wording points to and its first such line."""
+def learned_script(variant: str, model: Model | None = None) -> Script:
+    """The plan of `variant`, its model's choice (the shipped model unless `model` is given), then
+    one read of that service (WARN+ after the first quarter hour) for the kind its wording points
+    to and its first such line."""
 
     def run(ctx: Context) -> Generator[CallTool, dict[str, Any], CallTool]:
         seen = yield from observe(ctx, variant)
-        root, _ = choose(shipped(variant), ctx, seen)
+        root, _ = choose(model or shipped(variant), ctx, seen)
         if root == "none":
             return submit("none")
         got = yield ctx.search(start=ctx.split, limit=DESCRIBE_LIMIT, service=root, min_level="WARN")

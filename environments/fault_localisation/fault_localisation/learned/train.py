@@ -1,9 +1,4 @@
-"""Trains the learned shortcut's models on train seeds only and writes them as JSON package data.
-
-`python -m fault_localisation.learned.train [--tasks 300] [--out DIR] [--seed S] [--store-dir DIR]`
-trains the three variants (`all`, `names`, `counts_graph`) in one run. scikit-learn is needed
-here only (the `train` extra); the policies read the JSON in pure Python.
-"""
+"""Trains the learned shortcut's three models on train seeds only and writes them as JSON package data."""
 
 from __future__ import annotations
 
@@ -22,7 +17,14 @@ from fault_localisation.learned.model import FORMAT, Model
 from fault_localisation.learned.plan import VARIANTS
 from fault_localisation.taskset import generator_fingerprint
 
-__all__ = ["PARAMS", "export", "fit", "fit_threshold", "main", "matrix", "train"]
+__all__ = ["PARAMS", "USAGE", "export", "fit", "fit_threshold", "main", "matrix", "train"]
+
+USAGE = """\
+python -m fault_localisation.learned.train [--tasks 300] [--out DIR] [--seed S] [--store-dir DIR]
+[--difficulty easy|medium|hard] trains the three variants (`all`, `names`, `counts_graph`) in one
+run on the train split's first `tasks` seeds and writes <out>/<variant>.json (default: the
+package's weights directory). scikit-learn is needed here only (the `train` extra); the policies
+read the JSON in pure Python."""
 
 PARAMS: dict[str, Any] = {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.1, "subsample": 0.8,
                           "min_samples_leaf": 5}
@@ -147,15 +149,17 @@ def train(tasks: int = 300, seed: int = 0, out: Path | None = None, store_dir: P
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m fault_localisation.learned.train", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m fault_localisation.learned.train", description=USAGE)
     parser.add_argument("--tasks", type=int, default=300, help="train incidents (train split seeds 0..tasks-1)")
     parser.add_argument("--out", type=Path, default=None, help="directory for <variant>.json (default: the package)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store-dir", type=Path, default=None,
                         help="log store cache (default: the tasks' own, ~/.cache/arena/log_search)")
     parser.add_argument("--variant", action="append", choices=VARIANTS, help="train only these (repeatable)")
+    parser.add_argument("--difficulty", default=None, help="the taskset's difficulty preset (default: its default)")
     args = parser.parse_args(argv)
-    train(args.tasks, args.seed, args.out, args.store_dir, tuple(args.variant or VARIANTS))
+    knobs = {} if args.difficulty is None else {"difficulty": args.difficulty}
+    train(args.tasks, args.seed, args.out, args.store_dir, tuple(args.variant or VARIANTS), **knobs)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,279 @@
+"""Two more learners with feature sets unlike the gate's, trained on train seeds and scored on dev and test."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from arena_kit.policy import CallTool
+from fault_localisation.grade import Claim, grade
+from fault_localisation.learned.dataset import context_of, executor_for, split_tasks
+from fault_localisation.learned.executor import drive
+from fault_localisation.learned.policy import DESCRIBE_LIMIT
+from fault_localisation.observe import KIND_EVIDENCE, Context, classify, iso, line_fields, rate_z
+from fault_localisation.taskset import FaultLocalisationTask
+
+__all__ = ["ABOUT", "LEARNERS", "Learner", "evaluate", "main", "names_features", "window_features"]
+
+ABOUT = """\
+`python -m fault_localisation.learned.adversaries [--tasks 300] [--eval 50] [--seed S] [--store-dir DIR]`
+prints each learner's mean reward (a report, not a gate):
+
+- `forest_windows`: a random forest over each service's WARN+ counts in six fixed windows (the
+  quiet quarter hour, then five 9-minute windows), its rise per window against its own baseline,
+  the window it first rose in and that window's lag behind its callers' and ahead of its
+  dependencies' first rises, plus the bare call graph (no line text, no dated onset);
+- `logistic_names`: a logistic regression over who names whom in four 200-line WARN+ samples
+  (20, 30, 40 and 50 minutes in) and the fault-kind wording of each service's own and naming
+  lines (no counts, no call graph).
+
+Both end like the gate's model: the top service, or "none" under a threshold fit out of fold on
+train, then one read of it for kind and onset. Episodes are played offline against the real
+stores through the toolset's query code and scored by the real grader (`grade.grade`)."""
+
+Seen = dict[str, Any]
+Rows = dict[str, dict[str, float]]
+WINDOW_EDGES = (0, 15, 24, 33, 42, 51, 60)
+"""Minutes into the window where each count window starts (the last value is the window's end)."""
+SAMPLE_STARTS = (20, 30, 40, 50)
+_HIGH = ("ERROR", "FATAL")
+
+
+def _log(x: float) -> float:
+    return math.copysign(math.log1p(abs(x)), x)
+
+
+def window_plan(ctx: Context) -> Generator[CallTool, dict[str, Any], Seen]:
+    services = (yield CallTool("list_services", {})).get("services", [])
+    windows = []
+    for a, b in zip(WINDOW_EDGES, WINDOW_EDGES[1:]):
+        got = yield ctx.count("service", start=ctx.start + timedelta(minutes=a), end=ctx.start + timedelta(minutes=b),
+                              min_level="WARN")
+        windows.append({str(k): int(v) for k, v in got.get("counts", {}).items()})
+    return {"services": services, "windows": windows}
+
+
+def window_features(ctx: Context, seen: Seen) -> Rows:
+    names = sorted(str(s["name"]) for s in seen["services"])
+    calls = {str(s["name"]): set(s.get("calls", [])) for s in seen["services"]}
+    roles = {str(s["name"]): str(s.get("role")) for s in seen["services"]}
+    callers: dict[str, set[str]] = defaultdict(set)
+    for n, deps in calls.items():
+        for d in deps:
+            callers[d].add(n)
+    lengths = [b - a for a, b in zip(WINDOW_EDGES, WINDOW_EDGES[1:])]
+    base_len = lengths[0]
+    windows = seen["windows"]
+    z = {n: [rate_z(windows[0].get(n, 0), w.get(n, 0), length / base_len)
+             for w, length in zip(windows[1:], lengths[1:])] for n in names}
+    first = {n: next((i for i, v in enumerate(z[n]) if v > 3.5), len(lengths)) for n in names}
+    rows: Rows = {}
+    for n in names:
+        f: dict[str, float] = {"base": _log(windows[0].get(n, 0))}
+        for i, (w, length) in enumerate(zip(windows[1:], lengths[1:])):
+            f[f"w{i}"] = _log(w.get(n, 0))
+            f[f"z{i}"] = z[n][i]
+            f[f"ratio{i}"] = _log((w.get(n, 0) / length) / (windows[0].get(n, 0) / base_len + 0.1))
+        f["first_rise"] = float(first[n])
+        cf = [first[c] for c in callers[n]]
+        df = [first[d] for d in calls[n]]
+        f["lag_vs_callers"] = first[n] - min(cf, default=len(lengths))
+        f["lag_vs_callers_mean"] = first[n] - (mean(cf) if cf else len(lengths))
+        f["lead_vs_deps"] = min(df, default=len(lengths)) - first[n]
+        f["callers_risen_end"] = float(sum(1 for c in callers[n] if z[c][-1] > 3.5))
+        f["deps_risen_end"] = float(sum(1 for d in calls[n] if z[d][-1] > 3.5))
+        f["callers"] = float(len(callers[n]))
+        f["deps"] = float(len(calls[n]))
+        f["edge"] = float(roles[n] == "edge")
+        rows[n] = f
+    return rows
+
+
+def names_plan(ctx: Context) -> Generator[CallTool, dict[str, Any], Seen]:
+    services = (yield CallTool("list_services", {})).get("services", [])
+    lines: list[str] = []
+    for minute in SAMPLE_STARTS:
+        got = yield ctx.search(start=ctx.start + timedelta(minutes=minute), limit=200, min_level="WARN")
+        lines += [str(line) for line in got.get("lines", [])]
+    return {"names": sorted(str(s["name"]) for s in services), "lines": lines}
+
+
+def names_features(ctx: Context, seen: Seen) -> Rows:
+    names: list[str] = seen["names"]
+    pattern = re.compile("(?<![A-Za-z0-9_-])(" + "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+                         + ")(?![A-Za-z0-9_-])") if names else None
+    named: dict[str, Counter[str]] = {n: Counter() for n in names}
+    namers: dict[str, set[str]] = {n: set() for n in names}
+    names_who: dict[str, set[str]] = {n: set() for n in names}
+    own: Counter[str] = Counter()
+    own_kind: Counter[str] = Counter()
+    naming_kind: Counter[str] = Counter()
+    for line in seen["lines"]:
+        fields = line_fields(line)
+        if fields is None or fields[2] not in named:
+            continue
+        _, level, writer, _, message = fields
+        kind = any(p.search(message) for _, p in KIND_EVIDENCE)
+        own[writer] += 1
+        own_kind[writer] += int(kind)
+        for m in {m for m in (pattern.findall(message) if pattern else []) if m != writer}:
+            named[m]["error" if level in _HIGH else "warn"] += 1
+            namers[m].add(writer)
+            names_who[writer].add(m)
+            naming_kind[m] += int(kind)
+    total = sum(sum(c.values()) for c in named.values()) or 1
+    rows: Rows = {}
+    for n in names:
+        count = sum(named[n].values())
+        rows[n] = {
+            "named_warn": _log(named[n]["warn"]), "named_error": _log(named[n]["error"]),
+            "named_share": count / total, "namers": float(len(namers[n])),
+            "namers_named": float(sum(1 for w in namers[n] if namers[w])),
+            "names_nobody": float(not names_who[n]), "names": float(len(names_who[n])),
+            "own": _log(own[n]), "own_kind": _log(own_kind[n]), "own_kind_frac": own_kind[n] / (own[n] + 1),
+            "naming_kind": _log(naming_kind[n]),
+            "named_by_named_only": float(bool(namers[n]) and all(namers[w] for w in namers[n])),
+        }
+    return rows
+
+
+@dataclass(frozen=True)
+class Learner:
+    name: str
+    plan: Callable[[Context], Generator[CallTool, dict[str, Any], Seen]]
+    features: Callable[[Context, Seen], Rows]
+    make: Callable[[int], Any]
+    """A fresh scikit-learn classifier for a seed."""
+
+
+def _forest(seed: int) -> Any:
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=300, min_samples_leaf=2, random_state=seed, n_jobs=1)
+
+
+def _logistic(seed: int) -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000, random_state=seed))
+
+
+LEARNERS = (Learner("forest_windows", window_plan, window_features, _forest),
+            Learner("logistic_names", names_plan, names_features, _logistic))
+
+
+@dataclass(frozen=True)
+class _Case:
+    task: FaultLocalisationTask
+    ctx: Context
+    rows: Rows
+    charged: int
+
+
+def _observe(learner: Learner, tasks: list[FaultLocalisationTask], store_dir: Path | None) -> list[_Case]:
+    cases = []
+    for task in tasks:
+        ctx = context_of(task)
+        answer = executor_for(task, store_dir)
+        seen = drive(learner.plan(ctx), answer)
+        cases.append(_Case(task, ctx, learner.features(ctx, seen), answer.charged))
+    return cases
+
+
+def _xy(cases: list[_Case]) -> tuple[list[str], list[list[float]], list[int], list[int], list[str]]:
+    keys = sorted(next(iter(next(c for c in cases if c.rows).rows.values())))
+    X, y, group, service = [], [], [], []
+    for i, case in enumerate(cases):
+        for name, row in sorted(case.rows.items()):
+            X.append([row[k] for k in keys])
+            y.append(int(name == case.task.data.label.service))
+            group.append(i)
+            service.append(name)
+    return keys, X, y, group, service
+
+
+def _top(probs: list[float], group: list[int], service: list[str]) -> dict[int, tuple[float, str]]:
+    top: dict[int, tuple[float, str]] = {}
+    for p, g, s in zip(probs, group, service):
+        if g not in top or (-p, s) < (-top[g][0], top[g][1]):
+            top[g] = (p, s)
+    return top
+
+
+def fit(learner: Learner, cases: list[_Case], seed: int) -> tuple[Any, list[str], float]:
+    """The learner fit on `cases`, its feature order, and its "none" threshold (out of fold)."""
+    from sklearn.model_selection import GroupKFold
+
+    keys, X, y, group, service = _xy(cases)
+    probs = [0.0] * len(y)
+    for fold, (rows, held) in enumerate(GroupKFold(3).split(X, y, group)):
+        clf = learner.make(seed + fold + 1).fit([X[i] for i in rows], [y[i] for i in rows])
+        for i, p in zip(held, clf.predict_proba([X[i] for i in held])[:, 1]):
+            probs[i] = float(p)
+    top = _top(probs, group, service)
+    roots = [c.task.data.label.service for c in cases]
+    best_t, best = 0.0, -1
+    for t in sorted({0.0, *(p for p, _ in top.values())}):
+        score = sum((s == roots[g]) if p >= t else (roots[g] == "none") for g, (p, s) in top.items())
+        if score > best:
+            best_t, best = t, score
+    return learner.make(seed).fit(X, y), keys, best_t
+
+
+def evaluate(learner: Learner, model: Any, keys: list[str], threshold: float, tasks: list[FaultLocalisationTask],
+             store_dir: Path | None) -> tuple[float, float]:
+    """Mean reward and mean queries over `tasks`, each played offline and graded by the real grader."""
+    rewards, queries = [], []
+    for case in _observe(learner, tasks, store_dir):
+        names = sorted(case.rows)
+        probs = model.predict_proba([[case.rows[n][k] for k in keys] for n in names])[:, 1] if names else []
+        ranked = sorted(zip((float(p) for p in probs), names), key=lambda pn: (-pn[0], pn[1]))
+        charged = case.charged
+        if not ranked or ranked[0][0] < threshold:
+            claim = Claim("none", "none", None)
+        else:
+            root = ranked[0][1]
+            answer = executor_for(case.task, store_dir)
+            got = answer(case.ctx.search(start=case.ctx.split, limit=DESCRIBE_LIMIT, service=root, min_level="WARN"))
+            charged += answer.charged
+            kind, onset = classify([str(line) for line in got.get("lines", [])])
+            claim = Claim(root, kind or "bad_deploy", onset or iso(case.ctx.split))
+        rewards.append(grade(claim, case.task.data.label, charged).score)
+        queries.append(charged)
+    return mean(rewards), mean(queries)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m fault_localisation.learned.adversaries", description=ABOUT,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", type=int, default=300, help="train incidents")
+    parser.add_argument("--eval", type=int, default=50, help="dev and test incidents each")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--store-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    train = split_tasks("train", args.tasks, args.store_dir)
+    splits = {s: split_tasks(s, args.eval, args.store_dir) for s in ("dev", "test")}
+    print(f"| learner | dev (N={args.eval}) | test (N={args.eval}) | queries | threshold | train s |")
+    print("|---|---|---|---|---|---|")
+    for learner in LEARNERS:
+        began = time.monotonic()
+        model, keys, threshold = fit(learner, _observe(learner, train, args.store_dir), args.seed)
+        took = time.monotonic() - began
+        scores = {s: evaluate(learner, model, keys, threshold, tasks, args.store_dir) for s, tasks in splits.items()}
+        print(f"| {learner.name} | {scores['dev'][0]:.3f} | {scores['test'][0]:.3f} | "
+              f"{scores['dev'][1]:.1f}/{scores['test'][1]:.1f} | {threshold:.3f} | {took:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
