@@ -65,6 +65,10 @@ def _key_sets(info: dict) -> tuple[set[tuple], set[tuple]]:
     return unique, indexed | unique
 
 
+NO_ACTION = ("NO ACTION", "NO ACTION")
+"""(on_update, on_delete) in `pragma_foreign_key_list` of a foreign key that states no action."""
+
+
 def _table_checks(table: Table, info: dict | None, target: Schema) -> list[Check]:
     out = [Check(f"{table.name} is a table", info is not None)]
     if info is None:
@@ -85,16 +89,20 @@ def _table_checks(table: Table, info: dict | None, target: Schema) -> list[Check
     pk = tuple(c["name"].lower() for c in sorted(info["columns"], key=lambda c: c["pk"]) if c["pk"])
     out.append(Check(f"{table.name} primary key ({', '.join(table.primary_key)})", pk == _lower(table.primary_key)))
     groups: dict[int, list] = {}
-    for fid, src, parent, to in info["fks"]:
+    actions: dict[int, tuple[str, str]] = {}
+    for fid, src, parent, to, on_update, on_delete in info["fks"]:
         groups.setdefault(fid, []).append((src, parent, to))
+        actions[fid] = (on_update, on_delete)
     fks = {
-        (tuple(s.lower() for s, _, _ in g), g[0][1].lower(), tuple((t or "id").lower() for _, _, t in g))
-        for g in groups.values()
+        fid: (tuple(s.lower() for s, _, _ in g), g[0][1].lower(), tuple((t or "id").lower() for _, _, t in g))
+        for fid, g in groups.items()
     }  # fmt: skip
     expected_fks = {((c.name.lower(),), c.references[0].lower(), (c.references[1].lower(),)) for c in table.columns if c.references}
     for fk in sorted(expected_fks):
-        out.append(Check(f"{table.name}.{fk[0][0]} references {fk[1]}({fk[2][0]})", fk in fks))
-    out.append(Check(f"{table.name} has no other foreign keys", fks <= expected_fks))
+        out.append(Check(f"{table.name}.{fk[0][0]} references {fk[1]}({fk[2][0]})", fk in fks.values()))
+    # The target's foreign keys state no action: ON DELETE CASCADE or SET NULL would change what a later delete does.
+    plain = all(a == NO_ACTION for a in actions.values())
+    out.append(Check(f"{table.name} has no other foreign keys and no ON DELETE/ON UPDATE actions", set(fks.values()) <= expected_fks and plain))
     unique, indexed = _key_sets(info)
     for col in table.columns:
         if col.unique:

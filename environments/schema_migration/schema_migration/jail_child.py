@@ -210,11 +210,11 @@ def _table_facts(conn: sqlite3.Connection, name: str) -> dict:
     for _, index, unique, origin, partial in conn.execute("SELECT seq, name, \"unique\", origin, partial FROM pragma_index_list(?, 'main') LIMIT ?", (name, MAX_OBJECTS)).fetchall():
         keys = conn.execute("SELECT name, coll FROM pragma_index_xinfo(?, 'main') WHERE key = 1 LIMIT ?", (index, MAX_COLUMNS)).fetchall()
         indexes.append({"unique": bool(unique), "partial": bool(partial), "columns": [None if c is None else _name(c) for c, _ in keys], "collations": [_name(k) for _, k in keys]})
-    fks = conn.execute("SELECT id, \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
+    fks = conn.execute("SELECT id, \"from\", \"table\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
     return {
         "columns": [{"name": _name(c), "affinity": affinity(t or ""), "notnull": bool(nn), "pk": pk, "hidden": h} for c, t, nn, pk, h in columns],
         "indexes": indexes,
-        "fks": [[fid, _name(src), _name(parent), None if to is None else _name(to)] for fid, src, parent, to in fks],
+        "fks": [[fid, _name(src), _name(parent), None if to is None else _name(to), upd, dele] for fid, src, parent, to, upd, dele in fks],
     }
 
 

@@ -3,8 +3,8 @@
 - the migration must run: an error, refusal, limit hit or crash scores 0;
 - integrity is required: `integrity_check` not ok or any `foreign_key_check` row scores 0;
 - schema gate S: every stated requirement is one check (each target table is a table with exactly
-  its columns, generated ones included, their affinity and NOT NULL, its primary key, foreign keys,
-  UNIQUE and indexes; each compatibility view with its columns; each trigger; no other tables; no
+  its columns, generated ones included, their affinity and NOT NULL, its primary key, foreign keys
+  (with no ON DELETE / ON UPDATE action, as the target states none), UNIQUE and indexes; each compatibility view with its columns; each trigger; no other tables; no
   other triggers; each CHECK probe; each untouched table, index, view and trigger with its stored
   SQL unchanged (whitespace aside) and each untouched view showing the same rows; every row of each
   untouched or small object as expected (small: under `checks.MAIN_SHARE` of the largest object's
