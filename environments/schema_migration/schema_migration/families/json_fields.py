@@ -26,6 +26,13 @@ ENCODERS = tuple(
     for separators in ((",", ":"), (", ", ": "))
 )
 DIGITS = frozenset("0123456789")
+INTEGER_EDGES = (
+    MISSING, None, "42", " 0042 ", "4 2", "x1", 5.0, True, -3, "", "\t7", 10**12,
+    " 1909 ", "9", "   ", "1/2", "12:30",
+)  # fmt: skip
+"""Odd values for an INTEGER field: every digit 0-9 occurs in a numeric string (so a narrowed class
+[^0-8] or [^1-9] shows), as do '/' and ':' (the characters either side of 0-9), spaces only, and
+spaces on both sides."""
 
 
 def _get(obj: object, path: str) -> object:
@@ -86,7 +93,7 @@ class JsonFields(Family):
             return pick(rng, ("click", "view", "purchase", "refund", "login", *values.COUNTRIES))
         if kind == "INTEGER":
             if odd:
-                return pick(rng, (MISSING, None, "42", " 0042 ", "4 2", "x1", 5.0, True, -3, "", "\t7", 10**12))
+                return pick(rng, INTEGER_EDGES)
             return randrange(rng, 1, 100_000)
         if odd:
             return pick(rng, (MISSING, None, "12.5", True, 0, -0.5, 1e3, 123456.78))

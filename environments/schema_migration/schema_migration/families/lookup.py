@@ -18,6 +18,10 @@ DOMAINS = {
     "devices": ("vendor", "vendors", ("Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Ōkami")),
 }  # fmt: skip
 VISIBLE_POOL = 5
+RARE = {"employees": "Admin", "tickets": "Archived", "books": "Anthology", "devices": "Aperture"}
+"""A key near the start of the name order that occurs rarely and only bare: the id order must come
+from sorting names, not from where (or how padded) a key first occurs."""
+RARE_SHARE = 0.005
 """Visible rows draw from the first 5 values of a pool; held-out rows from all of them."""
 
 
@@ -76,6 +80,8 @@ class Lookup(Family):
 
     def _value(self, p: Params, rng: random.Random, hard: bool) -> str | None:
         pool = DOMAINS[p["table"]][2]
+        if hard and rng.random() < RARE_SHARE:
+            return RARE[p["table"]]
         if rng.random() < (0.15 if hard else 0.08):
             return pick(rng, (None, "", "  "))
         base = pick(rng, pool if hard else pool[:VISIBLE_POOL])

@@ -77,6 +77,7 @@ class SplitColumn(Family):
             awkward = (
                 None, "", "   ", first, pick(rng, values.CJK), f"{first}  {last}", f"  {first} {last}  ",
                 f"{first}\u00a0{last}", f"{first} {pick(rng, values.FIRST)} {last}", f"{first}\t{last}",
+                f"  {first}", f"{first}  ",  # no inner space, spaces on one side only: v is trimmed on both
             )  # fmt: skip
             if hard:  # a tab or NBSP at an edge: trim() keeps it, so trimming more than spaces is wrong
                 awkward += (f"\t{first} {last}", f"{first} {last}\u00a0")
@@ -85,6 +86,7 @@ class SplitColumn(Family):
             awkward = (
                 None, "", "  ", first, f"{last},{first}", f"  {last} ,  {first} ", f"{last}, {first}, Jr",
                 f"{first} {last}", pick(rng, values.CJK), f", {first}",
+                f"  {first}", f"{first}  ",  # no comma, spaces on one side only: v is trimmed on both
             )  # fmt: skip
             if hard:
                 awkward += (f"\t{last}, {first}", f"{last}, {first}\u00a0")
