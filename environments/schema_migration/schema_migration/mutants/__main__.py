@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+from pathlib import Path
 
 from schema_migration.families import BY_NAME
 from schema_migration.mutants.equivalent import is_equivalent
@@ -21,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", action="append", choices=sorted(BY_NAME), help="repeatable; default every family")
     parser.add_argument("--jobs", type=int, default=2, help="tasks graded at once (default 2)")
     parser.add_argument("--by", choices=("family", "operator"), action="append", help="table rows (default both)")
+    parser.add_argument("--json", metavar="PATH", help="also write every outcome (seed, key, score, stage) to PATH")
     args = parser.parse_args(argv)
     started = time.monotonic()
     task_seeds = [seed for split in args.split or ["dev", "test"] for seed in family_seeds(split, args.per_family, args.family)]
@@ -29,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         outcomes += task
         if task:
             print(f"[{k}/{len(task_seeds)}] seed {task[0].seed} {task[0].family}: {len(task)} mutants", file=sys.stderr, flush=True)
+    if args.json:
+        rows = [{k: v for k, v in o.__dict__.items() if k != "sql"} | {"equivalent": is_equivalent(o)} for o in outcomes]
+        Path(args.json).write_text(json.dumps(rows, indent=1, ensure_ascii=False))
     tallies = tally(outcomes, is_equivalent)
     for by in args.by or ["family", "operator"]:
         print(table(tallies, by), end="\n\n")

@@ -11,6 +11,7 @@ import itertools
 import json
 from collections.abc import Callable
 
+from schema_migration import fillers
 from schema_migration.families import BY_NAME
 from schema_migration.generate import Spec, stream
 
@@ -23,7 +24,9 @@ PADS = ("", " ", "  ")
 
 
 def _base(s: Spec) -> Rows:
-    rows = BY_NAME[s.family].rows(s.params, stream(s.seed, "adversary"), BASE_ROWS, True)
+    rng = stream(s.seed, "adversary")
+    rows = BY_NAME[s.family].rows(s.params, rng, BASE_ROWS, True)
+    rows.update(fillers.rows(rng, s.fillers, BASE_ROWS, True))
     return {name: list(table) for name, table in rows.items()}
 
 
@@ -42,7 +45,8 @@ def _split_column(s: Spec) -> Rows:
 def _cents(s: Spec) -> Rows:
     rows = _base(s)
     sym = s.params["symbol"]
-    cores = ("", sym, ",", ".", "-", "x", "0", "12", "1,234.50", "1.234,50", f"{sym}5", f"5{sym}", "n/a")
+    amount = "1,234.50" if s.params["format"] == "us" else "1.234,50"
+    cores = ("", sym, sym + sym, "x", "0", "-0", "12", amount, f"-{sym}{amount}", f"{sym}5", f"5{sym}", "n/a")
     table = rows[s.params["table"]]
     table += [(FIRST_ID + k, f"SKU-{FIRST_ID + k:07d}", text, 1) for k, text in enumerate(_padded(cores))]
     return rows
@@ -63,7 +67,7 @@ def _check_repair(s: Spec) -> Rows:
     from schema_migration.families.check_repair import QTY_EDGES, RATE_EDGES
 
     rows = _base(s)
-    rates = list(RATE_EDGES) + [-0.0, 0, 1, 2, 100, 101, 0.5, 1.0 + 1e-12, 100.0 - 1e-12]
+    rates = [None, *RATE_EDGES, -0.0, 0, 1, 2, 100, 101, 0.5, 1.0 + 1e-12, 100.0 - 1e-12]
     table = rows[s.params["table"]]
     pairs = itertools.product(QTY_EDGES, rates)
     table += [(FIRST_ID + k, f"edge {k}", q, r, None) for k, (q, r) in enumerate(pairs)]
