@@ -23,7 +23,7 @@ _MAX_PROPAGATION_DEPTH = 3
 _MAX_FAULT_SHARE = 0.35
 _WARN_ONLY_CALLERS = 0.3
 _MIN = 60_000
-_EDGE_LAG_MS = 8 * _MIN
+_EDGE_LAG_MS = 12 * _MIN
 """Users see an upstream's failures at the edge up to this long after it began failing."""
 _TRIGGER_JITTER_MS = 45_000
 """Faults with a shared trigger start within this long either side of it."""
@@ -172,7 +172,9 @@ def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int,
             if by_name[caller].role == "edge":
                 # The edge absorbs the first failures (retries, a circuit breaker still closed, cached
                 # answers): users see errors some minutes after its upstream began failing.
-                at = (storm if parent.depth == 0 else parent.onset_ms) + rng.randrange(20_000, _EDGE_LAG_MS)
+                began = storm if parent.depth == 0 else parent.onset_ms
+                # ... but early enough that users saw them for the window's last ten minutes.
+                at = min(began + rng.randrange(20_000, _EDGE_LAG_MS), max(began + 20_000, end_ms - 10 * _MIN))
             elif parent.depth == 0 and first:
                 at = onset - rng.randrange(_MIN, 5 * _MIN)
             else:

@@ -1,0 +1,20 @@
+"""The degenerate-policy gate for fault-localisation in docker, small (N=2 dev tasks): every policy
+the environment publishes, the learned shortcut and the investigations included, through the real
+harness; the full N=50 gates are run by hand and reported in the environment's README."""
+
+import pytest
+
+from arena.probe import run_probe
+
+pytestmark = pytest.mark.docker
+
+
+def test_the_gate_passes_with_the_learned_shortcut_and_the_investigations_in_it(images, tmp_path):
+    scores, failures, _report = run_probe(["fault-localisation"], tasks=2, split="dev", output_dir=tmp_path,
+                                          parallel_evals=2, progress=lambda _line: None)
+    assert not failures, failures
+    by = {s.policy: s for s in scores}
+    assert {"shortcut_learned", "shortcut_learned_names", "shortcut_learned_counts_graph"} <= set(by)
+    assert {s.role for s in scores if s.policy.startswith("investigate_")} == {"investigation"}
+    assert all(s.failed == 0 and s.episodes == 2 for s in scores)
+    assert by["oracle"].mean == 1.0
