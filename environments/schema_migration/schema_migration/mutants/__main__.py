@@ -9,11 +9,18 @@ import time
 from pathlib import Path
 
 from schema_migration.families import BY_NAME
-from schema_migration.mutants.equivalent import is_equivalent
+from schema_migration.mutants.equivalent import EQUIVALENT, is_equivalent
 from schema_migration.mutants.report import table, tally
 from schema_migration.mutants.sweep import Outcome, family_seeds, sweep
 
-__all__ = ["main"]
+__all__ = ["equivalents_table", "main"]
+
+
+def equivalents_table() -> str:
+    lines = ["| # | family | keys | when | argument |", "|---:|---|---:|---|---|"]
+    for k, e in enumerate(EQUIVALENT, 1):
+        lines.append(f"| {k} | {e.family} | {len(e.keys)} | {e.when_text or 'always'} | {e.argument} |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="tasks graded at once (default 2)")
     parser.add_argument("--by", choices=("family", "operator"), action="append", help="table rows (default both)")
     parser.add_argument("--json", metavar="PATH", help="also write every outcome (seed, key, score, stage) to PATH")
+    parser.add_argument("--equivalents", action="store_true", help="print the equivalence table (markdown) and exit")
     args = parser.parse_args(argv)
+    if args.equivalents:
+        print(equivalents_table())
+        return 0
     started = time.monotonic()
     task_seeds = [seed for split in args.split or ["dev", "test"] for seed in family_seeds(split, args.per_family, args.family)]
     outcomes: list[Outcome] = []

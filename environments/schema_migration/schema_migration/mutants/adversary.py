@@ -1,15 +1,11 @@
-"""Datasets built to tell an equivalent mutant from the reference if anything could: fresh hard rows plus each family's edge values, crossed.
-
-Each builder starts from the family's own hard rows (a stream the grader never uses, so these are
-not the held-out rows) and appends rows crossing the values an equivalence argument leans on:
-spaces on either side or both, separators at either end, every rate bound, case pairs, NULL and ''.
-"""
+"""Datasets built to tell an equivalent mutant from the reference if anything could: fresh hard rows plus each family's edge values, crossed."""
 
 from __future__ import annotations
 
 import itertools
 import json
 from collections.abc import Callable
+from typing import cast
 
 from schema_migration import fillers
 from schema_migration.families import BY_NAME
@@ -17,7 +13,7 @@ from schema_migration.generate import Spec, stream
 
 __all__ = ["ADVERSARIES", "adversary"]
 
-Rows = dict[str, list[tuple]]
+Rows = dict[str, list[tuple[object, ...]]]
 BASE_ROWS = 1000
 FIRST_ID = 900_000
 PADS = ("", " ", "  ")
@@ -79,17 +75,16 @@ def _extract_json(s: Spec) -> Rows:
     cores = ("", "0", "7", "42", "0042", "1909", "4 2", "\t7", "x1", "12:30", "1/2")
     texts = [t for t in _padded(cores) if t is not None]
     table = rows[s.params["table"]]
-    k = 0
-    for text in texts:
-        obj: dict = {}
+    for k, text in enumerate(texts):
+        obj: dict[str, object] = {}
         for _, path, _ in s.params["fields"]:
+            *parents, leaf = path[2:].split(".")
             node = obj
-            keys = path[2:].split(".")
-            for key in keys[:-1]:
-                node = node.setdefault(key, {})
-            node[keys[-1]] = text
+            for key in parents:
+                child: dict[str, object] = {}
+                node = cast(dict[str, object], node.setdefault(key, child))
+            node[leaf] = text
         table.append((FIRST_ID + k, "2024-01-01 00:00:00", json.dumps(obj)))
-        k += 1
     return rows
 
 
@@ -103,5 +98,10 @@ ADVERSARIES: dict[str, Callable[[Spec], Rows]] = {
 
 
 def adversary(s: Spec) -> Rows:
-    """The adversarial dataset for `s`'s family: its edge rows if it has some, else a fresh set of its hard rows."""
+    """The adversarial dataset for `s`'s family: its edge rows if it has some, else a fresh set of its hard rows.
+
+    Each builder starts from the family's own hard rows (a stream the grader never uses, so these are
+    not the held-out rows) and appends rows crossing the values an equivalence argument leans on:
+    spaces on either side or both, separators at either end, every rate bound, case pairs, NULL and ''.
+    """
     return ADVERSARIES.get(s.family, _base)(s)

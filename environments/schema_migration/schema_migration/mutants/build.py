@@ -1,16 +1,11 @@
-"""Builds every single-edit mutant of a task's reference migration, each with a key that does not depend on the seed.
-
-A mutant's SQL is the reference's statements with one statement re-rendered by sqlglot after one
-edit (or left out); the other statements keep their original text. Its key names the operator and
-the edited fragment in context, with the task's table and column names replaced by their parameter
-names (`{table}`, `{parts[1]}`), so the equivalence table can name a mutant once for every seed.
-"""
+"""Builds every single-edit mutant of a task's reference migration, each with a key that does not depend on the seed."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -40,7 +35,7 @@ class Mutant:
 
 def parse(sql: str) -> list[tuple[str, exp.Expression]]:
     """(original text, tree) per statement of `sql`."""
-    return [(text, sqlglot.parse_one(text, read=DIALECT)) for text in split_statements(sql)]
+    return [(text, cast(exp.Expression, sqlglot.parse_one(text, read=DIALECT))) for text in split_statements(sql)]
 
 
 def render(tree: exp.Expression) -> str:
@@ -88,7 +83,7 @@ def _context(tree: exp.Expression, k: int) -> tuple[exp.Expression, int]:
         and not isinstance(shown.parent, (exp.Query, exp.DDL, exp.DML, exp.Schema, exp.Where, exp.Order, exp.Case))
     ):
         shown = shown.parent
-    return shown, next(i for i, n in enumerate(shown.walk()) if n is node)
+    return cast(exp.Expression, shown), next(i for i, n in enumerate(shown.walk()) if n is node)
 
 
 def _diff(before: str, after: str) -> tuple[str, str]:
@@ -117,7 +112,13 @@ def _key(op: str, tree: exp.Expression, k: int, variant: Variant, params: object
 
 
 def mutants(s: Spec) -> list[Mutant]:
-    """Every distinct single-edit mutant of `s`'s reference migration (first operator wins a tie)."""
+    """Every distinct single-edit mutant of `s`'s reference migration (first operator wins a tie).
+
+    A mutant's SQL is the reference's statements with one statement re-rendered by sqlglot after one
+    edit (or left out); the other statements keep their original text. Its key names the operator and
+    the edited fragment in context, with the task's table and column names replaced by their parameter
+    names (`{table}`, `{parts[1]}`), so the equivalence table can name a mutant once for every seed.
+    """
     statements = parse(BY_NAME[s.family].migration(s.params))
     texts = [text for text, _ in statements]
     out: list[Mutant] = []
@@ -137,8 +138,8 @@ def mutants(s: Spec) -> list[Mutant]:
             add(op.name, _key(op.name, tree, k, variant, s.params), texts[:i] + [render(apply(tree, k, variant))] + texts[i + 1 :])
     if len(statements) > 1:
         for i, (_, tree) in enumerate(statements):
-            op = "drop_index" if isinstance(tree, exp.Create) and tree.kind == "INDEX" else "drop_statement"
-            add(op, f"{op}: {_neutral(tree, s.params)[:KEY_CHARS]}", texts[:i] + texts[i + 1 :])
+            name = "drop_index" if isinstance(tree, exp.Create) and tree.kind == "INDEX" else "drop_statement"
+            add(name, f"{name}: {_neutral(tree, s.params)[:KEY_CHARS]}", texts[:i] + texts[i + 1 :])
     return out
 
 

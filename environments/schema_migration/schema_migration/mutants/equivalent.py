@@ -1,9 +1,4 @@
-"""The equivalent mutants, argued once: each entry names mutants by family and key, says why none can change a graded result, and when.
-
-A mutant that survives the sweep and is not in this table is a hole in the held-out rows (or in
-the grader's checks). `tests/schema_migration/test_mutants.py` grades every entry's mutants and
-the reference on a dataset built to tell them apart (`adversary`) and requires identical scores.
-"""
+"""The equivalent mutants, argued once: each entry names mutants by family and key, says why none can change a graded result, and when."""
 
 from __future__ import annotations
 
@@ -69,11 +64,11 @@ def _percent(p: Params) -> bool:
 
 
 def _first_last(p: Params) -> bool:
-    return p["style"] == "first_last"
+    return bool(p["style"] == "first_last")
 
 
 def _zero(p: Params) -> bool:
-    return p["empty"] == "zero"
+    return bool(p["empty"] == "zero")
 
 
 EQUIVALENT: tuple[Equivalent, ...] = (
@@ -240,5 +235,11 @@ def matches(entry: Equivalent, family: str, key: str, params: Params) -> bool:
 
 
 def is_equivalent(o: Outcome) -> bool:
+    """Whether the table argues `o` equivalent.
+
+    A mutant that survives the sweep and is not in this table is a hole in the held-out rows (or in
+    the grader's checks). `tests/schema_migration/test_mutants.py` grades every entry's mutants and
+    the reference on a dataset built to tell them apart (`adversary`) and requires identical scores.
+    """
     params = spec(o.seed).params
     return any(matches(e, o.family, o.key, params) for e in EQUIVALENT)

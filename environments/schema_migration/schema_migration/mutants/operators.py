@@ -1,15 +1,11 @@
-"""Mutation operators: each turns one node of a parsed (sqlglot) statement into small wrong variants.
-
-An operator never edits SQL text: it is given a node of the syntax tree and returns replacement
-nodes (`None` removes the node). `mutate` applies one replacement to a fresh copy of the tree, so
-every mutant differs from the reference by exactly one edit.
-"""
+"""Mutation operators: each turns one node of a parsed (sqlglot) statement into small wrong variants."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from sqlglot import exp
 
@@ -56,14 +52,16 @@ def _integer(node: exp.Expression) -> list[Variant]:
     if not isinstance(node, exp.Literal) or node.is_string or not re.fullmatch(r"\d+", node.this):
         return []
     n = int(node.this)
-    return [exp.Literal.number(v) for v in (n - 1, n + 1) if v >= 0] + ([exp.Literal.number(-1)] if n == 0 else [])
+    out: list[Variant] = [exp.Literal.number(v) for v in (n - 1, n + 1) if v >= 0]
+    return out + ([exp.Literal.number(-1)] if n == 0 else [])
 
 
 def _real(node: exp.Expression) -> list[Variant]:
     if not isinstance(node, exp.Literal) or node.is_string or re.fullmatch(r"\d+", node.this):
         return []
     x = float(node.this)
-    return [exp.Literal.number(repr(v)) for v in (x - 1, x + 1)] + ([exp.Literal.number(repr(x / 10))] if x else [])
+    out: list[Variant] = [exp.Literal.number(repr(v)) for v in (x - 1, x + 1)]
+    return out + ([exp.Literal.number(repr(x / 10))] if x else [])
 
 
 def _constraint(kind: type[exp.Expression]) -> Callable[[exp.Expression], list[Variant]]:
@@ -144,7 +142,7 @@ def _char_class(node: exp.Expression) -> list[Variant]:
     """Narrow each range of a bracket class in a GLOB/LIKE pattern by one at either end."""
     if not isinstance(node, exp.Literal) or not node.is_string:
         return []
-    out = []
+    out: list[Variant] = []
     for m in re.finditer(r"(\w)-(\w)", node.this):
         lo, hi = m.group(1), m.group(2)
         if "[" not in node.this[: m.start()] or ord(hi) <= ord(lo):
@@ -230,7 +228,7 @@ def _negation(node: exp.Expression) -> list[Variant]:
 
 
 def _arithmetic(node: exp.Expression) -> list[Variant]:
-    pairs = {exp.Add: exp.Sub, exp.Sub: exp.Add, exp.Mul: exp.Div, exp.Div: exp.Mul}
+    pairs: dict[type[exp.Expression], type[exp.Expression]] = {exp.Add: exp.Sub, exp.Sub: exp.Add, exp.Mul: exp.Div, exp.Div: exp.Mul}
     other = pairs.get(type(node))
     return [other(this=node.this.copy(), expression=node.expression.copy())] if other else []
 
@@ -271,10 +269,15 @@ STATEMENT_OPERATORS = ("drop_statement", "drop_index")
 
 
 def edits(tree: exp.Expression) -> Iterator[tuple[Operator, int, Variant]]:
-    """Every single edit of `tree`: (operator, the node's position in `tree.walk()`, its replacement)."""
+    """Every single edit of `tree`: (operator, the node's position in `tree.walk()`, its replacement).
+
+    An operator never edits SQL text: it is given a node of the syntax tree and returns replacement
+    nodes (`None` removes the node). `apply` applies one replacement to a fresh copy of the tree, so
+    every mutant differs from the reference by exactly one edit.
+    """
     for op in OPERATORS:
         for k, node in enumerate(tree.walk()):
-            for variant in op.variants(node):
+            for variant in op.variants(cast(exp.Expression, node)):
                 yield op, k, variant
 
 

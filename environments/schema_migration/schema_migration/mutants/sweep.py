@@ -1,9 +1,4 @@
-"""Grades every mutant of each task's reference migration on that task's held-out rows, in process (no Docker).
-
-A task's sweep first grades the sqlglot round trip of the reference: if that does not score 1.0
-the renderer changed the migration's meaning and the task's mutants would measure nothing, so the
-sweep raises instead of reporting them.
-"""
+"""Grades every mutant of each task's reference migration on that task's held-out rows, in process (no Docker)."""
 
 from __future__ import annotations
 
@@ -54,6 +49,12 @@ def family_seeds(split: Split, per_family: int, families: Iterable[str] | None =
 
 
 def sweep_task(seed: int) -> list[Outcome]:
+    """Every mutant of task `seed`, graded on its held-out rows.
+
+    A task's sweep first grades the sqlglot round trip of the reference: if that does not score 1.0
+    the renderer changed the migration's meaning and the task's mutants would measure nothing, so the
+    sweep raises instead of reporting them.
+    """
     s = spec(seed)
     rows = heldout_rows(s)
     check = grade(roundtrip(s), s, rows)
