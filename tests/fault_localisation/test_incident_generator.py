@@ -50,9 +50,9 @@ def test_different_seeds_give_different_logs():
     assert len({digest(generate(seed, SMALL)) for seed in DEV[:6]}) == 6
 
 
-# On a small log the fault's minimum rates (5 lines a minute per failing service) can outgrow the
-# requested size when a fault spreads to a dozen services.
-@pytest.mark.parametrize(("lines", "tolerance"), [(5_000, 0.2), (20_000, 0.05)])
+# On a small log the faults' minimum rates can outgrow the requested size: up to seven concurrent
+# faults, each spreading to several services at its floor rate, overshoot a 5k-line log by up to ~25 %.
+@pytest.mark.parametrize(("lines", "tolerance"), [(5_000, 0.3), (20_000, 0.05)])
 def test_the_log_is_time_ordered_inside_the_window_and_about_the_requested_size(lines, tolerance):
     for seed in DEV[:8]:
         incident = generate(seed, Knobs(lines=lines))
@@ -241,7 +241,7 @@ def test_incidents_are_distributed_sanely_across_seeds():
     kinds = Counter(f.kind for f in faults)
     assert set(kinds) == {k.id for k in FAULT_KINDS} and min(kinds.values()) >= 0.03 * len(faults)
     for incident in incidents:
-        assert len(incident.services) == 30
+        assert len(incident.services) == Knobs().services
         if incident.fault is None:
             continue
         root = incident.fault.root
@@ -291,7 +291,8 @@ def test_some_echoing_callers_quote_the_roots_own_lines_verbatim():
 
 
 def test_a_graceful_stray_fails_on_the_users_side_but_its_requests_end_well():
-    strays = [i for i in (generate(seed, SMALL) for seed in DEV[:80]) if i.stray is not None and i.stray.graceful]
+    roomy = replace(SMALL, twins=0)  # concurrent faults leave a graceful stray little room
+    strays = [i for i in (generate(seed, roomy) for seed in DEV[:80]) if i.stray is not None and i.stray.graceful]
     assert len(strays) >= 10
     for incident in strays:
         stray = incident.stray
@@ -455,6 +456,12 @@ def test_a_million_line_incident_streams_without_materialising_its_log():
         tracemalloc.stop()
     assert len(first) == 2_000
     assert peak < 20 * 2**20  # the full log would take hundreds of MB
+
+
+@pytest.mark.parametrize("twins", [-1, 7])
+def test_a_twins_count_outside_the_supported_range_is_refused(twins):
+    with pytest.raises(ValueError, match="twins must be between 0 and 6"):
+        generate(DEV[0], replace(SMALL, twins=twins))
 
 
 def test_splits_use_disjoint_seed_ranges():

@@ -107,7 +107,6 @@ def test_json_inference_equals_sklearn():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="until generator round 3 lands")
 def test_a_retrained_learned_adversary_stays_under_the_shortcut_ceiling(tmp_path):
     pytest.importorskip("sklearn")
     from fault_localisation.learned.model import load

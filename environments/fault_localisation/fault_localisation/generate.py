@@ -24,7 +24,7 @@ from fault_localisation.streams import Row, background, decoy_lines, fault_lines
 from fault_localisation.topology import Service, build_topology
 
 __all__ = [
-    "DIFFICULTIES", "MECHANISMS", "PRESETS", "SPLITS", "WINDOW_MIN", "Decoy", "Effect", "Fault", "Herring", "Incident", "Knobs",
+    "DIFFICULTIES", "MAX_TWINS", "MECHANISMS", "PRESETS", "SPLITS", "WINDOW_MIN", "Decoy", "Effect", "Fault", "Herring", "Incident", "Knobs",
     "Label", "Row", "generate", "iso", "mechanism_mix", "preset", "split_seeds",
 ]
 
@@ -43,7 +43,7 @@ class Knobs:
     """Generation knobs. The defaults are the documented mix; each mechanism has its own knob so a
     difficulty table can switch one at a time."""
 
-    services: int = 30
+    services: int = 36
     lines: int = 20_000
     """Approximate number of log lines in the whole incident window."""
     red_herrings: int = 2
@@ -71,7 +71,7 @@ class Knobs:
     gracefully (retries, a local copy), rather than one no edge depends on."""
     traces: bool = True
     """A request's lines share one trace id across services; off, every line has its own."""
-    twins: int = 5
+    twins: int = 6
     """Concurrent real faults besides the users' one, each failing another endpoint of the edge
     users reported: drawn exactly like the users' fault, so no aggregate tells which is theirs."""
     shared_trigger: float = 1.0
@@ -87,7 +87,7 @@ PRESETS: dict[str, dict[str, int | float | bool]] = {
 }
 """Each difficulty tier's knobs that differ from `Knobs()` (the `hard` default mix the gate runs on):
 `easy` has one fault and fewer look-alikes, so aggregates point at the root; `medium` two concurrent
-faults; `hard` up to five beside the users' one, started by one trigger."""
+faults; `hard` up to six beside the users' one, started by one trigger."""
 
 
 def preset(difficulty: str, **overrides: int | float | bool) -> Knobs:
@@ -205,7 +205,13 @@ def split_seeds(split: str, count: int) -> range:
     return range(SPLITS[split], SPLITS[split] + count)
 
 
+MAX_TWINS = 6
+"""Concurrent faults an incident can hold beside the users' one (each fails its own endpoint)."""
+
+
 def generate(seed: int, knobs: Knobs = Knobs()) -> Incident:
+    if not 0 <= knobs.twins <= MAX_TWINS:
+        raise ValueError(f"twins must be between 0 and {MAX_TWINS}, got {knobs.twins}")
     rng = Rng(f"incident/{seed}")
     services = build_topology(rng, knobs.services)
     day = _EPOCH + timedelta(days=rng.randrange(730), hours=rng.randrange(23))

@@ -20,6 +20,8 @@ PRE = timedelta(minutes=10)
 """The window before the users' failure began in which early risers show."""
 NEAR = timedelta(minutes=4)
 SAMPLE_LIMIT = 200
+NAMES_WINDOW = timedelta(minutes=10)
+"""The names-only ablation reads WARN+ lines from this long before the window's end."""
 
 Plan = Generator[CallTool, dict[str, Any], "Observed"]
 
@@ -78,6 +80,10 @@ def observe(ctx: Context, variant: str = "all") -> Plan:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     seen = Observed()
     seen.services = list((yield CallTool("list_services", {})).get("services", []))
+    if variant == "names":  # names in lines alone: no count, so no "none" either
+        got = yield ctx.search(start=ctx.end - NAMES_WINDOW, limit=SAMPLE_LIMIT, min_level="WARN")
+        seen.sample = [str(line) for line in got.get("lines", [])]
+        return seen
     roles = {str(s.get("name")): str(s.get("role")) for s in seen.services}
     seen.warn_before = _counts((yield ctx.count("service", end=ctx.split, min_level="WARN")))
     seen.warn_after = _counts((yield ctx.count("service", start=ctx.split, min_level="WARN")))
@@ -101,10 +107,9 @@ def observe(ctx: Context, variant: str = "all") -> Plan:
         seen.edge = edges[0]
         seen.edge_series = _counts((yield ctx.count("minute", service=seen.edge, min_level="ERROR")))
     onset = seen.onset = _series_onset(ctx, seen.edge_series)
-    if variant != "names":
-        seen.error_after = _counts((yield ctx.count("service", start=ctx.split, min_level="ERROR")))
-        start, end = _window(ctx, onset - PRE, onset - timedelta(minutes=1))
-        seen.pre = _counts((yield ctx.count("service", start=start, end=end, min_level="WARN")))
+    seen.error_after = _counts((yield ctx.count("service", start=ctx.split, min_level="ERROR")))
+    start, end = _window(ctx, onset - PRE, onset - timedelta(minutes=1))
+    seen.pre = _counts((yield ctx.count("service", start=start, end=end, min_level="WARN")))
     if variant == "counts_graph":
         start, end = _window(ctx, onset - timedelta(minutes=1), onset + NEAR)
         seen.near = _counts((yield ctx.count("service", start=start, end=end, min_level="WARN")))
