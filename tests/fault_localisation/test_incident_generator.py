@@ -126,10 +126,10 @@ def test_echoing_callers_share_the_roots_wording_and_others_do_not():
         assert share > 0.5 if fault.echo else share < 0.05, (fault.kind, fault.echo, share)
 
 
-def test_decoys_speak_fault_wording_on_healthy_services_and_the_first_speaks_the_faults_own():
+def test_decoys_speak_fault_wording_on_healthy_services_and_the_first_speaks_one_faults_own():
     for incident in faulty(20):
         assert len(incident.decoys) == 3
-        assert incident.decoys[0].kind == incident.fault.kind
+        assert incident.decoys[0].kind in {f.kind for f in incident.faults}
         assert {f.root.service for f in incident.faults}.isdisjoint(d.service for d in incident.decoys)
         for decoy in incident.decoys:
             lines = [r for r in decoy_lines(incident, decoy) if speaks(decoy.kind, r[5])]
@@ -195,6 +195,10 @@ def test_the_users_fault_is_drawn_like_its_concurrent_ones():
         ranks = [(sum(key(t) < key(i.fault) for t in i.twins) + 0.5 * sum(key(t) == key(i.fault) for t in i.twins))
                  / len(i.twins) for i in incidents]
         assert abs(mean(ranks) - 0.5) < 0.05, mean(ranks)
+    # Look-alikes copy one of the faults' wording: the users' no more often than a concurrent one.
+    users = mean(i.decoys[0].kind == i.fault.kind for i in incidents)
+    twins = mean(mean(i.decoys[0].kind == t.kind for t in i.twins) for i in incidents)
+    assert abs(users - twins) < 0.07, (users, twins)
 
 
 def test_without_linked_traces_no_fault_line_shares_its_trace():

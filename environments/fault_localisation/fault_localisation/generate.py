@@ -227,11 +227,14 @@ def generate(seed: int, knobs: Knobs = Knobs()) -> Incident:
     stray_rng = Rng(f"stray/{seed}")
     stray = plan_stray(stray_rng, services, fault, start_ms, knobs.lines, knobs.stray_reachable, twins) \
         if stray_rng.random() < knobs.off_path else None
-    failing = (fault, *twins)
-    decoys = plan_decoys(Rng(f"decoys/{seed}"), services, fault, stray, knobs.decoys, start_ms, knobs.lines, twins)
-    mimics = plan_mimics(Rng(f"mimics/{seed}"), services, (*failing, stray), {d.service for d in decoys},
+    failing = tuple(f for f in (fault, *twins) if f is not None)
+    # The look-alikes copy one of the faults, the users' or a concurrent one alike, so copying does
+    # not single the users' fault out either.
+    echoed = Rng(f"echoed/{seed}").choice(failing) if failing else None
+    decoys = plan_decoys(Rng(f"decoys/{seed}"), services, echoed, stray, knobs.decoys, start_ms, knobs.lines, failing)
+    mimics = plan_mimics(Rng(f"mimics/{seed}"), services, (echoed, *failing, stray), {d.service for d in decoys},
                          knobs.mimics, start_ms, end_ms, knobs.lines)
-    herrings = plan_herrings(Rng(f"herrings/{seed}"), services, fault, stray, start_ms, knobs.red_herrings, twins)
+    herrings = plan_herrings(Rng(f"herrings/{seed}"), services, echoed, stray, start_ms, knobs.red_herrings, failing)
     return Incident(seed, knobs, start_ms, end_ms, services, fault, herrings, stray, decoys, mimics,
                     cascades.edge, cascades.endpoint, twins, cascades.shared)
 

@@ -343,8 +343,8 @@ def _graceful_callers(services: tuple[Service, ...], name: str, busy: set[str]) 
 
 def plan_decoys(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,
                 count: int, start_ms: int, lines: int, others: tuple[Fault, ...] = ()) -> tuple[Decoy, ...]:
-    """`count` healthy services that log fault wording; the first one speaks the users' fault's
-    own wording, and about half of those off the edge start mid-window."""
+    """`count` healthy services that log fault wording; the first one speaks `fault`'s own wording
+    (one of the incident's faults), and about half of those off the edge start mid-window."""
     failing = {f.root.service for f in (fault, stray, *others) if f is not None}
     pool = [s for s in services if s.name not in failing]
     kinds = [kind.id for kind in FAULT_KINDS]
@@ -363,7 +363,7 @@ def plan_mimics(rng: random.Random, services: tuple[Service, ...], faults: tuple
                 taken: set[str], count: int, start_ms: int, end_ms: int, lines: int) -> tuple[Decoy, ...]:
     """`count` healthy services on the users' side (inner, reaching an edge) that write a fault
     kind's own root and precursor lines verbatim: 40% sparsely all hour, 60% in a mid-window
-    burst as loud as a root's storm, whose callers stay healthy. Half copy the users' fault's kind
+    burst as loud as a root's storm, whose callers stay healthy. Half copy `faults[0]`'s kind
     where the service's role can have it. Only timing, rate, the call graph and a failing
     request's trace tell them from a root."""
     by_name = {s.name: s for s in services}
