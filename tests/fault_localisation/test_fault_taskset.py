@@ -56,7 +56,7 @@ def test_tasks_carry_the_generation_knobs_and_the_held_out_label(tmp_path: Path)
 
 
 def test_task_data_survives_the_trace_round_trip_controls_included(tmp_path: Path):
-    tasks = dev_tasks(12, tmp_path)
+    tasks = dev_tasks(20, tmp_path)
     assert any(t.data.label.service == "none" for t in tasks)
     for task in tasks:  # traces store task data without None fields; vf-replay rebuilds it from that
         wire = task.data.model_dump(mode="json", exclude_none=True)
