@@ -12,9 +12,11 @@ pytestmark = pytest.mark.docker
 def test_the_gate_passes_with_the_learned_shortcut_and_the_investigations_in_it(images, tmp_path):
     scores, failures, _report = run_probe(["fault-localisation"], tasks=2, split="dev", output_dir=tmp_path,
                                           parallel_evals=2, progress=lambda _line: None)
-    assert not failures, failures
+    # A shortcut's ceiling is a rule about a mean over many tasks: on two, one lucky pick is 0.5. The
+    # N=50 gates hold it (README); here every other rule must hold.
+    assert not [f for f in failures if f.rule != "shortcuts-fail"], failures
     by = {s.policy: s for s in scores}
     assert {"shortcut_learned", "shortcut_learned_names", "shortcut_learned_counts_graph"} <= set(by)
     assert {s.role for s in scores if s.policy.startswith("investigate_")} == {"investigation"}
     assert all(s.failed == 0 and s.episodes == 2 for s in scores)
-    assert by["oracle"].mean == 1.0
+    assert by["oracle"].mean == 1.0 and by["investigate_trace_no_onset"].mean > 0.5
