@@ -11,34 +11,55 @@ from datetime import timedelta
 from typing import Any
 
 from arena_kit.policy import CallTool, Policy
-from fault_localisation.observe import Context, anomalous, classify, iso, line_fields, scripted, submit, ts
+from fault_localisation.observe import Context, Reported, anomalous, classify, iso, line_fields, scripted, submit, ts
 
-__all__ = ["INVESTIGATIONS"]
+__all__ = ["INVESTIGATIONS", "reachable", "reported_rise"]
 
 Run = Generator[CallTool, dict[str, Any], CallTool]
 _READS = 4
 """Services a name-follower reads before it settles."""
 
 
-def _reported_rise(ctx: Context) -> Run:
-    """The first query of every investigation here: did the reported endpoint's errors rise?"""
+def reported_rise(ctx: Context) -> Generator[CallTool, dict[str, Any], bool]:
+    """The first query of the oracle and of every investigation here: did the reported endpoint's
+    errors rise after the first quarter hour?"""
     report = ctx.reported
     if report is None:
         raise ValueError("the prompt names no reported endpoint")
     series = (yield ctx.count("minute", service=report.edge, min_level="ERROR", text=report.text)).get("counts", {})
     before = sum(n for minute, n in series.items() if ts(minute) < ctx.split)
-    return anomalous(before, sum(series.values()) - before, ctx.ratio)  # type: ignore[return-value]
+    return anomalous(before, sum(series.values()) - before, ctx.ratio)
+
+
+def _opening(ctx: Context) -> Generator[CallTool, dict[str, Any], tuple[dict[str, set[str]], Reported] | None]:
+    """The call graph and the report, or None when the reported endpoint's errors did not rise."""
+    listing = yield CallTool("list_services", {})
+    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
+    if not (yield from reported_rise(ctx)):
+        return None
+    assert ctx.reported is not None
+    return calls, ctx.reported
+
+
+def reachable(calls: dict[str, set[str]], source: str) -> set[str]:
+    """Every service `source` calls, directly or through others."""
+    seen: set[str] = set()
+    todo = list(calls.get(source, ()))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(calls.get(name, ()))
+    return seen
 
 
 def trace_no_onset(ctx: Context) -> Run:
     """The oracle's trace-following, but it dates the onset by the root's line on the failed request
     instead of searching for the root's first anomalous line."""
-    listing = yield CallTool("list_services", {})
-    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
-    if not (yield from _reported_rise(ctx)):
+    opened = yield from _opening(ctx)
+    if opened is None:
         return submit("none")
-    report = ctx.reported
-    assert report is not None
+    calls, report = opened
     errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=50, service=report.edge,
                               min_level="ERROR", text=report.text)
     traces = list(dict.fromkeys(f[3] for line in reversed(errors.get("lines", []))
@@ -67,12 +88,10 @@ def follow_names(ctx: Context) -> Run:
     """Down from the reported edge without traces: its risen dependency with the largest rise
     (the edge's access log names none), then, at each service, the risen dependency its own
     warnings and errors name most; the service whose lines name no risen dependency is the root."""
-    listing = yield CallTool("list_services", {})
-    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
-    if not (yield from _reported_rise(ctx)):
+    opened = yield from _opening(ctx)
+    if opened is None:
         return submit("none")
-    report = ctx.reported
-    assert report is not None
+    calls, report = opened
     risen, excess = yield from _risen(ctx)
     below = sorted(calls.get(report.edge, set()) & risen, key=lambda s: (-excess[s], s))
     if not below:
@@ -96,21 +115,12 @@ def follow_names(ctx: Context) -> Run:
 def rates_and_graph(ctx: Context) -> Run:
     """Rates and the call graph alone (the oracle's fallback without traces): below the reported
     edge, the risen service none of whose dependencies rose, with the largest rise."""
-    listing = yield CallTool("list_services", {})
-    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
-    if not (yield from _reported_rise(ctx)):
+    opened = yield from _opening(ctx)
+    if opened is None:
         return submit("none")
-    report = ctx.reported
-    assert report is not None
+    calls, report = opened
     risen, excess = yield from _risen(ctx)
-    reach: set[str] = set()
-    todo = list(calls.get(report.edge, set()))
-    while todo:
-        name = todo.pop()
-        if name not in reach:
-            reach.add(name)
-            todo.extend(calls.get(name, set()))
-    sources = sorted((s for s in reach & risen if not calls.get(s, set()) & risen), key=lambda s: (-excess[s], s))
+    sources = sorted((s for s in reachable(calls, report.edge) & risen if not calls.get(s, set()) & risen), key=lambda s: (-excess[s], s))
     if not sources:
         return submit("none")
     got = yield ctx.search(start=ctx.split, limit=200, service=sources[0], min_level="WARN")

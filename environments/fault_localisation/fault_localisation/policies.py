@@ -21,9 +21,9 @@ from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 from fault_localisation.observe import (
     KIND_EVIDENCE, KIND_PHRASES, Context, anomalous, budget_left, classify, first_json, fts, iso, line_fields,
-    replay, scripted, submit, submitted, ts,
+    replay, scripted, submit, submitted,
 )
-from fault_localisation.investigations import INVESTIGATIONS
+from fault_localisation.investigations import INVESTIGATIONS, reachable, reported_rise
 from fault_localisation.shortcuts import SHORTCUTS
 
 __all__ = ["CHEATERS", "KIND_EVIDENCE", "POLICIES", "exhaustive", "impatient", "oracle", "spammer"]
@@ -33,31 +33,16 @@ _TRACE_TRIES = 3
 _PHRASES = dict(KIND_PHRASES)
 
 
-def _below(calls: dict[str, set[str]], source: str) -> set[str]:
-    """Every service `source` calls, directly or through others."""
-    seen: set[str] = set()
-    todo = list(calls.get(source, ()))
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(calls.get(name, ()))
-    return seen
-
-
 def investigate(ctx: Context) -> Run:
     """The oracle's investigation (see the module docstring)."""
     listing = yield CallTool("list_services", {})
     services = listing.get("services", [])
     calls = {s["name"]: set(s.get("calls", [])) for s in services}
-    report = ctx.reported
-    if report is None:
-        raise ValueError("the prompt names no reported endpoint")
-    edge = report.edge
-    series = (yield ctx.count("minute", service=edge, min_level="ERROR", text=report.text)).get("counts", {})
-    before = sum(n for minute, n in series.items() if ts(minute) < ctx.split)
-    if not anomalous(before, sum(series.values()) - before, ctx.ratio):
+    if not (yield from reported_rise(ctx)):
         return submit("none")
+    report = ctx.reported
+    assert report is not None
+    edge = report.edge
     errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=50, service=edge, min_level="ERROR",
                               text=report.text)
     traces: list[str] = []
@@ -81,7 +66,7 @@ def investigate(ctx: Context) -> Run:
         after_warn = (yield ctx.count("service", start=ctx.split, min_level="WARN")).get("counts", {})
         risen = {s for s in calls if anomalous(before_warn.get(s, 0), after_warn.get(s, 0), ctx.ratio)}
         excess = {s: after_warn.get(s, 0) - ctx.ratio * before_warn.get(s, 0) for s in calls}
-        sources = sorted((s for s in _below(calls, edge) & risen if not calls[s] & risen),
+        sources = sorted((s for s in reachable(calls, edge) & risen if not calls[s] & risen),
                          key=lambda s: (-excess[s], s))
         if not sources:
             return submit("none")
