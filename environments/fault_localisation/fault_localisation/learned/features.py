@@ -7,6 +7,7 @@ import re
 from collections import Counter, defaultdict
 from datetime import timedelta
 
+from fault_localisation.investigations import reachable
 from fault_localisation.learned.plan import NEAR, PRE, Observed
 from fault_localisation.observe import BASELINE, KIND_EVIDENCE, Context, anomalous, line_fields, rate_z, ts
 
@@ -24,17 +25,6 @@ _HIGH = ("ERROR", "FATAL")
 
 def _log(x: float) -> float:
     return math.copysign(math.log1p(abs(x)), x)
-
-
-def _closure(start: str, edges: dict[str, set[str]]) -> set[str]:
-    seen: set[str] = set()
-    todo = list(edges.get(start, ()))
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(edges.get(name, ()))
-    return seen
 
 
 def _distances(sources: set[str], edges: dict[str, set[str]]) -> dict[str, int]:
@@ -75,8 +65,8 @@ def features(ctx: Context, seen: Observed) -> dict[str, dict[str, float]]:
     depth = _distances(edges, calls)
     focus = seen.edge
     focus_dist = _distances({focus}, calls) if focus else {}
-    ancestors = {n: _closure(n, callers) for n in names}
-    below = {n: _closure(n, calls) for n in names}
+    ancestors = {n: reachable(callers, n) for n in names}
+    below = {n: reachable(calls, n) for n in names}
 
     ratio = ctx.ratio
     wb, wa, ea = seen.warn_before, seen.warn_after, seen.error_after
