@@ -35,9 +35,9 @@ class Observed:
     warn_after: dict[str, int] = field(default_factory=dict)
     error_after: dict[str, int] = field(default_factory=dict)
     edge: str | None = None
-    """The edge whose failure is dated: the reported one, else the edge whose WARN+ rose most."""
+    """The reported edge, whose failure is dated."""
     edge_series: dict[str, int] = field(default_factory=dict)
-    """That edge's ERROR+ lines per minute (about the reported endpoint when there is one)."""
+    """That edge's ERROR+ lines per minute about the reported endpoint."""
     onset: datetime | None = None
     """When the users' failure began (the edge series' step), or None before it is dated."""
     pre: dict[str, int] = field(default_factory=dict)
@@ -84,28 +84,18 @@ def observe(ctx: Context, variant: str = "all") -> Plan:
         got = yield ctx.search(start=ctx.end - NAMES_WINDOW, limit=SAMPLE_LIMIT, min_level="WARN")
         seen.sample = [str(line) for line in got.get("lines", [])]
         return seen
-    roles = {str(s.get("name")): str(s.get("role")) for s in seen.services}
     seen.warn_before = _counts((yield ctx.count("service", end=ctx.split, min_level="WARN")))
     seen.warn_after = _counts((yield ctx.count("service", start=ctx.split, min_level="WARN")))
     reported = ctx.reported
-    if reported is not None:
-        seen.edge = reported.edge
-        seen.edge_series = _counts((yield ctx.count("minute", service=reported.edge, min_level="ERROR",
-                                                    text=reported.text)))
-        before = sum(n for k, n in seen.edge_series.items() if ts(k) < ctx.split)
-        if not anomalous(before, sum(seen.edge_series.values()) - before, ctx.ratio):
-            seen.none = True
-            return seen
-    else:
-        excess = {s: seen.warn_after.get(s, 0) - ctx.ratio * seen.warn_before.get(s, 0) for s in roles}
-        edges = sorted((s for s, role in roles.items() if role == "edge"
-                        and anomalous(seen.warn_before.get(s, 0), seen.warn_after.get(s, 0), ctx.ratio)),
-                       key=lambda s: (-excess[s], s))
-        if not edges:
-            seen.none = True
-            return seen
-        seen.edge = edges[0]
-        seen.edge_series = _counts((yield ctx.count("minute", service=seen.edge, min_level="ERROR")))
+    if reported is None:
+        raise ValueError("the prompt names no reported endpoint")
+    seen.edge = reported.edge
+    seen.edge_series = _counts((yield ctx.count("minute", service=reported.edge, min_level="ERROR",
+                                                text=reported.text)))
+    before = sum(n for k, n in seen.edge_series.items() if ts(k) < ctx.split)
+    if not anomalous(before, sum(seen.edge_series.values()) - before, ctx.ratio):
+        seen.none = True
+        return seen
     onset = seen.onset = _series_onset(ctx, seen.edge_series)
     seen.error_after = _counts((yield ctx.count("service", start=ctx.split, min_level="ERROR")))
     start, end = _window(ctx, onset - PRE, onset - timedelta(minutes=1))
