@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PACKAGES := -e kit/ -e '.[dev]' $(foreach p,$(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml),-e $(dir $(p)))
+PACKAGES := -e kit/ -e '.[dev,bench]' $(foreach p,$(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml),-e $(dir $(p)))
 
 WHEEL_DIRS := . kit $(dir $(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml))
 

@@ -12,6 +12,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.util import find_spec
 from pathlib import Path
 from typing import get_args
 
@@ -22,7 +23,10 @@ from arena.errors import ArenaError, PrerequisiteError, UsageError
 from runtime_bench.config import CAPACITY, QUICK, BenchConfig, Placement, RuntimeType
 from runtime_bench.model import ReportPaths
 
-__all__ = ["DESCRIPTION", "HELP", "build_parser", "config_from_args", "handle", "main", "render_saved"]
+__all__ = [
+    "DESCRIPTION", "HELP", "INSTALL_BENCH", "build_parser", "config_from_args", "handle", "main", "render_saved",
+    "require_bench_extra",
+]
 
 HELP = "wall clock and CPU per rollout under concurrency, against the docker floor"
 DESCRIPTION = (
@@ -31,6 +35,9 @@ DESCRIPTION = (
     "Arena's lean one), measure the `docker run` / `docker exec` floor in the same run, and write "
     "report.md, report.json, report.png and capacity.png."
 )
+BENCH_EXTRA_MODULES = ("matplotlib",)
+"""What the `bench` extra of arena-evals adds (pyproject.toml): the platform installs without it."""
+INSTALL_BENCH = "pip install 'arena-evals[bench]'"
 
 
 def _csv(value: str) -> list[str]:
@@ -149,9 +156,28 @@ def render_saved(path: Path) -> ReportPaths:
     return write_report(report, path.parent)
 
 
+def require_bench_extra() -> None:
+    """Fail before anything runs when the `bench` extra is not installed (a report is drawn only at the end).
+
+    Raises:
+        PrerequisiteError: a module of the extra is missing (the message gives the install command).
+    """
+    missing = [name for name in BENCH_EXTRA_MODULES if find_spec(name) is None]
+    if missing:
+        raise PrerequisiteError(
+            f"arena bench needs the `bench` extra of arena-evals ({', '.join(missing)} not installed): "
+            f"run `{INSTALL_BENCH}` (in a checkout, `make install` has it), then re-run"
+        )
+
+
 def handle(args: argparse.Namespace) -> int:
     from runtime_bench.runner import run_bench
 
+    try:
+        require_bench_extra()
+    except PrerequisiteError as exc:
+        print(f"arena bench: {exc}", file=sys.stderr)
+        return 2
     if args.render is not None:
         try:
             paths = render_saved(args.render)

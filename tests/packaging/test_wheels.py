@@ -94,6 +94,18 @@ def test_platform_wheel_ships_its_dockerfiles_and_the_arena_command(tmp_path):
     assert shipped <= names, sorted(shipped - names)
 
 
+def test_platform_wheel_requires_matplotlib_only_with_the_bench_extra(tmp_path):
+    """`pip install arena-evals` pulls no plotting stack; `arena-evals[bench]` adds it for `arena bench`."""
+    wheel = _build_wheel("arena-evals", tmp_path / "src", tmp_path / "wheels")
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = [line.removeprefix("Requires-Dist: ") for line in archive.read(metadata).decode().splitlines()
+                    if line.startswith("Requires-Dist: ")]
+        assert "Provides-Extra: bench" in archive.read(metadata).decode()
+    plotting = [req for req in requires if req.startswith("matplotlib")]
+    assert plotting and all(req.endswith("extra == \"bench\"") for req in plotting), plotting
+
+
 @pytest.mark.parametrize("dist", ["fault-localisation", "schema-migration"])
 def test_environment_wheel_ships_its_image_dockerfile(dist, tmp_path):
     wheel = _build_wheel(dist, tmp_path / "src", tmp_path / "wheels")
