@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["", "toolsets/log_search", "toolsets/sqlite_sandbox", "environments/fault_localisation",
+PACKAGES = ["", "kit", "toolsets/log_search", "toolsets/sqlite_sandbox", "environments/fault_localisation",
             "environments/schema_migration"]
 ENVIRONMENT_SECTIONS = ("What it measures", "Tools and budget", "Scoring", "Install and run")
 
