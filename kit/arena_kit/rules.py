@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from arena_kit import shell_reach
-from arena_kit.shell_reach import NET_CODE, Invocation, Reach
+from arena_kit.shell_programs import NET_CODE, Invocation, Reach
 
 __all__ = [
     "POST_RULES", "PRE_RULES", "RULES", "SHELL_TOOLS", "Context", "Rule", "match_post", "match_pre", "network_targets",

@@ -17,12 +17,9 @@ apply their word patterns for host paths, never those for prose words (see `aren
 
 from __future__ import annotations
 
-import base64
-import binascii
-import codecs
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter_bash
@@ -30,78 +27,21 @@ from tree_sitter import Language, Node, Parser
 
 from arena_kit import python_reach
 from arena_kit.python_reach import base64_text
+from arena_kit.shell_programs import (
+    BROAD, CODE_FLAGS, LOCATES, NET_CLIENTS, PROSE, PYTHON, SCRIPTED, SEARCHES, SHELLS, SINKS, Invocation, Reach,
+    base_name, code_flags, git, operands, printed, reshaped, scripted, search, unescape, unwrap,
+)
 
-__all__ = ["NET_CODE", "Invocation", "Reach", "reach"]
+__all__ = ["Invocation", "Reach", "reach"]
 
 MAX_DEPTH = 6
 """Code nested deeper than this (a shell in Python in a shell ...) is opaque."""
 
 
-@dataclass(frozen=True)
-class Invocation:
-    """One simple command as far as it is known before it runs."""
-
-    name: str
-    """Program name without its directory, after wrappers (`sudo`, `env`, `timeout 5`, `xargs`)."""
-    args: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
-    """Files its redirections open for writing."""
-    takes_input_as_args: bool = False
-    """Run by `xargs`: its input becomes its arguments."""
-
-
-@dataclass
-class Reach:
-    paths: list[str] = field(default_factory=list)
-    """Words taken as a path or a name: operands, redirect targets, globs, program and module names."""
-    texts: list[str] = field(default_factory=list)
-    """Other text handed to a program: scripts, SQL, data on stdin, literals, decoded base64."""
-    sought: list[tuple[str, bool]] = field(default_factory=list)
-    """(what a search looks for, whether it looks outside the box's own task files)."""
-    variables: list[str] = field(default_factory=list)
-    """Parameters expanded (`$X`, `${X}`; never inside single quotes)."""
-    invocations: list[Invocation] = field(default_factory=list)
-    net: list[str] = field(default_factory=list)
-    """Words handed to a network client or to code that talks to the network."""
-    opaque: bool = False
-    """Part of the command could not be read before it runs (parse error, code built at run time)."""
-
-
 _LANGUAGE = Language(tree_sitter_bash.language())
 
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "source", "."}
-PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
-PROSE = {"echo", "printf", ":", "true", "false", "logger"}
-"""Their arguments are text they print, not paths (an unquoted glob excepted: the shell lists it)."""
-SINKS = {"cat", "tee", "head", "tail", "wc", "sort", "uniq", "fold", "fmt", "column", "nl", "less", "more", "cut",
-         "tac", "tr", "grep", "egrep", "fgrep", "rg", "diff", "cmp", "md5sum", "sha256sum", "od", "base64", "xxd"}
-"""Programs that show, count, store or decode their input: it is data to them, never code or paths."""
-NET_CLIENTS = {"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp", "rsync",
-               "aria2c", "http", "https", "xh"}
-NET_CODE = re.compile(r"\b(?:urllib|urlopen|requests|httpx|aiohttp|http\.client|socket|fetch|WebSocket)\b|/dev/(?:tcp|udp)/")
-"""Code that talks to the network (for code read as text: node -e, perl -e, unparsable Python)."""
-CODE_FLAGS = {"node": {"-e", "--eval", "-p", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}}
-SCRIPTED = {"sed": {"-e", "--expression"}, "awk": {"-v"}, "gawk": {"-v"}, "mawk": {"-v"}, "jq": set()}
-"""Programs whose first operand (or these options' values) is a script, not a path."""
-SEARCHES = {"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "fd"}
-LOCATES = {"locate", "plocate", "mlocate", "slocate"}
-WRAPPERS = {
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u"}, "exec": {"-a"}, "nohup": set(),
-    "time": set(), "command": set(), "builtin": set(), "setsid": set(), "unbuffer": set(), "busybox": set(),
-    "stdbuf": {"-i", "-o", "-e"}, "nice": {"-n"}, "ionice": {"-c", "-n"}, "env": {"-u", "-C", "--unset", "--chdir"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"}, "watch": {"-n", "-d"}, "strace": {"-e", "-o", "-p", "-s"},
-    "xargs": {"-I", "-i", "-n", "-P", "-L", "-l", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args"},
-}
-"""Programs that run the program named in their arguments, with the options that take a value."""
-_GREP_VALUES = {"-A", "-B", "-C", "-m", "-d", "-D", "-t", "-T", "-M", "-j", "--max-count", "--context", "--type",
-                "--after-context", "--before-context", "--threads", "--type-not", "-e", "--regexp", "-f", "--file",
-                "-g", "--glob", "--iglob", "--include", "--exclude", "--exclude-dir", "-E", "--extension"}
-_GREP_SOUGHT = {"-g", "--glob", "--iglob", "--include", "-E", "--extension"}
 _FIND_SOUGHT = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname"}
 _FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
-_GIT_PROSE = {"-m", "--message", "--grep", "-S", "-G", "--author", "--committer", "--format", "--pretty", "-F", "--file"}
-_BROAD = re.compile(r"(?:~|\$\{?HOME\b|\.\.|/(?:$|\*|(?:root|home|usr|opt|var|etc|srv|mnt|media|proc|sys|lib|lib64|bin|sbin|run|boot|snap|nix)\b))")
-"""A search scope outside the box's own task files: the whole tree, a home, a system directory."""
 _GLOB = re.compile(r"(?<!\\)[*?[]")
 _WRITE_REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<>"}
 _WORDS = {"word", "string", "raw_string", "ansi_c_string", "concatenation", "simple_expansion", "expansion",
@@ -152,10 +92,6 @@ def _first_error_row(node: Node) -> int | None:
         return int(node.start_point.row)
     rows = [row for child in node.children if (row := _first_error_row(child)) is not None]
     return min(rows) if rows else int(node.start_point.row)
-
-
-def _base(name: str) -> str:
-    return name.rsplit("/", 1)[-1]
 
 
 def _role(consumer: Invocation | None) -> str:
@@ -221,7 +157,7 @@ class _Walker:
             else:
                 self.python(feed.text)
         elif feed.text is not None and role == "args":
-            self.operands(feed.text.split())
+            operands(self.found, feed.text.split())
         elif feed.text is not None and role in {"program", "shell", "python"}:
             self.found.texts.append(feed.text)
 
@@ -253,7 +189,7 @@ class _Walker:
             return None
         values = node.children_by_field_name("value") if kind == "for_statement" else []
         for value in values:
-            self.operands([self.word(value).value])
+            operands(self.found, [self.word(value).value])
         for child in node.named_children:
             if child in values:
                 continue
@@ -280,7 +216,7 @@ class _Walker:
             tokens = shlex.split(inner)
         except ValueError:
             tokens = inner.split()
-        self.operands([t for t in tokens if not t.startswith("-") and t not in {"=", "==", "!=", "=~", "!", "&&", "||"}])
+        operands(self.found, [t for t in tokens if not t.startswith("-") and t not in {"=", "==", "!=", "=~", "!", "&&", "||"}])
 
     def assign(self, node: Node) -> None:
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
@@ -321,7 +257,7 @@ class _Walker:
         head = self.word(name, record=False).value if name is not None else ""
         if words is None:
             words = [self.word(a, record=False) for a in command.children_by_field_name("argument")]
-        return _unwrap(head, [w.value for w in words], writes)
+        return unwrap(head, [w.value for w in words], writes)
 
     def stage(self, stage: Node, ahead: Invocation | None, after: Invocation | None, piped: _Input) -> str | None:
         command = stage.child_by_field_name("body") if stage.type == "redirected_statement" else stage
@@ -411,56 +347,51 @@ class _Walker:
         self.found.invocations.append(invocation)
         name, args = invocation.name, list(invocation.args)
         wrapped = len(words) - len(args)
-        self.operands([w.value for w in words[:wrapped]])  # wrapper options and the program's name
-        operands = words[wrapped:] if wrapped >= 0 else [_Word(a) for a in args]
-        for word in operands:
+        operands(self.found, [w.value for w in words[:wrapped]])  # wrapper options and the program's name
+        given = words[wrapped:] if wrapped >= 0 else [_Word(a) for a in args]
+        for word in given:
             decoded = base64_text(word.value)
             if decoded is not None:
                 self.found.texts.append(decoded)
         if name in PROSE:
-            self.prose(operands, after)
-            return _printed(name, args)
+            self.prose(given, after)
+            return printed(name, args)
         if name in SHELLS:
             self.shell(name, args, feed)
         elif PYTHON.match(name):
             self.python_command(args, feed)
         elif name == "eval":
-            if all(w.static for w in operands):
+            if all(w.static for w in given):
                 self.script(" ".join(args))
             else:
                 self.found.opaque = True
         elif name == "git":
-            self.git(args)
+            git(self.found, args)
         elif name in SEARCHES:
-            self.search(args)
+            search(self.found, args)
         elif name == "find":
             self.find(args)
         elif name in LOCATES:
             self.found.sought.extend((a, True) for a in args if not a.startswith("-"))
         elif name in CODE_FLAGS:
-            self.code_flags(CODE_FLAGS[name], args)
+            code_flags(self.found, CODE_FLAGS[name], args)
         elif name in SCRIPTED:
-            self.scripted(SCRIPTED[name], args)
+            scripted(self.found, SCRIPTED[name], args)
         else:
             if name in NET_CLIENTS:
                 self.found.net.extend(args)
-            self.operands(args)
+            operands(self.found, args)
         if not (name in SHELLS or PYTHON.match(name)):
             self.stdin(feed, invocation)
-        return _reshaped(name, args, feed)
-
-    def operands(self, args: list[str]) -> None:
-        """Words a program takes as paths or names; a word with whitespace in it is text."""
-        for arg in args:
-            (self.found.texts if any(c.isspace() for c in arg) else self.found.paths).append(arg)
+        return reshaped(name, args, feed.text if feed.present else None)
 
     def prose(self, words: list[_Word], after: Invocation | None) -> None:
         """echo/printf/`:` print their arguments: prose, unless an unquoted glob lists a directory or
         the output is another program's input (text) or arguments (`| xargs cat`: operands)."""
-        self.operands([w.value for w in words if w.glob])
+        operands(self.found, [w.value for w in words if w.glob])
         role = _role(after)
         if role == "args":
-            self.operands([token for word in words for token in word.value.split()])
+            operands(self.found, [token for word in words for token in word.value.split()])
         elif role == "program":
             self.found.texts.extend(word.value for word in words)
 
@@ -474,7 +405,7 @@ class _Walker:
             index += 1
         rest = args[index:]
         if rest and rest[0] not in {"-", "--"}:
-            self.operands(rest)
+            operands(self.found, rest)
             if name not in {"source", "."}:
                 self.stdin(feed, Invocation("data"))
             return
@@ -487,11 +418,11 @@ class _Walker:
             arg = args[index]
             if arg == "-c" and index + 1 < len(args):
                 self.python(args[index + 1])
-                self.operands(args[index + 2:])
+                operands(self.found, args[index + 2:])
                 self.stdin(feed, Invocation("data"))
                 return
             if arg == "-m" and index + 1 < len(args):
-                self.operands(args[index + 1:])
+                operands(self.found, args[index + 1:])
                 self.stdin(feed, Invocation("data"))
                 return
             if arg == "-" or not arg.startswith("-"):
@@ -499,56 +430,11 @@ class _Walker:
             index += 2 if arg in {"-W", "-X"} else 1
         rest = args[index:]
         if rest and rest[0] != "-":
-            self.operands(rest)
+            operands(self.found, rest)
             self.stdin(feed, Invocation("data"))
         else:
-            self.operands(rest[1:])
+            operands(self.found, rest[1:])
             self.stdin(feed, Invocation("python"))
-
-    def git(self, args: list[str]) -> None:
-        """Commit and tag messages and log filters are prose; refs and paths are operands."""
-        if args[:1] == ["grep"]:
-            self.search(args[1:], local=True)
-            return
-        skip = False
-        for arg in args:
-            option, eq, _ = arg.partition("=")
-            if skip or (eq and option in _GIT_PROSE):
-                skip = False
-                continue
-            skip = arg in _GIT_PROSE or (arg.startswith("-") and not arg.startswith("--") and arg.endswith("m"))
-            if not skip:
-                self.operands([arg])
-
-    def search(self, args: list[str], local: bool = False) -> None:
-        """grep-like: the pattern is what it looks for (judged as a name only when the search looks
-        outside the box's own task files); the other operands are paths."""
-        patterns: list[str] = []
-        scope: list[str] = []
-        explicit = False
-        index = 0
-        while index < len(args):
-            arg = args[index]
-            option, eq, value = arg.partition("=")
-            if arg in _GREP_VALUES and index + 1 < len(args):
-                value = args[index + 1]
-                if arg in {"-e", "--regexp"} or arg in _GREP_SOUGHT:
-                    patterns.append(value)
-                elif arg in {"-f", "--file"}:
-                    scope.append(value)
-                explicit = explicit or arg in {"-e", "--regexp", "-f", "--file"}
-                index += 2
-                continue
-            if eq and option in _GREP_VALUES:
-                if option in {"--regexp", *_GREP_SOUGHT}:
-                    patterns.append(value)
-                explicit = explicit or option == "--regexp"
-            elif not arg.startswith("-") or arg == "-":
-                (scope if explicit or patterns else patterns).append(arg)
-            index += 1
-        self.operands(scope)
-        broad = not local and any(_BROAD.match(path) for path in scope)
-        self.found.sought.extend((pattern, broad) for pattern in patterns)
 
     def find(self, args: list[str]) -> None:
         """find: the leading operands are where it looks, -name & co. what it looks for, -exec runs."""
@@ -556,8 +442,8 @@ class _Walker:
         while index < len(args) and not args[index].startswith(("-", "(", "!")):
             index += 1
         scope = args[:index]
-        self.operands(scope)
-        broad = any(_BROAD.match(path) for path in scope)
+        operands(self.found, scope)
+        broad = any(BROAD.match(path) for path in scope)
         while index < len(args):
             arg = args[index]
             if arg in _FIND_SOUGHT and index + 1 < len(args):
@@ -567,51 +453,11 @@ class _Walker:
                 end = next((i for i in range(index + 1, len(args)) if args[i] in {";", "+"}), len(args))
                 inner = args[index + 1:end]
                 if inner:
-                    self.command(_unwrap(inner[0], inner[1:]), [_Word(a) for a in inner], None, _NO_INPUT)
+                    self.command(unwrap(inner[0], inner[1:]), [_Word(a) for a in inner], None, _NO_INPUT)
                 index = end + 1
             else:
                 if not arg.startswith(("-", "(", ")", "!")):
-                    self.operands([arg])
-                index += 1
-
-    def code_flags(self, flags: set[str], args: list[str]) -> None:
-        """node -e, perl -e ...: the code is text (no parser for it here); other operands are paths."""
-        index = 0
-        while index < len(args):
-            if args[index] in flags and index + 1 < len(args):
-                code = args[index + 1]
-                self.found.texts.append(code)
-                if NET_CODE.search(code):
-                    self.found.net.append(code)
-                index += 2
-                continue
-            if not args[index].startswith("-"):
-                self.operands([args[index]])
-            index += 1
-
-    def scripted(self, flags: set[str], args: list[str]) -> None:
-        """sed/awk/jq: the first operand (or a script option's value) is a script; the rest are paths."""
-        index, has_script = 0, False
-        while index < len(args):
-            arg = args[index]
-            if arg in flags and index + 1 < len(args):
-                self.found.texts.append(args[index + 1])
-                has_script = has_script or arg in {"-e", "--expression"}
-                index += 2
-            elif arg in {"-f", "--file", "--from-file"} and index + 1 < len(args):
-                self.found.paths.append(args[index + 1])
-                has_script = True
-                index += 2
-            elif arg in {"--arg", "--argjson"}:
-                self.found.texts.extend(args[index + 1:index + 3])
-                index += 3
-            else:
-                if arg == "-" or not arg.startswith("-"):
-                    if has_script:
-                        self.operands([arg])
-                    else:
-                        self.found.texts.append(arg)
-                    has_script = True
+                    operands(self.found, [arg])
                 index += 1
 
     # --- words --------------------------------------------------------------------------------------
@@ -626,7 +472,7 @@ class _Walker:
         if kind == "raw_string":
             return _Word(text[1:-1])
         if kind == "ansi_c_string":
-            return _Word(_unescape(text[2:-1]))
+            return _Word(unescape(text[2:-1]))
         if kind in {"simple_expansion", "expansion"}:
             return self.expansion(node, record)
         if kind in {"command_substitution", "process_substitution"}:
@@ -682,73 +528,3 @@ class _Walker:
         if output is None:
             self.found.texts.append((node.text or b"").decode())
         return output
-
-
-def _unwrap(head: str, args: list[str], writes: tuple[str, ...] = ()) -> Invocation:
-    """The program a wrapper runs: `sudo -u x cat f` → cat f, `timeout 5 curl u` → curl u,
-    `xargs -I{} cat {}` → cat {} (its input becomes arguments)."""
-    name, by_xargs = _base(head), False
-    while name in WRAPPERS:
-        index = 0
-        while index < len(args):
-            arg = args[index]
-            if arg in WRAPPERS[name]:
-                index += 2
-            elif (arg.startswith("-") and len(arg) > 1) or (name == "env" and "=" in arg):
-                index += 1
-            else:
-                break
-        index += 1 if name == "timeout" else 0
-        if index >= len(args):
-            if name == "xargs":
-                return Invocation("echo", (), writes, True)
-            return Invocation(name, tuple(args), writes, by_xargs)
-        by_xargs = by_xargs or name == "xargs"
-        name, args = _base(args[index]), args[index + 1:]
-    return Invocation(name, tuple(args), writes, by_xargs)
-
-
-def _unescape(text: str) -> str:
-    try:
-        return codecs.decode(text.encode("latin-1", "backslashreplace"), "unicode_escape")
-    except (UnicodeDecodeError, ValueError):
-        return text
-
-
-def _printed(name: str, args: list[str]) -> str | None:
-    """What echo/printf print, for their common static forms."""
-    if name == "echo":
-        flags = [a for a in args[:2] if re.fullmatch(r"-[neE]+", a)]
-        text = " ".join(args[len(flags):])
-        text = _unescape(text) if any("e" in f for f in flags) else text
-        return text if any("n" in f for f in flags) else text + "\n"
-    if name == "printf" and args:
-        fmt, values = args[0], args[1:]
-        if re.search(r"%(?![sb%])", fmt):
-            return None
-        slots = len(re.findall(r"%[sb]", fmt))
-        if not values or not slots:
-            return _unescape(fmt.replace("%%", "%"))
-        out = []
-        for start in range(0, len(values), slots):
-            chunk = iter(values[start:start + slots] + [""] * slots)
-            out.append(_unescape(re.sub(r"%[sb]", lambda _match: next(chunk), fmt)))
-        return "".join(out)
-    return "" if name in {":", "true", "false"} else None
-
-
-def _reshaped(name: str, args: list[str], feed: _Input) -> str | None:
-    """The static output of a stage that only passes or decodes its input: cat, tee, base64 -d, xxd -r."""
-    if not feed.present or feed.text is None:
-        return None
-    text = feed.text
-    if name == "tee" or (name == "cat" and all(a.startswith("-") for a in args)):
-        return text
-    try:
-        if name == "base64" and {"-d", "--decode", "-D"} & set(args):
-            return base64.b64decode("".join(text.split())).decode()
-        if name == "xxd" and "-r" in args:
-            return bytes.fromhex("".join(text.split())).decode()
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        return None
-    return None
