@@ -20,16 +20,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 __all__ = [
-    "GROUP_BYS", "LEVELS", "QUERY_DEADLINE_S", "SEARCH_TOTAL_CAP", "InvalidQuery", "LogLine", "LogStore", "Query",
-    "QueryTooCostly", "Row",
+    "GROUP_BYS", "LEVELS", "QUERY_DEADLINE_S", "SEARCH_TOTAL_CAP", "GroupBy", "InvalidQuery", "Level", "LogLine",
+    "LogStore", "Query", "QueryTooCostly", "Row",
     "build_store", "ensure_store", "format_ts",
 ]
 
-LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
-GROUP_BYS = ("service", "level", "minute")
+Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
+"""A log level, least severe first."""
+GroupBy = Literal["service", "level", "minute"]
+"""What a count groups its lines by."""
+LEVELS: tuple[Level, ...] = get_args(Level)
+GROUP_BYS: tuple[GroupBy, ...] = get_args(GroupBy)
 SEARCH_TOTAL_CAP = 10_000
 """A search counts its matches up to this many, then reports the total as a lower bound."""
 QUERY_DEADLINE_S = 2.0
@@ -81,8 +85,8 @@ class Query:
     end_ms: int
     """Exclusive."""
     service: str | None = None
-    min_level: str | None = None
-    """A LEVELS name; lines at this level or more severe match."""
+    min_level: Level | None = None
+    """The least severe level; lines at this level or more severe match."""
     text: str | None = None
     """An FTS5 query over the message."""
     trace: str | None = None
@@ -139,7 +143,7 @@ def ensure_store(cache_dir: Path, key: str, rows: Callable[[], Iterable[Row]], m
 
 def build_store(path: Path, rows: Iterable[Row], meta: dict[str, str]) -> int:
     """Write `rows` (in any order) into a fresh store at `path`; returns the number of lines."""
-    levels = {name: i for i, name in enumerate(LEVELS)}
+    levels: dict[str, int] = {name: i for i, name in enumerate(LEVELS)}
     service_ids: dict[str, int] = {}
 
     def encoded() -> Iterable[tuple[int, int, int, str, str, str]]:
@@ -220,7 +224,7 @@ class LogStore:
                            (*args, SEARCH_TOTAL_CAP + 1))[0][0]
         return lines, min(capped, SEARCH_TOTAL_CAP), capped > SEARCH_TOTAL_CAP
 
-    def count(self, q: Query, group_by: str) -> dict[str, int]:
+    def count(self, q: Query, group_by: GroupBy) -> dict[str, int]:
         """Matching lines per group: service name, level name, or minute (ISO, `...:00.000Z`).
 
         Raises:
@@ -230,7 +234,7 @@ class LogStore:
         self._start_clock()
         return self._count(q, group_by)
 
-    def _count(self, q: Query, group_by: str) -> dict[str, int]:
+    def _count(self, q: Query, group_by: GroupBy) -> dict[str, int]:
         if group_by not in GROUP_BYS:
             raise InvalidQuery(f"group_by must be one of {', '.join(GROUP_BYS)}")
         key = {"service": "service_id", "level": "level", "minute": "ts / 60000"}[group_by]

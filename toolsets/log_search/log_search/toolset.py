@@ -7,8 +7,9 @@ Mistakes the agent can fix are `ToolError`s that cost nothing. Anything unexpect
 on the host and reported without its text, because exception text can carry host paths.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: verifiers copies each tool's signature with
+# `inspect.signature(fn)` (annotations left as strings), and the MCP SDK cannot resolve a string
+# naming this module's types (`GroupBy`, `MinLevel`) when it builds the tool's schema.
 import asyncio
 import json
 import logging
@@ -18,17 +19,20 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from arena_kit.toolset import SerialToolset
-from log_search.store import GROUP_BYS, LEVELS, InvalidQuery, LogLine, LogStore, Query, QueryTooCostly, format_ts
+from log_search.store import (
+    GROUP_BYS, LEVELS, GroupBy, InvalidQuery, Level, LogLine, LogStore, Query, QueryTooCostly, format_ts,
+)
 
 __all__ = ["MAX_LIMIT", "MAX_TEXT_CHARS", "MAX_TEXT_TERMS", "LogSearchConfig", "LogSearchState", "LogSearchToolset",
-           "QueryRecord", "ServiceInfo", "Submission", "count_payload", "parse_query", "search_payload"]
+           "MinLevel", "QueryRecord", "ServiceInfo", "Submission", "count_payload", "parse_group_by", "parse_query",
+           "search_payload"]
 
 MAX_LIMIT = 200
 MAX_TEXT_CHARS = 1_000
@@ -95,6 +99,19 @@ def _json(payload: dict[str, Any]) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
 
 
+def _level_name(value: object) -> object:
+    """A level as the store spells it: any case, WARNING and CRITICAL as aliases, empty as unset."""
+    if not isinstance(value, str):
+        return value
+    if not value:
+        return None
+    return _LEVEL_ALIASES.get(value.upper(), value.upper())
+
+
+MinLevel = Annotated[Level | None, BeforeValidator(_level_name)]
+"""A tool's `min_level`: the schema lists the five levels; the aliases are accepted too."""
+
+
 def _parse_time(name: str, value: str) -> int:
     try:
         moment = datetime.fromisoformat(value.strip())
@@ -154,12 +171,23 @@ def parse_query(start: str, end: str, service: str | None, min_level: str | None
     service = service or None
     if service is not None:
         _check_service(service, services)
-    level = None
-    if min_level:
-        level = _LEVEL_ALIASES.get(min_level.upper(), min_level.upper())
-        if level not in LEVELS:
-            raise ToolError(f"min_level must be one of {', '.join(LEVELS)}, got {min_level[:40]!r}")
+    name = _level_name(min_level)
+    level = next((known for known in LEVELS if known == name), None)
+    if name is not None and level is None:
+        raise ToolError(f"min_level must be one of {', '.join(LEVELS)}, got {str(min_level)[:40]!r}")
     return Query(start_ms, end_ms, service, level, _text(text), _trace_id(trace))
+
+
+def parse_group_by(group_by: object) -> GroupBy:
+    """count_logs' grouping, checked as the tool's schema checks it. Pure, like `parse_query`.
+
+    Raises:
+        ToolError: not one of GROUP_BYS (nothing is charged).
+    """
+    for known in GROUP_BYS:
+        if group_by == known:
+            return known
+    raise ToolError(f"group_by must be one of {', '.join(GROUP_BYS)}, got {str(group_by)[:40]!r}")
 
 
 def _check_service(service: str, services: Collection[str], submitting: bool = False) -> None:
@@ -181,7 +209,7 @@ def search_payload(result: tuple[list[LogLine], int, bool]) -> dict[str, Any]:
     return payload
 
 
-def count_payload(counts: dict[str, int], group_by: str) -> dict[str, Any]:
+def count_payload(counts: dict[str, int], group_by: GroupBy) -> dict[str, Any]:
     """count_logs' answer (without the budget) for a store count's result."""
     if group_by == "service":
         counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -209,7 +237,7 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         })
 
     @vf.tool
-    async def search_logs(self, start: str, end: str, service: str | None = None, min_level: str | None = None,
+    async def search_logs(self, start: str, end: str, service: str | None = None, min_level: MinLevel = None,
                           text: str | None = None, trace: str | None = None, limit: int = 50) -> str:
         """Return log lines matching all given filters, oldest first, as JSON: `lines` (each
         "<timestamp> <LEVEL> <service> <instance> trace=<id> <message>"), `matched` (total matching
@@ -233,8 +261,8 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         return _json({**search_payload(result), "budget": self._budget()})
 
     @vf.tool
-    async def count_logs(self, start: str, end: str, group_by: str = "service", service: str | None = None,
-                         min_level: str | None = None, text: str | None = None, trace: str | None = None) -> str:
+    async def count_logs(self, start: str, end: str, group_by: GroupBy = "service", service: str | None = None,
+                         min_level: MinLevel = None, text: str | None = None, trace: str | None = None) -> str:
         """Count log lines matching all given filters, grouped, as JSON: `counts` maps each group to
         its count (groups with no lines are left out) and `total` sums them. Costs 1 query.
 
@@ -243,8 +271,6 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         search_logs. trace: a trace id from a line (`trace=<id>`): only that request's lines, across
         every service it crossed."""
         query = self._query(start, end, service, min_level, text, trace)
-        if group_by not in GROUP_BYS:
-            raise ToolError(f"group_by must be one of {', '.join(GROUP_BYS)}, got {str(group_by)[:40]!r}")
         args = {"start": start, "end": end, "group_by": group_by, "service": service, "min_level": min_level,
                 "text": text, "trace": query.trace}
         counts = await self._charged("count_logs", args, lambda s: s.count(query, group_by),

@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from arena_kit.policy import CallTool
-from log_search.store import InvalidQuery, LogStore, QueryTooCostly
-from log_search.toolset import MAX_LIMIT, count_payload, parse_query, search_payload
+from log_search.store import InvalidQuery, LogStore, Query, QueryTooCostly
+from log_search.toolset import MAX_LIMIT, count_payload, parse_group_by, parse_query, search_payload
 
 __all__ = ["Executor", "drive"]
 
@@ -44,7 +44,7 @@ class Executor:
                 payload = search_payload(self.store.search(query, limit))
                 self.charged += 1
             elif name == "count_logs":
-                group_by = str(args.get("group_by", "service"))
+                group_by = parse_group_by(args.get("group_by", "service"))
                 query = self._query(args)
                 payload = count_payload(self.store.count(query, group_by), group_by)
                 self.charged += 1
@@ -55,7 +55,7 @@ class Executor:
         result: dict[str, Any] = json.loads(json.dumps(payload, separators=(",", ":"), ensure_ascii=False))
         return result
 
-    def _query(self, args: dict[str, Any]) -> Any:
+    def _query(self, args: dict[str, Any]) -> Query:
         return parse_query(args["start"], args["end"], args.get("service"), args.get("min_level"), args.get("text"),
                            args.get("trace"), self.names)
 
@@ -67,4 +67,5 @@ def drive(run: Generator[CallTool, dict[str, Any], T], answer: Executor) -> T:
         while True:
             call = run.send(answer(call))
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        value: T = done.value
+        return value
