@@ -110,6 +110,11 @@ class EvalOutcome:
         return [e for e in self.episodes if e.failed]
 
     @property
+    def infra_failures(self) -> list[Episode]:
+        """Failures that ended on an infrastructure fault the retries did not outlast (`Episode.infra_fault`)."""
+        return [e for e in self.failures if e.infra_fault]
+
+    @property
     def retries(self) -> int:
         """Rollouts verifiers re-ran after an infrastructure fault, over all episodes."""
         return sum(e.retries for e in self.episodes)
@@ -117,7 +122,7 @@ class EvalOutcome:
     def raise_for_failures(self) -> None:
         """Raise EvalError naming every failed episode (and the log) if any failed."""
         if self.returncode != 0 or not self.episodes or self.failures:
-            lines = [f"- {e.task}: ok={e.ok} stop={e.stop_condition} errors={[x.get('message', '')[:200] for x in e.errors]}" for e in self.failures]
+            lines = [f"- {e.task}: ok={e.ok} stop={e.stop_condition}{f' ({e.infra_fault})' if e.infra_fault else ''} errors={[x.get('message', '')[:200] for x in e.errors]}" for e in self.failures]
             timeout = " (stopped at its deadline)" if self.timed_out else ""
             raise EvalError(
                 f"eval {self.run_dir} failed: vf-eval exit {self.returncode}{timeout}, {len(self.episodes)} episode(s), "

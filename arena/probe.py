@@ -74,6 +74,8 @@ class PolicyScore:
     """For a shortcut: the highest mean the gate allows it."""
     retries: int = 0
     """Rollouts re-run after an infrastructure fault (`arena.retries`), over all episodes."""
+    infra_failed: int = 0
+    """Failed episodes that ended on an infrastructure fault their retries did not outlast (`arena.traces.INFRA_STOPS`)."""
     ci95: float | None = None
     """Half-width of the mean's 95 % interval, clustered by task (`arena.stats`); None: undefined
     (fewer than two tasks) or not computed (a report written before intervals)."""
@@ -105,6 +107,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | 
         turns=statistics.fmean([e.turns for e in outcome.episodes]) if outcome.episodes else 0.0,
         budget_used=statistics.fmean(used) if used else None,
         rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling, retries=outcome.retries,
+        infra_failed=len(outcome.infra_failures),
         ci95=None if interval is None or math.isnan(interval.half_width) else interval.half_width,
     )
 
@@ -120,7 +123,7 @@ def gate(scores: Sequence[PolicyScore]) -> list[GateFailure]:
                 failures.append(GateFailure(env, rule, detail))
 
         for s in by.values():
-            check(s.failed == 0 and s.episodes > 0, "episodes-ran", f"{s.policy}: {s.failed} of {s.episodes} episodes failed")
+            check(s.failed == 0 and s.episodes > 0, "episodes-ran", f"{s.policy}: {s.failed} of {s.episodes} episodes failed ({s.infra_failed} on an infrastructure fault)")
         staller, oracle = by.get("staller"), by.get("oracle")
         if staller is None or oracle is None:
             check(False, "policies-present", "the gate needs both a staller and an oracle")
@@ -213,7 +216,7 @@ def run_probe(
             _write_report(report, header, list(scored.values()), None)
             progress(
                 f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {score.mean:.3f}  "
-                f"({score.episodes} ep, {score.failed} failed, {score.retries} retried, {score.rewrites} rewritten; "
+                f"({score.episodes} ep, {score.failed} failed ({score.infra_failed} infra), {score.retries} retried, {score.rewrites} rewritten; "
                 f"{time.monotonic() - started:.0f}s)"
             )
 

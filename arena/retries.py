@@ -5,7 +5,7 @@ verifiers reruns the whole episode while it ends with an error a rule matches
 errors of its failed traces), waiting `backoff(attempt)` between attempts: min(0.5 · 2^attempt,
 30) s times a jitter in [0.5, 1.5). An Arena episode has one agent, so a retry is the same rollout
 re-rolled in a fresh box, whichever docker path provisioned it: verifiers' own runtime (the box
-belongs to the rollout) or Arena's lean one (`arena_kit.lean.env.LeanEnv` starts the box and lends
+belongs to the rollout) or Arena's lean one (`arena_kit.envs.lean.LeanEnv` starts the box and lends
 it to the rollout, and verifiers never retries an agent in a borrowed box, so per-agent
 `[env.agent.retries]` rules would not protect it). Each rule has its own budget per episode; an
 error that matches no rule is never retried (`max_retries = 0`), so an agent's or a grader's own
@@ -13,17 +13,21 @@ outcome stands: a wrong answer or a denial is no error at all, a stage deadline 
 an error), a harness or task exception is a `HarnessError`/`TaskError`, and a sandbox error a
 grader provoked (a read of a file the agent never wrote) names no lost engine or box.
 
-The messages are the ones verifiers 0.4.0 and the lean runtime record, provoked on this machine:
+On Arena's lean path (`arena_kit.runtimes.lean_docker`) the infrastructure faults are types, matched
+by class name alone: the lean runtime raises `EngineUnreachableError`, `BoxLostError` or
+`StartMissedError` (verifiers `SandboxError` subclasses) only on the engine's own word, so no text, in
+any exception or in the box's output, can buy their budget.
+
+verifiers' own (stock) runtime does not type its errors, so its faults keep anchored message patterns,
+on the messages verifiers 0.4.0 records, provoked on this machine:
 - engine down at provisioning (`DOCKER_HOST` at a dead socket, dockerd restarting): "docker
-  runtime selected but the engine is not reachable: ...", a `RuntimeError` on the trace from
-  verifiers' runtime, a `SandboxError` on the episode from the lean one (an error must be a
-  verifiers `RolloutError` to leave `LeanEnv.run` with its own type and words);
+  runtime selected but the engine is not reachable: ...", a `RuntimeError` on the trace;
 - the same mid-rollout (an exec, read or write while the daemon is away): `SandboxError` carrying
-  the docker CLI's "Cannot connect to the Docker daemon" / "error during connect" (the lean runtime
-  writes the CLI's words for a refused or dropped Engine API connection);
+  the docker CLI's "Cannot connect to the Docker daemon" / "error during connect";
 - the box gone under a running harness (container removed, or killed by a daemon restart):
-  `SandboxError` "runtime died under harness 'bash' (exit 137): ..."; later calls into it: "No such
-  container" / "is not running" (the daemon's own words on both paths);
+  `SandboxError` "runtime died under harness 'bash' (exit 137): ..." (also on a lean box under an
+  ACP harness: verifiers writes it after the lean runtime's engine-side `alive()`); later calls into
+  it: "No such container" / "is not running" (the daemon's own words);
 - a live harness (claude_code, codex) that missed verifiers' fixed 5 s start handshake on a loaded
   engine: `SandboxError` "container live process failed to start: ..." (`arena.vf_hooks` makes it
   rarer, not impossible: the harness program is verifiers', so no agent has acted yet);
@@ -67,9 +71,9 @@ class RetryRule(BaseModel):
 # Every pattern is anchored at the start of the message, to a prefix verifiers writes on the host:
 # the rest of a message can quote output from inside the box, which the agent controls. Where the
 # prefix alone cannot tell (a failed in-box `read`/`write`, "runtime died under harness"), the
-# engine is asked first (`arena.vf_hooks` for verifiers' runtime, `LeanDockerRuntime` itself for the
-# lean one): a box that is still running gets an error no rule matches ("in the running box: ..."),
-# so only a box the engine reports dead or unreachable is retried.
+# engine is asked first (`arena.vf_hooks`): a box that is still running gets an error no rule
+# matches ("in the running box: ..."), so only a box the engine reports dead or unreachable is retried.
+# The lean runtime writes none of these words; its faults are matched by type.
 _HOST_OP = r"(?:\w+ (?:run|background process|environment inspection|workdir setup|network cut|proxy listener) failed|container background process failed|read '.*?'|write '.*?')"
 ENGINE_AT_START = r"^\w+ runtime selected but the engine is not reachable"
 ENGINE_GONE = "^" + _HOST_OP + r": .*?(?:Cannot connect to the Docker daemon|error during connect)"
@@ -81,10 +85,14 @@ INFRA_RULES: tuple[RetryRule, ...] = (
     # Seven retries wait about 60 s in all (31-92 s): a daemon restart by images/ensure-docker.sh
     # takes a few seconds, on a loaded machine several times that.
     RetryRule(fault="engine unreachable at provisioning", type="RuntimeError", message=ENGINE_AT_START, max_retries=7),
-    RetryRule(fault="engine unreachable at provisioning, lean box", type="SandboxError", message=ENGINE_AT_START, max_retries=7),
     RetryRule(fault="engine unreachable mid-rollout", type="SandboxError", message=ENGINE_GONE, max_retries=7),
     RetryRule(fault="sandbox died or lost", type="SandboxError", message=BOX_GONE, max_retries=3),
     RetryRule(fault="harness start missed its deadline", type="SandboxError", message=START_MISSED, max_retries=3),
+    # The lean runtime's typed faults (`arena_kit.runtimes.lean_docker.faults`), spelled here by class
+    # name: `arena --help` imports this module and must not import the kit's docker stack.
+    RetryRule(fault="engine unreachable, lean box", type="EngineUnreachableError", max_retries=7),
+    RetryRule(fault="box lost, lean box", type="BoxLostError", max_retries=3),
+    RetryRule(fault="harness start missed its deadline, lean box", type="StartMissedError", max_retries=3),
     RetryRule(fault="model server unreachable or reset", type="ProviderError", status_code=(503,), max_retries=5),
 )
 """The faults an eval retries, first match wins; anything else is kept as the episode's outcome."""

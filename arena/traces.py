@@ -23,6 +23,7 @@ from arena_kit.records import REWRITES_FILE, AuditRecord
 
 __all__ = [
     "GOOD_STOPS",
+    "INFRA_STOPS",
     "TRACES_FILE",
     "Episode",
     "TraceLog",
@@ -34,6 +35,13 @@ __all__ = [
 TRACES_FILE = "traces.jsonl"
 GOOD_STOPS = frozenset({"agent_completed", "user_closed", "max_turns_reached", None})
 """Stop conditions of an agent that ran to its end (anything else: a timeout, an error...)."""
+INFRA_STOPS = {
+    "engineunreachable_error": "engine unreachable",
+    "boxlost_error": "box lost",
+    "startmissed_error": "start missed",
+}
+"""The stop conditions of the lean runtime's typed infrastructure faults (`arena_kit.runtimes.lean_docker.faults`:
+verifiers writes `<class name without Error, lowercased>_error`) and what each says, for reports."""
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +80,11 @@ class Episode:
         whose earlier attempts failed and were retried keeps their errors and is ok), or the agent
         was stopped short (a timeout)."""
         return not self.ok or self.stop_condition not in GOOD_STOPS
+
+    @property
+    def infra_fault(self) -> str | None:
+        """The infrastructure fault the episode ended on (`INFRA_STOPS`), None for any other end."""
+        return INFRA_STOPS.get(self.stop_condition or "")
 
     @property
     def retries(self) -> int:

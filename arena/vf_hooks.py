@@ -21,24 +21,20 @@ way: in a box the engine reports running it becomes "in the running box: ...", w
 (`arena.retries`) matches.
 
 On another verifiers version neither hook is installed (with a warning): the code they wrap may
-have moved. Usage (what `arena.evalrun` launches): `python -m arena.vf_hooks LIMIT <vf-eval
+have moved. The patches themselves live in `arena_kit.verifiers_seam.container_hooks`. Usage (what `arena.evalrun` launches): `python -m arena.vf_hooks LIMIT <vf-eval
 arguments>`, LIMIT 0 for no start limit.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Any
 
+from arena_kit.verifiers_seam import VERIFIERS_VERSION, pinned
 from arena.vf_startup import fast_server_polls, hand_over_tool_server, lighten_imports, prewarm
 
-__all__ = ["DEFAULT_STARTS", "HOOKED_VERSION", "LIVE_HARNESSES", "install", "install_host_liveness", "main"]
+__all__ = ["DEFAULT_STARTS", "LIVE_HARNESSES", "install", "install_host_liveness", "main"]
 
-HOOKED_VERSION = "0.4.0"
-"""The verifiers version whose `ContainerRuntime.open_process` and `Runtime.alive` these hooks wrap."""
 LIVE_HARNESSES = frozenset({"claude_code", "codex", "arena-codex"})
 """Harnesses verifiers starts as a live process in the box (the ones the deadline can hit)."""
 DEFAULT_STARTS = 4
@@ -48,11 +44,9 @@ logger = logging.getLogger(__name__)
 
 
 def _hookable() -> bool:
-    import verifiers
-
-    if verifiers.__version__ != HOOKED_VERSION:
-        logger.warning("verifiers %s is not %s: Arena's vf-eval hooks (harness-start limit, host-side "
-                       "liveness) are not installed; check arena.vf_hooks against it", verifiers.__version__, HOOKED_VERSION)
+    if not pinned():
+        logger.warning("verifiers is not %s: Arena's vf-eval hooks (harness-start limit, host-side liveness) are "
+                       "not installed; check arena_kit.verifiers_seam.container_hooks against it", VERIFIERS_VERSION)
         return False
     return True
 
@@ -68,16 +62,9 @@ def install(limit: int) -> bool:
         raise ValueError(f"the harness-start limit must be at least 1, got {limit}")
     if not _hookable():
         return False
-    from verifiers.v1.runtimes.container import ContainerRuntime
+    from arena_kit.verifiers_seam.container_hooks import limit_open_process
 
-    original: Callable[..., Awaitable[Any]] = ContainerRuntime.open_process
-    gate = asyncio.Semaphore(limit)
-
-    async def admitted(self: Any, argv: list[str], env: dict[str, str]) -> Any:
-        async with gate:
-            return await original(self, argv, env)
-
-    ContainerRuntime.open_process = admitted
+    limit_open_process(limit)
     return True
 
 
@@ -86,38 +73,10 @@ def install_host_liveness() -> bool:
     (False: not installed, on a verifiers version this hook was not written for)."""
     if not _hookable():
         return False
-    from verifiers.v1.runtimes.container import ContainerRuntime
+    from arena_kit.verifiers_seam.container_hooks import liveness_from_engine
 
-    async def running(self: Any) -> bool:
-        container = getattr(self, "_container", None)
-        if not container:
-            return False
-        try:
-            code, out, _ = await self._communicate_host(self.engine, "inspect", "--format", "{{.State.Running}}", container)
-        except Exception:  # noqa: BLE001 - an engine that cannot answer has lost the box for this rollout
-            return False
-        return bool(code == 0 and out.strip() == b"true")
-
-    ContainerRuntime.alive = running
-    for name in ("_read", "write"):
-        setattr(ContainerRuntime, name, _host_checked(getattr(ContainerRuntime, name)))
+    liveness_from_engine()
     return True
-
-
-def _host_checked(operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """`operation` (an in-box read or write), whose failure in a box the engine reports running is
-    marked as such ("in the running box: ..."), so no retry rule takes it for a lost box or engine."""
-    from verifiers.v1.errors import SandboxError
-
-    async def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await operation(self, *args, **kwargs)
-        except SandboxError as error:
-            if await self.alive():
-                raise SandboxError(f"in the running box: {error}") from error
-            raise
-
-    return checked
 
 
 def main(argv: list[str] | None = None) -> None:

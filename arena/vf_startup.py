@@ -14,7 +14,7 @@ vf-eval, which imports the server stack on the other core and waits; `hand_over_
 the first such spawn an order to it instead (same argv module, cwd, log and environment as
 verifiers' `run_background` computes, API keys dropped as there), and verifiers keeps the process
 for teardown as its own. Only a `run_background` whose source is the one read
-(`RUN_BACKGROUND_SHA256`) is replaced; any other spawn, or a warm process already used or gone,
+(`arena_kit.verifiers_seam.launch`) is replaced; any other spawn, or a warm process already used or gone,
 spawns as before.
 
 **math_verify.** verifiers' loaders import the judge base, whose scoring module binds
@@ -30,10 +30,10 @@ no Anthropic call never uses. `DEFERRED_INITS` runs that init on the first read 
 names (`arena_kit.lazy_init.defer_init`), and a submodule import does not.
 
 **Port and readiness polls.** verifiers reads back the port a shared tool server binds from a file,
-polling once a second (`verifiers.v1.mcp.launch._read_back_port`), then probes it until it
-answers, again sleeping a second after each miss (`_PROBE`); no rollout starts before both. The
+polling once a second (verifiers' launch module), then probes it until it
+answers, again sleeping a second after each miss; no rollout starts before both. The
 replacements poll every `PORT_POLL_S` with the same 180 s budget and the same errors. Each is
-replaced only when its source is the one read (`READ_BACK_PORT_SHA256`, `PROBE_SHA256`);
+replaced only when its source is the one read (`arena_kit.verifiers_seam.launch`);
 otherwise both stay verifiers' own, with a warning.
 
 Measured on the 2-core dev machine, quiet (`tests/startup/measure.py`, median of 3, fault-localisation,
@@ -47,23 +47,19 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import hashlib
-import inspect
 import logging
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
+from arena_kit.verifiers_seam import VERIFIERS_VERSION, pinned
 from arena_kit.warm_start import Order
 
-__all__ = ["DEFERRED_INITS", "HOOKED_VERSION", "MATH_VERIFY_CALLS", "PORT_POLL_S", "PORT_WAIT_S", "PROBE", "PROBE_SHA256",
-           "READ_BACK_PORT_SHA256", "RUN_BACKGROUND_SHA256", "WarmServer", "fast_server_polls", "hand_over_tool_server",
-           "lighten_imports", "prewarm", "read_back_port", "source_digest"]
-
-HOOKED_VERSION = "0.4.0"
-"""The verifiers version whose package inits, `_read_back_port`, `_PROBE` and `run_background` were read."""
+__all__ = ["DEFERRED_INITS", "MATH_VERIFY_CALLS", "PORT_POLL_S", "PORT_WAIT_S", "PROBE", "WarmServer", "fast_server_polls",
+           "hand_over_tool_server", "lighten_imports", "prewarm", "read_back_port"]
 MATH_VERIFY_CALLS = ("math_verify", ("parse", "verify"))
 """The package whose init is deferred in vf-eval and the names a module binds at import and calls later."""
 DEFERRED_INITS = ("anthropic",)
@@ -72,10 +68,6 @@ PORT_POLL_S = 0.02
 """Between two reads of a starting tool server's port file (a read is one small file on the host)."""
 PORT_WAIT_S = 180.0
 """How long verifiers waits for the port (180 polls of 1 s), kept."""
-READ_BACK_PORT_SHA256 = "d94c2209ccc3a9621cbfac8fbf4d80f4a60e663178abc61405e7216aeb6b3d34"
-"""sha256 of `inspect.getsource(verifiers.v1.mcp.launch._read_back_port)` on 0.4.0."""
-PROBE_SHA256 = "7d7e6d4832925384ba2bc42e9ed94a30363b5c6ea9f464af6bdd21b24306d147"
-"""sha256 of `verifiers.v1.mcp.launch._PROBE` on 0.4.0 (180 tries, 1 s apart)."""
 PROBE = f"""
 import sys, time, urllib.error, urllib.request
 deadline = time.monotonic() + {PORT_WAIT_S}
@@ -93,9 +85,6 @@ while True:
 listens; stdlib only, since it runs in the server's runtime), retrying every PORT_POLL_S within the
 same 180 s. A server reports its port before its setup and listens only after it, so the first
 try usually finds nothing listening: verifiers' own probe then sleeps a whole second."""
-RUN_BACKGROUND_SHA256 = "5226d2792ce8474e306c682251ee05712097bc1cc49ab763c2e38402848d5da4"
-"""sha256 of `inspect.getsource(verifiers.v1.runtimes.subprocess.SubprocessRuntime.run_background)` on 0.4.0."""
-
 logger = logging.getLogger(__name__)
 
 
@@ -104,7 +93,8 @@ def lighten_imports() -> bool:
     inits were not deferred, see `defer_verifiers_init`).
 
     Must run before anything imports `verifiers.v1`."""
-    from arena_kit.lazy_init import defer_calls, defer_init, defer_verifiers_init
+    from arena_kit.lazy_init import defer_calls, defer_init
+    from arena_kit.verifiers_seam.package_inits import defer_verifiers_init
 
     deferred = defer_verifiers_init()
     defer_calls(*MATH_VERIFY_CALLS)
@@ -113,16 +103,8 @@ def lighten_imports() -> bool:
     return deferred
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def source_digest(function: Any) -> str:
-    return _digest(inspect.getsource(function))
-
-
 async def read_back_port(runtime: Any, path: str) -> int:
-    """verifiers' `_read_back_port`, polling every PORT_POLL_S instead of every second."""
+    """verifiers' port read-back (`arena_kit.verifiers_seam.launch`), polling every PORT_POLL_S instead of every second."""
     from verifiers.v1.errors import ToolsetError
 
     deadline = time.monotonic() + PORT_WAIT_S
@@ -137,24 +119,18 @@ async def read_back_port(runtime: Any, path: str) -> int:
 
 
 def fast_server_polls() -> bool:
-    """Replace `verifiers.v1.mcp.launch._read_back_port` with `read_back_port` and its readiness probe
-    with `PROBE` (False: neither replaced, on another verifiers version or when either is not the code read)."""
-    import verifiers
-
-    if verifiers.__version__ != HOOKED_VERSION:
-        logger.warning("verifiers %s is not %s: the tool server port and readiness polls stay at 1 s (check "
-                       "arena.vf_startup)", verifiers.__version__, HOOKED_VERSION)
+    """Replace verifiers' tool server port read-back with `read_back_port` and its readiness probe with
+    `PROBE` (False: neither replaced, on another verifiers version or when either is not the code read)."""
+    if not pinned():
+        logger.warning("verifiers is not %s: the tool server port and readiness polls stay at 1 s (check "
+                       "arena_kit.verifiers_seam.launch)", VERIFIERS_VERSION)
         return False
-    from verifiers.v1.mcp import launch
+    from arena_kit.verifiers_seam.launch import replace_port_polls
 
-    if launch._read_back_port is read_back_port and launch._PROBE == PROBE:
-        return True
-    if source_digest(launch._read_back_port) != READ_BACK_PORT_SHA256 or _digest(launch._PROBE) != PROBE_SHA256:
-        logger.warning("verifiers.v1.mcp.launch's port poll or probe is not the code arena.vf_startup replaces: "
-                       "the tool server polls stay at 1 s")
+    if not replace_port_polls(read_back_port, PROBE):
+        logger.warning("verifiers.v1.mcp.launch's port poll or probe is not the code arena_kit.verifiers_seam.launch "
+                       "replaces: the tool server polls stay at 1 s")
         return False
-    launch._read_back_port = read_back_port
-    launch._PROBE = PROBE
     return True
 
 
@@ -217,28 +193,18 @@ def prewarm() -> WarmServer:
 def hand_over_tool_server(warm: WarmServer) -> bool:
     """Make verifiers' first host-side `python -m <module>` spawn an order to `warm` (False: not patched,
     on another verifiers version or when `run_background` is not the one read)."""
-    import verifiers
-
-    if verifiers.__version__ != HOOKED_VERSION:
+    if not pinned():
         warm.release()
         return False
-    from verifiers.v1.runtimes.subprocess import SubprocessRuntime
+    from arena_kit.verifiers_seam.launch import route_module_spawns
 
-    original = SubprocessRuntime.run_background
-    if source_digest(original) != RUN_BACKGROUND_SHA256:
-        logger.warning("SubprocessRuntime.run_background is not the method arena.vf_startup replaces: "
+    def spawn(module: str, workdir: Path, env: dict[str, str], log: str) -> WarmServer | None:
+        order = Order(module=module, cwd=str(workdir), log=str(workdir / log), env={**_server_env(dict(os.environ)), **env})
+        return warm if warm.order(order) else None
+
+    if not route_module_spawns(spawn):
+        logger.warning("SubprocessRuntime.run_background is not the method arena_kit.verifiers_seam.launch replaces: "
                        "tool servers start after vf-eval's imports")
         warm.release()
         return False
-
-    async def run_background(self: Any, argv: list[str], env: dict[str, str], log: str) -> None:
-        if len(argv) == 3 and argv[:2] == [sys.executable, "-m"] and self.workdir is not None:
-            order = Order(module=argv[2], cwd=str(self.workdir), log=str(self.workdir / log),
-                          env={**_server_env(dict(os.environ)), **self.process_env(env)})
-            if warm.order(order):
-                self._background.append(warm)  # stopped and awaited by verifiers' teardown as its own
-                return
-        await original(self, argv, env, log)
-
-    SubprocessRuntime.run_background = run_background
     return True

@@ -19,8 +19,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from verifiers.v1.mcp import server as vf_server
-
+from arena_kit.verifiers_seam.toolset import bound_state
 from fault_localisation.generate import Knobs, generate, iso, split_seeds
 from fault_localisation.taskset import build_incident_store
 from log_search.toolset import LogSearchConfig, LogSearchState, LogSearchToolset, ServiceInfo
@@ -61,17 +60,14 @@ def _pct(values: list[float], q: float) -> float:
 
 async def _time_queries(state: LogSearchState, queries) -> dict[str, list[float]]:
     toolset = LogSearchToolset(LogSearchConfig())
-    token = vf_server._call_state.set(state)
     timings: dict[str, list[float]] = defaultdict(list)
-    try:
+    with bound_state(state):
         await toolset.count_logs(start=state.window_start, end=state.window_end)  # open the store once
         for kind, tool, args in queries:
             state.queries_used = 0
             t0 = time.perf_counter()
             await getattr(toolset, tool)(**{k: v for k, v in args.items() if v is not None})
             timings[kind].append((time.perf_counter() - t0) * 1000)
-    finally:
-        vf_server._call_state.reset(token)
     return timings
 
 

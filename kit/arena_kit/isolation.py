@@ -87,7 +87,7 @@ async def confine(runtime: vf.Runtime, pids: int) -> None:
     """
     if getattr(runtime, "created_pids_limit", None) == pids:
         logger.debug("runtime %s was created with PIDs limit %d", runtime.name, pids)
-        return  # a lean box (arena_kit.lean) carries its limits from create time
+        return  # a lean box (arena_kit.runtimes.lean_docker) carries its limits from create time
     engine = getattr(runtime.info, "type", None)
     if engine not in CONTAINER_ENGINES:
         logger.debug("runtime %s has no container to confine", engine)

@@ -10,10 +10,10 @@ stand-in for each in `sys.modules` that imports a name's defining module when th
 read. `vf.Toolset` is then the very class `verifiers.v1.mcp.toolset` defines, and a name nobody
 reads costs nothing.
 
-A tool server defers them when started as `python -m <that toolset>` (`defer_for_server`), vf-eval
-when Arena launches it (`arena.vf_startup`); only on the verifiers version this was written
-against, whose inits hold nothing else: an init with any other statement is imported as usual,
-with a warning. `tests/startup` pins both.
+Which inits, and when, is verifiers-specific and lives in `arena_kit.verifiers_seam.package_inits`
+(a tool server started as `python -m <that toolset>`, vf-eval when Arena launches it); this module is
+the generic machinery: an init with any statement but re-exports is imported as usual, with a warning.
+`tests/startup` pins both.
 
 Two narrower tools serve vf-eval (`arena.vf_startup`): `defer_calls` makes chosen names of a
 re-export init forwarders that import on their first call (for a module that binds a function at
@@ -31,15 +31,8 @@ import threading
 from types import ModuleType
 from typing import Any
 
-__all__ = ["DEFERRED", "HOOKED_VERSION", "NotReexportOnly", "defer_calls", "defer_for_server", "defer_init", "defer_verifiers_init", "launched_as",
-           "reexports"]
+__all__ = ["NotReexportOnly", "defer_calls", "defer_init", "defer_reexports", "launched_as", "reexports", "stand_in"]
 
-DEFERRED = ("verifiers.v1", "verifiers.v1.mcp", "verifiers.v1.tasksets", "verifiers.v1.harnesses", "verifiers.v1.judges")
-"""The package inits a process skips (parents first). verifiers resolves a taskset or harness id by
-`find_spec("verifiers.v1.<kind>.<id>")`, which runs the package init and with it every built-in one
-(the harbor, nemo_gym and openenv tasksets; all nine harnesses with the ACP stack)."""
-HOOKED_VERSION = "0.4.0"
-"""The verifiers version whose inits were read: re-exports, `__all__` and v1's NullHandler only."""
 _NULL_HANDLER = "_logging.getLogger(__name__).addHandler(_logging.NullHandler())"
 
 logger = logging.getLogger(__name__)
@@ -91,7 +84,13 @@ def reexports(package: str) -> tuple[dict[str, tuple[str, str | None]], list[str
     return names, exported, null_handler
 
 
-def _stand_in(package: str, calls: tuple[str, ...] = ()) -> ModuleType:
+def stand_in(package: str, calls: tuple[str, ...] = ()) -> ModuleType:
+    """A module for `package` that imports each re-exported name's defining module on its first read
+    (`calls`: names that are forwarders instead, see `defer_calls`).
+
+    Raises:
+        NotReexportOnly: the init is more than re-exports.
+    """
     names, exported, null_handler = reexports(package)
     spec = importlib.util.find_spec(package)
     assert spec is not None  # reexports found it
@@ -148,7 +147,7 @@ def defer_calls(package: str, calls: tuple[str, ...]) -> bool:
     if package in sys.modules:
         return False
     try:
-        sys.modules[package] = _stand_in(package, calls)
+        sys.modules[package] = stand_in(package, calls)
     except NotReexportOnly as error:
         sys.modules.pop(package, None)
         logger.warning("%s is imported in full: %s", package, error)
@@ -186,24 +185,17 @@ def defer_init(package: str) -> bool:
     return True
 
 
-def defer_verifiers_init() -> bool:
-    """Put lazy stand-ins for DEFERRED in `sys.modules` (False, and nothing changed: one is already
-    imported, verifiers is another version, or an init is more than re-exports)."""
-    if any(name in sys.modules for name in DEFERRED):
+def defer_reexports(packages: tuple[str, ...]) -> bool:
+    """Put lazy stand-ins for `packages` (parents first) in `sys.modules` (False, and nothing changed: one
+    is already imported, or an init is more than re-exports)."""
+    if any(name in sys.modules for name in packages):
         return False
-    from importlib.metadata import version
-
-    found = version("verifiers")
-    if found != HOOKED_VERSION:
-        logger.warning("verifiers %s is not %s: the tool server imports verifiers in full (check "
-                       "arena_kit.lazy_init against its package inits)", found, HOOKED_VERSION)
-        return False
-    importlib.import_module("verifiers")
+    importlib.import_module(packages[0].partition(".")[0])
     placed: list[str] = []
     try:
-        for name in DEFERRED:  # parents first: finding a child's spec imports its parent
+        for name in packages:  # parents first: finding a child's spec imports its parent
             parent, _, child = name.rpartition(".")
-            sys.modules[name] = _stand_in(name)
+            sys.modules[name] = stand_in(name)
             setattr(sys.modules[parent], child, sys.modules[name])
             placed.append(name)
     except NotReexportOnly as error:
@@ -211,11 +203,6 @@ def defer_verifiers_init() -> bool:
             del sys.modules[name]
             parent, _, child = name.rpartition(".")
             delattr(sys.modules[parent], child)
-        logger.warning("the tool server imports verifiers in full: %s", error)
+        logger.warning("%s are imported in full: %s", ", ".join(packages), error)
         return False
     return True
-
-
-def defer_for_server(module: str) -> bool:
-    """In a process launched as `python -m <module>` (a tool server), defer verifiers' package inits."""
-    return launched_as(module) and defer_verifiers_init()

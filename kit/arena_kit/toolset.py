@@ -16,19 +16,18 @@ pulled, so a refusal never runs the tool and never costs budget.
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
+import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-import verifiers.v1 as vf
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
-from verifiers.v1.mcp import server as _vf_server
 from verifiers.v1.utils.decorators import discover_decorated
+
+from arena_kit.verifiers_seam.toolset import HookedToolset, state_route
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -44,7 +43,7 @@ StateT = TypeVar("StateT")
 
 def rollout_key() -> str:
     """The identity of the calling rollout, from the request's signed state coordinates."""
-    route = _vf_server._request_query(_vf_server.STATE_ROUTE_PARAM)
+    route = state_route()
     return route or os.environ.get("VF_STATE_URL", "") or "-"
 
 
@@ -77,7 +76,7 @@ class _RolloutLock:
     """Calls holding or waiting for the lock; the entry is dropped when this reaches 0."""
 
 
-class SerialToolset(vf.Toolset[ConfigT, StateT], Generic[ConfigT, StateT]):
+class SerialToolset(HookedToolset[ConfigT, StateT], Generic[ConfigT, StateT]):
     """Serialises each rollout's tool calls and refuses bad arguments for free (see module docstring)."""
 
     def __init__(self, config: ConfigT) -> None:
@@ -103,22 +102,17 @@ class SerialToolset(vf.Toolset[ConfigT, StateT], Generic[ConfigT, StateT]):
                     return CallToolResult(content=[TextContent(type="text", text=refusal)], is_error=True)
         return await call_next(ctx)
 
-    def _with_state(self, fn: Callable) -> Callable:
-        synced = super()._with_state(fn)
-
-        @functools.wraps(fn)
-        async def serial(*args, **kwargs):
-            self._state_channel()  # refuses forged coordinates before a lock is made for them
-            key = rollout_key()
-            slot = self._rollout_locks.setdefault(key, _RolloutLock())
-            slot.users += 1
-            try:
-                async with slot.lock:
-                    return await synced(*args, **kwargs)
-            finally:
-                slot.users -= 1
-                if not slot.users:
-                    del self._rollout_locks[key]
-
-        serial.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
-        return serial
+    @contextlib.asynccontextmanager
+    async def around_call(self) -> AsyncIterator[None]:
+        """Hold the calling rollout's lock across verifiers' pull → call → push (the seam checks the
+        rollout's coordinates first, so a forged rollout gets no lock made for it)."""
+        key = rollout_key()
+        slot = self._rollout_locks.setdefault(key, _RolloutLock())
+        slot.users += 1
+        try:
+            async with slot.lock:
+                yield
+        finally:
+            slot.users -= 1
+            if not slot.users:
+                del self._rollout_locks[key]

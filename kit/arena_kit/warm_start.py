@@ -84,7 +84,7 @@ def become(order: Order) -> None:
 
 
 def main() -> None:
-    from arena_kit.lazy_init import defer_verifiers_init
+    from arena_kit.verifiers_seam.package_inits import defer_verifiers_init
 
     defer_verifiers_init()
     for name in PRELOAD:

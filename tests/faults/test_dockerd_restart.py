@@ -1,7 +1,7 @@
 """dockerd SIGKILLed mid-eval and restarted as `images/ensure-docker.sh` does: the rollouts the
 outage broke (engine unreachable, boxes killed by the restart) are retried as whole episodes, every
 episode ends scored, and after Arena's cleanup no container of the run is left, on both docker paths
-(the lean one's engine errors carry the stock runtime's words, `arena_kit.lean.runtime`).
+(the lean one's engine errors carry the stock runtime's words, `arena_kit.runtimes.lean_docker.runtime`).
 
 This kills the machine's Docker engine, and with it every other container: it is marked
 `engine_fault`, which the Makefile runs alone after the parallel suite. Run it by hand only on a

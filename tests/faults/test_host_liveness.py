@@ -1,7 +1,7 @@
 """A root agent cannot pass its own failure off as a lost box: with Arena's vf-eval hooks (stock
 runtime) and in the lean runtime itself, the engine, not the box, says whether the box is alive, and a
 failed in-box read or write in a running box matches no retry rule (`arena.vf_hooks`,
-`arena_kit.lean.runtime`, `arena.retries`)."""
+`arena_kit.runtimes.lean_docker.runtime`, `arena.retries`)."""
 
 import asyncio
 import subprocess
@@ -17,7 +17,7 @@ from verifiers.v1.utils.retries import RetryState
 
 from arena.retries import retries_table
 from arena.vf_hooks import install_host_liveness
-from arena_kit.lean.runtime import LeanDockerRuntime
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 pytestmark = pytest.mark.docker
 

@@ -9,7 +9,7 @@ from verifiers.v1.utils.retries import RetryState
 import verifiers.v1 as vf
 from arena.evalrun import EvalRequest, eval_config
 from arena.retries import INFRA_RULES, retries_table
-from arena_kit.lean.env import LeanEnvConfig
+from arena_kit.envs.lean import LeanEnvConfig
 
 # Messages as verifiers 0.4.0 and the lean runtime recorded them when the faults were provoked (see
 # arena/retries.py; the lean runtime's words are provoked one by one in tests/lean_runtime/test_errors.py).

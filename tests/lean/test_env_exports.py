@@ -29,7 +29,7 @@ def test_the_package_lists_lean_env_yet_imports_no_verifiers(package: str) -> No
 def test_verifiers_resolves_the_lean_env_by_taskset_id_with_lean_as_the_default_path(taskset_id: str) -> None:
     from verifiers.v1.utils.loaders import env_config_type, environment_class, taskset_class
 
-    from arena_kit.lean.env import LeanEnv, LeanEnvConfig
+    from arena_kit.envs.lean import LeanEnv, LeanEnvConfig
 
     package, taskset = PACKAGES[taskset_id]
     assert environment_class(taskset_id) is LeanEnv

@@ -14,8 +14,8 @@ from verifiers.v1.harnesses.bash.harness import BashHarness, BashHarnessConfig
 from verifiers.v1.runtimes import ProgramResult
 from verifiers.v1.utils.loaders import harness_class, harness_config_type
 
-from arena_kit.lean.harness import LeanBashHarness
-from arena_kit.lean.harness import INTERPRETER, RUNNER_SOURCE, runner_path
+from arena_kit.harnesses.arena_bash.harness import LeanBashHarness
+from arena_kit.harnesses.arena_bash.harness import INTERPRETER, RUNNER_SOURCE, runner_path
 
 TASK = vf.TaskData(prompt="Find the fault.", system_prompt="Task system prompt.")
 

@@ -14,7 +14,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 from verifiers.v1.harnesses.utils import compaction, core, mcp
 
-from arena_kit.lean import runner
+from arena_kit.harnesses.arena_bash import runner
 
 TEXTS = [
     "",

@@ -343,7 +343,7 @@ def run_boxes(path: str, level: int, boxes: int, image: str) -> Result:
     import verifiers.v1 as vf
     from verifiers.v1.runtimes.docker import DockerRuntime
 
-    from arena_kit.lean.runtime import LeanDockerRuntime
+    from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
     name = f"measure-boxes-{path}-c{level}-{int(time.time())}"
     os.environ["VF_RUN_ID"] = name

@@ -15,8 +15,9 @@ from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 from verifiers.v1.utils.loaders import env_config_type, environment_class
 
 import arena_kit.isolation as isolation
-from arena_kit.lean.env import VERIFIERS_VERSION, LeanEnv, LeanEnvConfig
-from arena_kit.lean.runtime import LeanDockerRuntime
+from arena_kit.verifiers_seam import VERIFIERS_VERSION
+from arena_kit.envs.lean import LeanEnv, LeanEnvConfig
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 
 def test_the_installed_verifiers_is_the_release_the_lean_path_was_written_against():

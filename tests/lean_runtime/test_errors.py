@@ -1,6 +1,6 @@
-"""The lean runtime's errors in words Arena's retry rules can trust (`arena.retries`), against a fake
-Engine API client: a lost engine or box reads as on the stock path and is retried; the box's own words
-in a box the engine reports running are never taken for a loss."""
+"""The lean runtime's errors as types Arena's retry rules match (`arena.retries`), against a fake Engine
+API client: a lost engine or box is a typed fault and is retried; the box's own words (or any text
+carrying the docker CLI's) are never taken for a loss."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ from verifiers.v1.errors import EnvError, boundary
 from verifiers.v1.trace import Error
 from verifiers.v1.utils.retries import RetryState
 
-import arena_kit.lean.runtime as lean
+import arena_kit.runtimes.lean_docker.engine as engine_api
+import arena_kit.runtimes.lean_docker.runtime as lean
 from arena.retries import INFRA_RULES, retries_table
-from arena_kit.lean.runtime import LeanDockerRuntime
+from arena_kit.runtimes.lean_docker.faults import BoxLostError, EngineUnreachableError
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 BOX = "vf-0123abcd"
 REFUSED = requests.exceptions.ConnectionError("('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))")
@@ -119,20 +121,20 @@ def raised(operation: Callable[[], Any]) -> BaseException:
 
 @pytest.fixture(autouse=True)
 def fresh_image_cache() -> None:
-    lean._image_user.cache_clear()
+    engine_api.image_user.cache_clear()
 
 
 # --- engine unreachable at start -----------------------------------------------------------------
 
 
-def test_an_engine_unreachable_at_start_leaves_the_env_run_as_a_retried_sandbox_error(monkeypatch):
+def test_an_engine_unreachable_at_start_leaves_the_env_run_as_a_retried_typed_fault(monkeypatch):
     """`LeanEnv.run` starts the box inside verifiers' `boundary(EnvError)`: a RuntimeError there
-    would be recorded as an EnvError, which no rule retries."""
+    would be recorded as an EnvError, which no rule retries; a SandboxError subclass passes as itself."""
 
     def refused(**_kwargs: Any) -> docker.DockerClient:
         raise docker.errors.DockerException(f"Error while fetching server API version: {REFUSED}")
 
-    monkeypatch.setattr(lean, "_client", None)
+    monkeypatch.setattr(engine_api, "_client", None)
     monkeypatch.setattr(docker.DockerClient, "from_env", staticmethod(refused))
 
     async def env_run() -> None:
@@ -140,20 +142,20 @@ def test_an_engine_unreachable_at_start_leaves_the_env_run_as_a_retried_sandbox_
             await LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest")).start()
 
     error = raised(env_run)
-    assert type(error).__name__ == "SandboxError", error
-    assert str(error).startswith("docker runtime selected but the engine is not reachable: ")
-    assert rule_of(error) == "engine unreachable at provisioning, lean box"
+    assert type(error) is EngineUnreachableError, error
+    assert str(error).startswith("the docker engine is not reachable: ")
+    assert rule_of(error) == "engine unreachable, lean box"
 
 
 @pytest.mark.parametrize(("failure", "fault"), [
-    pytest.param(REFUSED, "engine unreachable mid-rollout", id="engine-refused"),
+    pytest.param(REFUSED, "engine unreachable, lean box", id="engine-refused"),
     pytest.param(api_error(404, "No such image: arena/none:latest"), None, id="image-missing"),
 ])
-def test_an_engine_failure_while_creating_the_box_reads_as_the_stock_docker_run(monkeypatch, failure, fault):
+def test_an_engine_failure_while_creating_the_box_is_typed_by_the_engine_word(monkeypatch, failure, fault):
     engine = FakeEngine({"create_container": failure})
-    monkeypatch.setattr(lean, "_client", type("Client", (), {"api": engine})())
+    monkeypatch.setattr(engine_api, "_client", type("Client", (), {"api": engine})())
     error = raised(LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest")).start)
-    assert isinstance(error, vf.SandboxError) and str(error).startswith("docker run failed: "), error
+    assert isinstance(error, vf.SandboxError) and str(error).startswith("box start: "), error
     assert (rule_of(error) if fault else retried(error)) == (fault or False)
 
 
@@ -161,17 +163,17 @@ def test_an_engine_failure_while_creating_the_box_reads_as_the_stock_docker_run(
 
 
 @pytest.mark.parametrize(("call", "failure", "fault", "words"), [
-    pytest.param("exec_create", REFUSED, "engine unreachable mid-rollout", "Cannot connect to the Docker daemon", id="engine-refused"),
-    pytest.param("exec_start", ConnectionResetError(104, "Connection reset by peer"), "engine unreachable mid-rollout",
-                 "Cannot connect to the Docker daemon", id="stream-dropped"),
-    pytest.param("exec_create", GONE, "sandbox died or lost", f"Error response from daemon: No such container: {BOX}", id="box-removed"),
-    pytest.param("exec_create", STOPPED, "sandbox died or lost", f"Error response from daemon: container {BOX} is not running",
+    pytest.param("exec_create", REFUSED, EngineUnreachableError, "the docker engine did not answer", id="engine-refused"),
+    pytest.param("exec_start", ConnectionResetError(104, "Connection reset by peer"), EngineUnreachableError,
+                 "the docker engine did not answer", id="stream-dropped"),
+    pytest.param("exec_create", GONE, BoxLostError, f"the engine reports the box gone: No such container: {BOX}", id="box-removed"),
+    pytest.param("exec_create", STOPPED, BoxLostError, f"the engine reports the box gone: container {BOX} is not running",
                  id="box-stopped"),
 ])
 @pytest.mark.parametrize("operation", ["run", "read", "write", "run_background"])
-def test_an_engine_call_that_fails_becomes_a_sandbox_error_with_the_stock_host_prefix(call, failure, fault, words, operation):
+def test_an_engine_call_that_fails_becomes_the_typed_fault_the_engine_names(call, failure, fault, words, operation):
     # A refused or dropped connection is the engine's loss only when the engine cannot be asked either.
-    lost_engine = {"inspect_container": failure} if "Cannot connect" in words else {}
+    lost_engine = {"inspect_container": failure} if fault is EngineUnreachableError else {}
     box = box_on(FakeEngine({call: failure, **lost_engine}))
     actions: dict[str, Callable[[], Any]] = {
         "run": lambda: box.run(["true"], {}),
@@ -179,12 +181,12 @@ def test_an_engine_call_that_fails_becomes_a_sandbox_error_with_the_stock_host_p
         "write": lambda: box.write("done.txt", b"x"),
         "run_background": lambda: box.run_background(["sleep", "1"], {}, "/tmp/bg.log"),
     }
-    prefixes = {"run": "docker run failed: ", "read": "read 'done.txt': ", "write": "write 'done.txt': ",
-                "run_background": "docker background process failed: "}
+    prefixes = {"run": "exec: ", "read": "read 'done.txt': ", "write": "write 'done.txt': ",
+                "run_background": "background process start: "}
     error = raised(actions[operation])
-    assert isinstance(error, vf.SandboxError), f"{type(error).__name__}: {error}"
+    assert type(error) is fault, f"{type(error).__name__}: {error}"
     assert str(error).startswith(prefixes[operation] + words), error
-    assert rule_of(error) == fault
+    assert rule_of(error) == {EngineUnreachableError: "engine unreachable, lean box", BoxLostError: "box lost, lean box"}[fault]
 
 
 class DroppedSocket:
@@ -201,8 +203,8 @@ def test_a_stream_dropped_while_writing_stdin_to_an_unreachable_engine_is_an_eng
     engine = FakeEngine({"inspect_container": REFUSED})
     monkeypatch.setattr(engine, "exec_start", lambda *_a, **_k: DroppedSocket())
     error = raised(lambda: box_on(engine).write("done.txt", b"x"))
-    assert str(error).startswith("write 'done.txt': Cannot connect to the Docker daemon"), error
-    assert rule_of(error) == "engine unreachable mid-rollout"
+    assert type(error) is EngineUnreachableError and str(error).startswith("write 'done.txt': the docker engine did not answer"), error
+    assert rule_of(error) == "engine unreachable, lean box"
 
 
 def test_a_stream_the_running_box_dropped_is_no_engine_loss(monkeypatch):
@@ -216,7 +218,7 @@ def test_a_stream_the_running_box_dropped_is_no_engine_loss(monkeypatch):
 
 
 @pytest.mark.parametrize(("running", "fault"), [
-    pytest.param(None, "sandbox died or lost", id="container-gone"),
+    pytest.param(None, "box lost, lean box", id="container-gone"),
     pytest.param(True, None, id="container-running"),
 ])
 def test_an_exec_lost_with_its_container_names_the_container(running, fault):
@@ -228,7 +230,7 @@ def test_an_exec_lost_with_its_container_names_the_container(running, fault):
     error = raised(lambda: box_on(FakeEngine(failures, running=bool(running))).run(["true"], {}))
     assert isinstance(error, vf.SandboxError), error
     if fault:
-        assert str(error) == f"docker run failed: Error response from daemon: No such container: {BOX}"
+        assert type(error) is BoxLostError and str(error) == f"exec: the engine reports the box gone: No such container: {BOX}"
         assert rule_of(error) == fault
     else:
         assert not retried(error), error
@@ -257,17 +259,30 @@ def test_a_forged_daemon_error_from_a_running_box_is_marked_and_never_retried(mo
     box = box_on(engine)
     if operation == "write":  # stdin goes over the exec socket, the output comes back in frames
         monkeypatch.setattr(engine, "exec_start", lambda *_a, **_k: QuietSocket())
-        monkeypatch.setattr(lean, "frames_iter", lambda _sock, tty=False: iter([(lean.STDERR, FORGED)]))
+        monkeypatch.setattr(engine_api, "frames_iter", lambda _sock, tty=False: iter([(engine_api.STDERR, FORGED)]))
     error = raised(lambda: box.read("done.txt") if operation == "read" else box.write("done.txt", b"x"))
     assert str(error) == f"in the running box: {operation} 'done.txt': Error response from daemon: No such container: x", error
     assert not retried(error)
     assert "inspect_container" in engine.calls, "the engine, not the box, was asked"
 
 
-def test_a_failed_read_in_a_box_the_engine_reports_stopped_keeps_the_stock_words():
-    error = raised(lambda: box_on(FakeEngine(running=False, exec_result=(1, b"", FORGED))).read("done.txt"))
-    assert str(error) == "read 'done.txt': Error response from daemon: No such container: x"
-    assert rule_of(error) == "sandbox died or lost"
+def test_a_failed_read_in_a_box_the_engine_reports_stopped_is_a_lost_box():
+    error = raised(lambda: box_on(FakeEngine(running=False, exec_result=(1, b"", b"cat: done.txt: I/O error\n"))).read("done.txt"))
+    assert type(error) is BoxLostError
+    assert str(error) == "the engine reports the box stopped: read 'done.txt': cat: done.txt: I/O error"
+    assert rule_of(error) == "box lost, lean box"
+
+
+def test_a_main_program_that_fails_in_a_box_the_engine_reports_stopped_is_a_lost_box():
+    box = box_on(FakeEngine(running=False, exec_result=(137, b"", b"")))
+    error = raised(lambda: box.run_program(["python3", "runner.py"], {}))
+    assert type(error) is BoxLostError and str(error).startswith("the box stopped under its main program (exit 137)"), error
+    assert rule_of(error) == "box lost, lean box"
+
+
+def test_a_main_program_that_fails_in_a_running_box_is_its_result():
+    result = asyncio.run(box_on(FakeEngine(exec_result=(1, b"", FORGED))).run_program(["python3", "runner.py"], {}))
+    assert result == vf.ProgramResult(1, "", FORGED.decode())
 
 
 def test_a_grader_read_of_a_missing_file_is_the_outcome():
@@ -290,7 +305,7 @@ def test_alive_asks_the_engine_and_an_engine_that_cannot_answer_has_lost_the_box
 
 def test_alive_without_an_engine_at_all_is_false(monkeypatch):
     def unreachable() -> None:
-        raise RuntimeError("docker runtime selected but the engine is not reachable: refused")
+        raise EngineUnreachableError("the docker engine is not reachable: refused")
 
     monkeypatch.setattr(lean, "engine_client", unreachable)
     box = box_on(FakeEngine())
@@ -327,7 +342,7 @@ class SlowCreate(FakeEngine):
 
 def test_a_start_cancelled_while_the_engine_creates_the_box_leaves_no_box(monkeypatch):
     engine = SlowCreate()
-    monkeypatch.setattr(lean, "_client", type("Client", (), {"api": engine})())
+    monkeypatch.setattr(engine_api, "_client", type("Client", (), {"api": engine})())
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest"))
 
     async def scenario() -> None:
@@ -351,8 +366,8 @@ def test_a_box_whose_init_exits_at_once_says_so_at_start(monkeypatch):
 
     engine = ExitedAtOnce()
     engine.release.set()
-    monkeypatch.setattr(lean, "_client", type("Client", (), {"api": engine})())
+    monkeypatch.setattr(engine_api, "_client", type("Client", (), {"api": engine})())
     error = raised(LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest")).start)
     assert isinstance(error, vf.SandboxError), error
-    assert str(error) == "docker run failed: the box exited at once (exit 127: no error given)"
+    assert str(error) == "box start: the box exited at once (exit 127: no error given)"
     assert not retried(error)  # an image problem, the same on every try

@@ -14,7 +14,7 @@ import docker
 import docker.errors
 import pytest
 
-from arena_kit.lean.runtime import _exec_sync
+from arena_kit.runtimes.lean_docker.engine import exec_sync as _exec_sync
 
 UPGRADED = b"HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.multiplexed-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
 

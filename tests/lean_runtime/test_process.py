@@ -1,4 +1,4 @@
-"""The lean live process (`arena_kit.lean.process`) against a fake engine socket, and its wrapper in a real
+"""The lean live process (`arena_kit.runtimes.lean_docker.process`) against a fake engine socket, and its wrapper in a real
 `sh`: the upgrade request, the PID handshake, stdout/stderr demultiplexing, stdin, exit codes, signals,
 and what a start cut short leaves behind."""
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import socket
 import subprocess
 from collections.abc import Awaitable, Callable
@@ -17,8 +16,9 @@ import pytest
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import RuntimeProcess
 
-import arena_kit.lean.process as lp
-from arena.retries import START_MISSED
+import arena_kit.runtimes.lean_docker.process as lp
+import arena_kit.runtimes.lean_docker.engine as engine
+from arena_kit.runtimes.lean_docker.faults import BoxLostError, EngineUnreachableError, StartMissedError
 
 UPGRADED = b"HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
 
@@ -181,7 +181,7 @@ def test_kill_and_terminate_signal_the_in_box_process_group_and_do_nothing_once_
     assert (code, after, polled) == (lp.KILLED_EXIT, [], lp.KILLED_EXIT)
 
 
-def test_an_exec_that_ends_before_its_pid_fails_the_start_in_the_words_the_retry_rule_reads():
+def test_an_exec_that_exits_by_itself_before_its_pid_fails_the_start_untyped():
     async def scenario() -> None:
         engine = Engine()
 
@@ -195,7 +195,7 @@ def test_an_exec_that_ends_before_its_pid_fails_the_start_in_the_words_the_retry
 
     with pytest.raises(SandboxError) as raised:
         run(scenario())
-    assert re.search(START_MISSED, str(raised.value))
+    assert type(raised.value) is SandboxError  # the box's own exit decided it: no retry rule matches
     assert "exited with code 127 before reporting its PID: sh: not found" in str(raised.value)
 
 
@@ -211,12 +211,12 @@ def test_a_pid_that_misses_the_deadline_fails_the_start_and_the_late_process_is_
 
         try:
             await start(engine, play, deadline_s=0.2)
-        except SandboxError as error:
+        except StartMissedError as error:
             return str(error), engine.signals, await engine.received()
         raise AssertionError("the start did not fail")
 
     message, signals, rest = run(scenario())
-    assert re.search(START_MISSED, message) and "no PID within 0.2 s" in message
+    assert "no PID within 0.2 s" in message
     assert signals == [lp.signal_argv("KILL", 55)]
     assert rest == b""  # the connection was closed, so the engine ends the exec's stdin
 
@@ -255,15 +255,14 @@ def test_a_refused_start_reaches_the_runtime_as_the_docker_sdk_error_the_stock_w
 @pytest.mark.parametrize(
     ("refusal", "rule"),
     [
-        (lp.EngineRefused(404, "No such container: vf-gone"), "BOX_GONE"),
-        (ConnectionRefusedError(111, "Connection refused"), "ENGINE_GONE"),
+        (lp.EngineRefused(404, "No such container: vf-gone"), BoxLostError),
+        (ConnectionRefusedError(111, "Connection refused"), EngineUnreachableError),
     ],
 )
-def test_an_engine_failing_a_lean_start_reads_as_the_stock_words_the_retry_rules_match(monkeypatch, refusal, rule):
+def test_an_engine_failing_a_lean_start_is_the_typed_fault_it_names(monkeypatch, refusal, rule):
     import verifiers.v1 as vf
 
-    from arena import retries
-    from arena_kit.lean.runtime import LeanDockerRuntime
+    from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
     async def refuse(*_args: Any, **_kwargs: Any) -> lp.BoxProcess:
         raise refusal
@@ -280,31 +279,30 @@ def test_an_engine_failing_a_lean_start_reads_as_the_stock_words_the_retry_rules
         api_version = "1.41"
 
     box._api, box._container = Api(), "vf-gone"
-    with pytest.raises(SandboxError) as raised:
+    with pytest.raises(rule):
         run(box.open_process(["true"], {}))
-    assert re.search(getattr(retries, rule), str(raised.value)), str(raised.value)
 
 
 def test_the_engine_socket_is_docker_host_or_the_default_and_none_for_other_transports(monkeypatch):
     monkeypatch.delenv("DOCKER_HOST", raising=False)
-    assert lp.engine_socket() == "/var/run/docker.sock"
+    assert engine.engine_socket() == "/var/run/docker.sock"
     monkeypatch.setenv("DOCKER_HOST", "unix:///tmp/other.sock")
-    assert lp.engine_socket() == "/tmp/other.sock"
+    assert engine.engine_socket() == "/tmp/other.sock"
     monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:2375")
-    assert lp.engine_socket() is None
+    assert engine.engine_socket() is None
 
 
 def test_the_harness_start_gate_of_vf_hooks_does_not_apply_to_lean_starts_which_nothing_polls(monkeypatch):
     from verifiers.v1.runtimes.container import ContainerRuntime
 
     from arena import vf_hooks
-    from arena_kit.lean.runtime import LeanDockerRuntime
+    from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
     monkeypatch.setattr(ContainerRuntime, "open_process", ContainerRuntime.open_process)  # undone after the test
     stock = ContainerRuntime.open_process
     assert vf_hooks.install(1)
     assert ContainerRuntime.open_process is not stock  # the stock start is gated
-    assert LeanDockerRuntime.open_process.__module__ == "arena_kit.lean.runtime"  # the lean one is not
+    assert LeanDockerRuntime.open_process.__module__ == "arena_kit.runtimes.lean_docker.runtime"  # the lean one is not
 
 
 def test_the_wrapper_prints_the_targets_pid_first_then_execs_it_as_leader_of_its_own_group():
@@ -322,7 +320,7 @@ def test_a_live_process_in_a_lean_box_talks_is_killed_with_its_group_and_ends_wi
 
     import verifiers.v1 as vf
 
-    from arena_kit.lean.runtime import LeanDockerRuntime, engine_client
+    from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime, engine_client
 
     os.environ.setdefault("VF_RUN_ID", "lean-process-test")
 

@@ -16,10 +16,10 @@ from verifiers.v1.runtimes.container import ContainerRuntime
 from verifiers.v1.runtimes.docker import DockerRuntime
 from verifiers.v1.utils.scope import run_scope
 
-import arena_kit.lean.runtime as lean
+import arena_kit.runtimes.lean_docker.runtime as lean
 from arena.vf_hooks import install_host_liveness
 from arena_testkit.rollouts import docker_gateway, http_listener
-from arena_kit.lean.runtime import BOX_CAPABILITIES, LeanDockerRuntime, engine_client
+from arena_kit.runtimes.lean_docker.runtime import BOX_CAPABILITIES, LeanDockerRuntime, engine_client
 
 pytestmark = pytest.mark.docker
 
@@ -40,17 +40,17 @@ async def started(box: vf.Runtime, env: dict[str, str] | None = None) -> AsyncIt
 def counting_execs() -> Iterator[list[list[str]]]:
     """The argv of every exec the lean runtime makes while the block runs."""
     execs: list[list[str]] = []
-    exec_sync = lean._exec_sync
+    exec_sync = lean.exec_sync
 
     def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
         execs.append(argv)
         return exec_sync(api, container, argv, *rest)
 
-    lean._exec_sync = counted
+    lean.exec_sync = counted
     try:
         yield execs
     finally:
-        lean._exec_sync = exec_sync
+        lean.exec_sync = exec_sync
 
 
 def fetch(url: str, proxy: bool) -> list[str]:
@@ -277,7 +277,7 @@ def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images):
     from verifiers.v1.clients import ModelContext
     from verifiers.v1.harnesses.bash.harness import BashHarnessConfig
 
-    from arena_kit.lean.harness import LeanBashHarness
+    from arena_kit.harnesses.arena_bash.harness import LeanBashHarness
 
     harness = LeanBashHarness(BashHarnessConfig.model_validate({"id": "arena-bash"}))
     ctx = ModelContext(model="arena/m", client=vf.EvalClientConfig(base_url="http://127.0.0.1:9/v1"))
@@ -326,7 +326,7 @@ def test_a_uv_script_is_prepared_in_one_exec_into_the_argv_and_program_the_stock
 
 def test_a_command_nobody_waits_for_any_more_frees_its_thread_and_connection(images, monkeypatch):
     ended = threading.Event()
-    exec_sync = lean._exec_sync
+    exec_sync = lean.exec_sync
 
     def watched(*args: Any) -> tuple[int, bytes, bytes]:
         try:
@@ -336,11 +336,11 @@ def test_a_command_nobody_waits_for_any_more_frees_its_thread_and_connection(ima
 
     async def scenario() -> tuple[bool, vf.ProgramResult]:
         async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
-            monkeypatch.setattr(lean, "_exec_sync", watched)
+            monkeypatch.setattr(lean, "exec_sync", watched)
             with pytest.raises(TimeoutError):
                 await asyncio.wait_for(box.run(["sleep", "30"], {}), 1.0)
             freed = await asyncio.to_thread(ended.wait, 3.0)
-            monkeypatch.setattr(lean, "_exec_sync", exec_sync)
+            monkeypatch.setattr(lean, "exec_sync", exec_sync)
             return freed, await box.run(["echo", "still usable"], {})
 
     freed, after = asyncio.run(scenario())

@@ -4,7 +4,7 @@
 import pytest
 from verifiers.v1.utils.loaders import env_config_type, environment_class
 
-from arena_kit.lean.env import LeanEnv
+from arena_kit.envs.lean import LeanEnv
 from runtime_bench.config import BenchConfig, Combo
 from runtime_bench.evals import BENCH_TASKSET_PATH, _request
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from arena_kit.lean.runtime import _exec_sync
+from arena_kit.runtimes.lean_docker.engine import exec_sync as _exec_sync
 from runtime_bench import docker_side
 from runtime_bench.procs import ProcStat, daemon_cpu_seconds, scan
 

@@ -230,7 +230,7 @@ def test_a_docker_box_is_borrowed_over_the_engine_api_and_never_removed(containe
     """The docker path runs the engine through verifiers' runtime interface on the Engine API (no
     `docker exec` CLI process per call, ~3 ms of host CPU instead of ~16) and, being borrowed,
     never stops or removes the rollout's box, however the handle ends."""
-    from arena_kit.lean.runtime import LeanDockerRuntime
+    from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
     from sqlite_sandbox.boxes import attach
 
     async def go() -> tuple[object, int, str]:

@@ -12,7 +12,8 @@ import pytest
 from verifiers.v1.acp import ACPConfig
 from verifiers.v1.harnesses.codex import harness as verifiers_codex
 
-from arena_kit.harnesses import ArenaCodexHarness
+from arena_kit.harnesses.codex import ArenaCodexHarness
+from arena_kit.verifiers_seam import VERIFIERS_VERSION
 from arena_kit.harnesses import codex
 
 IMAGE = "arena/harness:latest"
@@ -27,7 +28,7 @@ def _verifiers_command() -> list[str]:
 def test_the_pins_are_the_versions_whose_shutdown_was_read() -> None:
     # An upgrade fails here first: re-read codex-acp's stdin "close" handler and the ACP runner's
     # shutdown, then move the pins (or drop the preload if codex-acp exits on EOF by itself).
-    assert version("verifiers") == codex.HOOKED_VERSION
+    assert version("verifiers") == VERIFIERS_VERSION
     assert verifiers_codex.ACP_VERSION == codex.ACP_VERSION
     assert codex.exit_on_eof_command(_verifiers_command()) != _verifiers_command()
 

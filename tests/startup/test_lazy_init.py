@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from arena_kit.lazy_init import DEFERRED, HOOKED_VERSION, NotReexportOnly, launched_as, reexports
+from arena_kit.lazy_init import NotReexportOnly, launched_as, reexports
+from arena_kit.verifiers_seam import VERIFIERS_VERSION as HOOKED_VERSION
+from arena_kit.verifiers_seam.package_inits import DEFERRED
 
 
 def _run(code: str) -> str:
@@ -36,7 +38,7 @@ def test_every_stand_in_name_is_the_object_the_real_init_binds() -> None:
     # the very objects (modules are cached), which every stand-in name must resolve to.
     code = """
 import importlib.util, json, sys
-from arena_kit.lazy_init import DEFERRED, defer_verifiers_init
+from arena_kit.verifiers_seam.package_inits import DEFERRED, defer_verifiers_init
 assert defer_verifiers_init()
 report = {}
 for package in DEFERRED:
@@ -58,7 +60,7 @@ print(json.dumps(report))
 
 def test_a_stand_in_imports_only_what_is_read() -> None:
     loaded = json.loads(_run(
-        "import json, sys\nfrom arena_kit.lazy_init import defer_verifiers_init\nassert defer_verifiers_init()\n"
+        "import json, sys\nfrom arena_kit.verifiers_seam.package_inits import defer_verifiers_init\nassert defer_verifiers_init()\n"
         "import verifiers.v1 as vf\nassert vf.State.__module__ == 'verifiers.v1.state'\n"
         "print(json.dumps(sorted(sys.modules)))"))
     assert "verifiers.v1.state" in loaded
@@ -66,13 +68,13 @@ def test_a_stand_in_imports_only_what_is_read() -> None:
 
 
 def test_a_process_that_imported_verifiers_is_left_alone() -> None:
-    assert _run("import verifiers.v1 as vf, sys\nfrom arena_kit.lazy_init import defer_verifiers_init\n"
+    assert _run("import verifiers.v1 as vf, sys\nfrom arena_kit.verifiers_seam.package_inits import defer_verifiers_init\n"
                 "print(defer_verifiers_init(), sys.modules['verifiers.v1'] is vf, hasattr(vf, 'Env'))") == "False True True"
 
 
 def test_another_verifiers_version_imports_in_full() -> None:
     out = _run("import importlib.metadata as m, sys\nm.version = lambda name: '9.9.9'\n"
-               "from arena_kit.lazy_init import defer_verifiers_init\nprint(defer_verifiers_init(), 'verifiers.v1' in sys.modules)")
+               "from arena_kit.verifiers_seam.package_inits import defer_verifiers_init\nprint(defer_verifiers_init(), 'verifiers.v1' in sys.modules)")
     assert out == "False False"
 
 

@@ -23,8 +23,10 @@ from verifiers.v1.mcp import launch
 from verifiers.v1.runtimes.subprocess import SubprocessRuntime
 
 from arena import vf_startup
-from arena.vf_startup import (HOOKED_VERSION, PORT_POLL_S, PROBE, PROBE_SHA256, READ_BACK_PORT_SHA256, RUN_BACKGROUND_SHA256,
-                              fast_server_polls, hand_over_tool_server, prewarm, read_back_port, source_digest)
+from arena.vf_startup import PORT_POLL_S, PROBE, fast_server_polls, hand_over_tool_server, prewarm, read_back_port
+from arena_kit.verifiers_seam import VERIFIERS_VERSION as HOOKED_VERSION
+from arena_kit.verifiers_seam import launch as seam_launch
+from arena_kit.verifiers_seam.launch import PROBE_SHA256, READ_BACK_PORT_SHA256, RUN_BACKGROUND_SHA256, source_digest
 from arena_kit.warm_start import Order, read_order
 
 HEAVY = ("verifiers.v1.acp", "verifiers.v1.harnesses.claude_code", "verifiers.v1.harnesses.codex", "verifiers.v1.tasksets.nemo_gym",
@@ -138,9 +140,9 @@ def test_fast_server_polls_replace_verifiers_code_only_where_it_was_read(monkeyp
     monkeypatch.setattr(verifiers, "__version__", "9.9.9")
     assert fast_server_polls() is False and launch._read_back_port is not read_back_port
     monkeypatch.setattr(verifiers, "__version__", HOOKED_VERSION)
-    monkeypatch.setattr(vf_startup, "PROBE_SHA256", "0" * 64)
+    monkeypatch.setattr(seam_launch, "PROBE_SHA256", "0" * 64)
     assert fast_server_polls() is False and launch._read_back_port is not read_back_port and launch._PROBE != PROBE
-    monkeypatch.setattr(vf_startup, "PROBE_SHA256", PROBE_SHA256)
+    monkeypatch.setattr(seam_launch, "PROBE_SHA256", PROBE_SHA256)
     assert fast_server_polls() is True and launch._read_back_port is read_back_port and launch._PROBE == PROBE
 
 

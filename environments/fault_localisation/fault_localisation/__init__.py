@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena_kit.lean.env import LeanEnv
+    from arena_kit.envs.lean import LeanEnv
     from fault_localisation.taskset import FaultLocalisationTaskset
 
 __all__ = ["FaultLocalisationTaskset", "LeanEnv"]
@@ -17,7 +17,7 @@ def __getattr__(name: str) -> Any:
 
         return FaultLocalisationTaskset
     if name == "LeanEnv":
-        from arena_kit.lean.env import LeanEnv
+        from arena_kit.envs.lean import LeanEnv
 
         return LeanEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena_kit.lean.env import LeanEnv
+    from arena_kit.envs.lean import LeanEnv
     from schema_migration.taskset import SchemaMigrationTaskset
 
 __all__ = ["LeanEnv", "SchemaMigrationTaskset"]
@@ -17,7 +17,7 @@ def __getattr__(name: str) -> Any:
 
         return SchemaMigrationTaskset
     if name == "LeanEnv":
-        from arena_kit.lean.env import LeanEnv
+        from arena_kit.envs.lean import LeanEnv
 
         return LeanEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

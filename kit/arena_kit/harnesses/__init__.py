@@ -1,5 +1,3 @@
-"""Arena's own harness ids: verifiers' harnesses with a rollout-cost fix each, loaded by id like any harness."""
-
-from arena_kit.harnesses.codex import ArenaCodexHarness
-
-__all__ = ["ArenaCodexHarness"]
+"""Arena's harnesses in verifiers' plugin shape: `arena_bash` (verifiers' bash loop in a stdlib in-box
+program) and `codex` (verifiers' codex harness without its shutdown wait), each loaded by id through its
+top-level module (`arena_bash`, `arena_codex`). Nothing is imported here: one harness must not pay for another."""

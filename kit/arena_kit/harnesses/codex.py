@@ -12,7 +12,8 @@ Codex's home right after (`CodexHarness.cleanup`), so nothing waits for what Cod
 seconds. `EXIT_ON_EOF` is preloaded into codex-acp's node (`--import`): Codex is started in its own
 process group, and when stdin closes that group is killed and codex-acp exits (0.02 s).
 
-Only on the versions this was read against (verifiers `HOOKED_VERSION`, codex-acp `ACP_VERSION`, the
+Only on the versions this was read against (verifiers `VERIFIERS_VERSION`, codex-acp `ACP_VERSION`, both in
+`arena_kit.verifiers_seam`, and the
 `[node, codex-acp]` command): otherwise the command is left as verifiers builds it, with a warning.
 `tests/startup/test_codex_harness.py` pins all three.
 """
@@ -24,13 +25,14 @@ from importlib.metadata import version
 from typing import Any
 from urllib.parse import quote
 
-from verifiers.v1.harnesses.codex import harness as _codex
+from verifiers.v1.harnesses.codex import harness as codex_harness
 
-__all__ = ["ACP_VERSION", "EXIT_ON_EOF", "HOOKED_VERSION", "ArenaCodexHarness", "exit_on_eof_command"]
+from arena_kit.verifiers_seam import CODEX_ACP_VERSION, VERIFIERS_VERSION
 
-HOOKED_VERSION = "0.4.0"
-ACP_VERSION = "1.12.0"
-"""The codex-acp release whose shutdown was read (verifiers 0.4.0 installs this one)."""
+__all__ = ["ACP_VERSION", "EXIT_ON_EOF", "ArenaCodexHarness", "exit_on_eof_command"]
+
+ACP_VERSION = CODEX_ACP_VERSION
+"""The codex-acp release whose shutdown was read (verifiers `VERIFIERS_VERSION` installs this one)."""
 
 EXIT_ON_EOF = """\
 import childProcess from "node:child_process";
@@ -71,15 +73,15 @@ def exit_on_eof_command(command: list[str]) -> list[str]:
     found = version("verifiers")
     shaped = (len(command) == 2 and command[0].endswith("/node")
               and command[1].endswith(f"-{ACP_VERSION}/acp/node_modules/.bin/codex-acp"))
-    if found != HOOKED_VERSION or _codex.ACP_VERSION != ACP_VERSION or not shaped:
+    if found != VERIFIERS_VERSION or codex_harness.ACP_VERSION != ACP_VERSION or not shaped:
         logger.warning("codex harness: verifiers %s, codex-acp %s, command %s: not the ones arena_kit.harnesses."
                        "codex was written for; codex rollouts keep their ~2 s shutdown wait",
-                       found, _codex.ACP_VERSION, command)
+                       found, codex_harness.ACP_VERSION, command)
         return command
     return [command[0], f"--import=data:text/javascript,{quote(EXIT_ON_EOF)}", command[1]]
 
 
-class ArenaCodexHarness(_codex.CodexHarness):  # type: ignore[misc]  # verifiers ships no types
+class ArenaCodexHarness(codex_harness.CodexHarness):  # type: ignore[misc]  # verifiers ships no types
     """verifiers' codex harness whose agent process exits as soon as the runner closes its stdin."""
 
     async def prepare_acp(self, *args: Any, **kwargs: Any) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena_kit.lean.env import LeanEnv
+from arena_kit.envs.lean import LeanEnv
 
 
 class BenchEnv(LeanEnv):  # type: ignore[misc]  # verifiers ships no types

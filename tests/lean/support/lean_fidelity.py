@@ -21,7 +21,7 @@ from verifiers.v1.env import RunSlot
 
 from arena.evalrun import API_KEY_VAR, EvalRequest, eval_config
 from arena.policies import model_name
-from arena_kit.lean.runtime import LeanDockerRuntime
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 AUDIT_VOLATILE = ("id", "time", "rollout", "run", "harness")
 """Audit-record fields that differ between any two runs (ids, clocks) or name the harness itself."""

@@ -19,7 +19,7 @@ from arena.policies import PolicyResolver
 from arena.server import build_app
 from arena_kit.policy import Policy
 
-RUNNER = Path(__file__).resolve().parents[3] / "kit" / "arena_kit" / "lean" / "runner.py"
+RUNNER = Path(__file__).resolve().parents[3] / "kit" / "arena_kit" / "harnesses" / "arena_bash" / "runner.py"
 FORBIDDEN = "ARENA-FORBIDDEN"
 DENIAL = "DENIED by the lean test gate."
 START_DEADLINE_S = 10.0

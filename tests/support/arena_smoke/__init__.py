@@ -4,7 +4,7 @@
 the pre-execution gate of each harness.
 """
 
-from arena_kit.lean.env import LeanEnv
+from arena_kit.envs.lean import LeanEnv
 from arena_smoke.taskset import SmokeTaskset
 
 __all__ = ["LeanEnv", "SmokeTaskset"]

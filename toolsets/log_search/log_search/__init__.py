@@ -6,7 +6,7 @@ launch does not import the server module twice. In that launch this init runs fi
 verifiers' re-export inits (`arena_kit.lazy_init`): the server imports only what it serves with.
 """
 
-from arena_kit.lazy_init import defer_for_server
+from arena_kit.verifiers_seam.package_inits import defer_for_server
 
 defer_for_server(f"{__name__}.toolset")
 

@@ -8,7 +8,7 @@ first, and defers verifiers' re-export inits (`arena_kit.lazy_init`).
 
 from typing import TYPE_CHECKING, Any
 
-from arena_kit.lazy_init import defer_for_server
+from arena_kit.verifiers_seam.package_inits import defer_for_server
 
 if TYPE_CHECKING:
     from sqlite_sandbox.state import (

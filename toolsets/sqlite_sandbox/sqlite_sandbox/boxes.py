@@ -26,7 +26,7 @@ from verifiers.v1.runtimes import (
     PrimeRuntimeInfo,
 )
 
-from arena_kit.lean.runtime import LeanDockerRuntime
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 from sqlite_sandbox import prime_box
 

@@ -21,13 +21,12 @@ from importlib.metadata import version
 from typing import Any
 
 from verifiers.v1.errors import SandboxError
-from verifiers.v1.runtimes import PrimeRuntime, PrimeRuntimeInfo
 from verifiers.v1.utils.prime import load_prime_config
 
-__all__ = ["VERIFIERS_VERSION", "BorrowedPrimeRuntime", "borrow", "credentials_problem", "version_problem"]
+from arena_kit.verifiers_seam import VERIFIERS_VERSION
+from arena_kit.verifiers_seam.prime import PrimeRuntime, PrimeRuntimeInfo
 
-VERIFIERS_VERSION = "0.4.0"
-"""The one verifiers version whose `PrimeRuntime` internals this adapter was written against."""
+__all__ = ["VERIFIERS_VERSION", "BorrowedPrimeRuntime", "borrow", "credentials_problem", "version_problem"]
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 """One SDK client per event loop (its HTTP pool belongs to the loop), shared by every borrowed sandbox."""

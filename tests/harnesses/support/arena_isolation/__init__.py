@@ -3,7 +3,7 @@ tasks name a role the scripted `arena/isolation` policy plays: `honest` writes t
 any other role attacks its own box. Put tests/harnesses/support on vf-eval's PYTHONPATH. It opts in
 to the lean docker path (`LeanEnv`) exactly as the real tasksets do."""
 
-from arena_kit.lean.env import LeanEnv
+from arena_kit.envs.lean import LeanEnv
 from arena_isolation.taskset import IsolationTaskset
 
 __all__ = ["IsolationTaskset", "LeanEnv"]

@@ -15,15 +15,11 @@ from typing import Literal
 
 import verifiers.v1 as vf
 from verifiers.v1.runtimes import register
-from verifiers.v1.utils.compile import resolve_runtime_config
 
-from arena_kit.lean.runtime import LeanDockerRuntime
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
+from arena_kit.verifiers_seam.env import resolved_runtime_config
 
-__all__ = ["LeanEnv", "LeanEnvConfig", "VERIFIERS_VERSION"]
-
-VERIFIERS_VERSION = "0.4.0"
-"""The verifiers release whose borrow seam (`Agent.run(runtime=)`, `_check_borrowed_placement`) this env is
-written against; tests/lean_runtime pins it."""
+__all__ = ["LeanEnv", "LeanEnvConfig"]
 
 
 class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers ships no types
@@ -37,7 +33,7 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
 
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:
         agent = agents.agent
-        config = resolve_runtime_config(agent.runtime_config, task, self._warned_resources)
+        config = resolved_runtime_config(self, agent, task)
         if self.config.docker == "stock" or getattr(config, "type", None) != "docker":
             await agent.run(task)
             return

@@ -10,279 +10,49 @@ create time, and every exec is one Engine API exchange instead of a `docker` CLI
 An unrestricted box keeps the stock bridge network and published service port.
 
 A live process (`open_process`, the claude_code and codex ACP runners) is one hijacked exec stream
-read on the event loop (`arena_kit.lean.process`), so no path of a rollout spawns a `docker` CLI.
+read on the event loop (`arena_kit.runtimes.lean_docker.process`), so no path of a rollout spawns a `docker` CLI.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import functools
 import hashlib
 import logging
-import os
 import shlex
-import socket
-import threading
-import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import PurePosixPath
 from collections.abc import AsyncIterator
-from typing import Any, Callable, TypeVar, cast
+from pathlib import PurePosixPath
+from typing import Any, cast
 
 import docker
 import docker.errors
-import requests.exceptions
-import urllib3.exceptions
-from docker.utils.socket import STDERR, STDOUT, frames_iter
-from arena_kit.lean.exec_wire import refusal, refusal_message, sdk_error, start_request
 from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.errors import SandboxError
-from verifiers.v1.runtimes.base import _ENSURE_UV, SERVICE_PORT, ProgramResult, RuntimeProcess
+from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult, RuntimeProcess
 from verifiers.v1.runtimes.docker import DockerConfig, DockerRuntime
 from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 from verifiers.v1.utils.scope import run_scope
 
-__all__ = ["BOX_CAPABILITIES", "LeanDockerRuntime", "engine_client", "listener_in_netns"]
+from arena_kit.runtimes.lean_docker.engine import (
+    CONNECTION_LOST, ENGINE_ERRORS, HangUp, engine_client, engine_fault, engine_socket, exec_sync, image_user, off_loop,
+)
+from arena_kit.runtimes.lean_docker.faults import BoxLostError
+from arena_kit.runtimes.lean_docker.netns import listener_in_netns
+from arena_kit.runtimes.lean_docker.process import open_engine_process
+from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
+
+__all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
 """Everything else is dropped: root in the box can still own, write and signal its files and
 processes and switch users (`docker exec --user`), but not make devices, chroot, bind low ports,
 open raw sockets or touch the network configuration."""
 RUNTIME_LABEL = "arena.runtime"
-EXIT_CODE_WAIT_S = 5.0
-CLONE_NEWNET = 0x40000000
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
-
-_client: docker.DockerClient | None = None
-_client_lock = threading.Lock()
-# Every exec blocks one thread for its whole life (a rollout's main program for minutes), so the
-# pool must outgrow the concurrency; asyncio's default pool (cores + 4) would queue rollouts.
-_EXECUTOR = ThreadPoolExecutor(max_workers=256, thread_name_prefix="arena-lean-exec")
-
-
-def engine_client() -> docker.DockerClient:
-    """The process's one Engine API client (a pooled HTTP session over the docker socket).
-
-    Raises:
-        RuntimeError: the engine does not answer (with the fix).
-    """
-    global _client
-    with _client_lock:
-        if _client is None:
-            try:
-                _client = docker.DockerClient.from_env(max_pool_size=256)
-            except docker.errors.DockerException as error:
-                # The stock runtime's words (`arena.retries.ENGINE_AT_START` reads both paths).
-                raise RuntimeError(
-                    f"docker runtime selected but the engine is not reachable: {error}. "
-                    "Start Docker (or set DOCKER_HOST), or select the stock runtime with `[env] docker = \"stock\"`"
-                ) from error
-        return _client
-
-
-def listener_in_netns(pid: int) -> socket.socket:
-    """A TCP listener on 127.0.0.1 (OS-chosen port) inside the network namespace of process `pid`.
-
-    `setns` moves only the calling thread, so it runs in a thread made for this and discarded.
-
-    Raises:
-        SandboxError: the namespace cannot be entered (the host process needs CAP_SYS_ADMIN, i.e.
-            root; otherwise use the stock docker runtime).
-    """
-    found: list[socket.socket] = []
-    failed: list[BaseException] = []
-
-    def enter() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        try:
-            target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-        except OSError as error:
-            failed.append(error)
-            return
-        try:
-            if libc.setns(target, CLONE_NEWNET) != 0:
-                failed.append(OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
-                return
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.bind(("127.0.0.1", 0))
-            listener.listen(128)
-            listener.setblocking(False)
-            found.append(listener)
-        except BaseException as error:  # noqa: BLE001 - reported to the caller below
-            failed.append(error)
-        finally:
-            os.close(target)
-
-    thread = threading.Thread(target=enter, name=f"arena-lean-netns-{pid}")
-    thread.start()
-    thread.join()
-    if failed or not found:
-        detail = failed[0] if failed else "no listener"
-        raise SandboxError(
-            f"cannot open the callback listener in the box's network namespace (pid {pid}): {detail}. "
-            "The lean runtime needs root on the docker host; select the stock runtime with `[env] docker = \"stock\"`"
-        )
-    return found[0]
-
-
-ENGINE_ERRORS: tuple[type[BaseException], ...] = (
-    docker.errors.DockerException, requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError,
-)
-"""What an Engine API call raises when the engine fails it (the docker SDK passes transport errors
-through unwrapped; a dropped exec stream surfaces as a socket error)."""
-_CONNECTION_LOST = (requests.exceptions.ConnectionError, urllib3.exceptions.ProtocolError, ConnectionError)
-_UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, RuntimeError)  # RuntimeError: `engine_client`
-
-
-def engine_words(error: BaseException) -> str:
-    """A failed Engine API call in the docker CLI's host-written words, so the lean and the stock
-    runtime's errors read alike to `arena.retries`: the daemon's own "Error response from daemon:
-    ..." for an API error, "Cannot connect to the Docker daemon" for a refused or dropped connection."""
-    if isinstance(error, docker.errors.APIError):
-        return f"Error response from daemon: {error.explanation or error}"
-    if isinstance(error, _CONNECTION_LOST):
-        return f"Cannot connect to the Docker daemon ({type(error).__name__}: {error}). Is the docker daemon running?"
-    return f"{type(error).__name__}: {error}"
-
-
-class HangUp:
-    """The engine connection of one exec, which a caller that stopped waiting (a cancelled await)
-    hangs up: the thread reading it returns at once instead of living as long as the process in the box."""
-
-    def __init__(self) -> None:
-        self.sock: socket.socket | None = None
-        self.done = False
-
-    def __call__(self) -> None:
-        self.done = True
-        if self.sock is not None:
-            with contextlib.suppress(OSError):
-                self.sock.shutdown(socket.SHUT_RDWR)
-
-
-def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None, hang_up: HangUp | None = None) -> tuple[bytes, bytes]:
-    """Start exec `exec_id` attached: feed `stdin` (then half-close), collect stdout and stderr to the end.
-
-    Over the engine's unix socket this sends the upgrade request itself and reads the answer and the
-    frames through one buffer: the docker SDK reads frames from under its HTTP parser, so output that
-    arrives with the upgrade answer (a box that prints before a loaded host reads) is lost (docker-py
-    #3332), and its demux joins frames quadratically. Another transport keeps the SDK's path.
-    """
-    path = getattr(api.get_adapter(api.base_url), "socket_path", None) if isinstance(api, docker.APIClient) else None
-    if path is None:
-        return _attached_sdk(api, exec_id, stdin)
-    collected = {STDOUT: bytearray(), STDERR: bytearray()}
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        if hang_up is not None:
-            hang_up.sock = sock
-            if hang_up.done:
-                raise ConnectionAbortedError("the caller stopped waiting for the exec")
-        sock.connect(path)
-        sock.sendall(start_request(api.api_version, exec_id))
-        buffer = bytearray()
-        while b"\r\n\r\n" not in buffer:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ConnectionError(f"the engine closed the exec start without an answer: {bytes(buffer)!r}")
-            buffer += chunk
-        head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
-        _raise_refusal(head, rest, sock)
-        if stdin is not None:
-            try:
-                sock.sendall(stdin)
-                sock.shutdown(socket.SHUT_WR)  # the engine closes the process's stdin on our half-close
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the process quit without reading it all: its words and exit code still follow
-        buffer = bytearray(rest)
-        while True:
-            while len(buffer) >= 8 and len(buffer) >= 8 + (size := int.from_bytes(buffer[4:8], "big")):
-                collected[STDERR if buffer[0] == STDERR else STDOUT] += buffer[8:8 + size]
-                del buffer[:8 + size]
-            try:
-                chunk = sock.recv(1 << 20)
-            except ConnectionResetError:
-                chunk = b""
-            if not chunk:
-                break
-            buffer += chunk
-    return bytes(collected[STDOUT]), bytes(collected[STDERR])
-
-
-def _raise_refusal(head: bytes, rest: bytes, sock: socket.socket) -> None:
-    """Nothing for the engine's upgrade answer; for an error answer, the docker SDK's error for it."""
-    refused = refusal(head)
-    if refused is None:
-        return
-    status, status_line, length = refused
-    raw = bytearray(rest)
-    sock.settimeout(5)
-    with contextlib.suppress(OSError):
-        while (length is None or len(raw) < length) and (chunk := sock.recv(65536)):
-            raw += chunk
-    raise sdk_error(status, refusal_message(bytes(raw), status_line))
-
-
-def _attached_sdk(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> tuple[bytes, bytes]:
-    """`_attached` through the docker SDK (an engine not on a unix socket)."""
-    if stdin is None:
-        out, err = api.exec_start(exec_id, demux=True)
-        return out or b"", err or b""
-    sock = api.exec_start(exec_id, socket=True)
-    raw = cast(socket.socket, getattr(sock, "_sock", sock))
-    collected = {STDOUT: bytearray(), STDERR: bytearray()}
-    try:
-        raw.sendall(stdin)
-        raw.shutdown(socket.SHUT_WR)  # the engine closes the process's stdin on our half-close
-        for stream, data in frames_iter(sock, tty=False):  # type: ignore[no-untyped-call]
-            collected[STDERR if stream == STDERR else STDOUT].extend(data)
-    finally:
-        sock.close()
-    return bytes(collected[STDOUT]), bytes(collected[STDERR])
-
-
-def _exec_sync(
-    api: docker.APIClient, container: str, argv: list[str], env: dict[str, str], user: str | None,
-    workdir: str | None, stdin: bytes | None, hang_up: HangUp | None = None,
-) -> tuple[int, bytes, bytes]:
-    """One exec through the Engine API: create, start (stdin fed then half-closed), collect, exit code.
-
-    Raises:
-        ConnectionAbortedError: `hang_up` was called (nobody waits for the answer any more).
-    """
-    exec_id = api.exec_create(
-        container, argv, stdout=True, stderr=True, stdin=stdin is not None, environment=env,
-        user=user or "", workdir=workdir,
-    )["Id"]
-    out, err = _attached(api, exec_id, stdin, hang_up)
-    if hang_up is not None and hang_up.done:
-        raise ConnectionAbortedError("the caller stopped waiting for the exec")
-    # The stream can end a moment before the engine records the exit code.
-    deadline = time.monotonic() + EXIT_CODE_WAIT_S
-    while True:
-        state = api.exec_inspect(exec_id)
-        if state.get("ExitCode") is not None and not state.get("Running"):
-            return int(state["ExitCode"]), out or b"", err or b""
-        if time.monotonic() > deadline:
-            raise SandboxError(f"exec {argv[:1]} in {container} ended without an exit code")
-        time.sleep(0.01)
-
-
-@functools.lru_cache(maxsize=64)
-def _image_user(api: docker.APIClient, image: str) -> str:
-    """The user an image runs as ("" is root); one inspect per image and process."""
-    user: str = api.inspect_image(image)["Config"].get("User") or ""  # type: ignore[no-untyped-call]
-    return user
-
-
-async def _off_loop(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, fn, *args)
+_UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
 
 
 class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types
@@ -296,6 +66,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if config.type != "docker":
             raise ValueError(f"the lean runtime drives docker only, not {config.type!r}; use the stock runtime")
         super().__init__(config, name)
+        check_docker_runtime(self)
         self.created_pids_limit = pids_limit
         self._api: docker.APIClient | None = None
         self._stopped: bool = False
@@ -315,10 +86,10 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         runtime._stopped = True  # nothing of this handle's may remove what it borrows
         runtime.info.borrowed = True
         try:
-            api = (await _off_loop(engine_client)).api
-            details = await _off_loop(api.inspect_container, container)
-        except docker.errors.DockerException as error:
-            raise SandboxError(f"Container inspection failed: {error}") from error
+            api = (await off_loop(engine_client)).api
+            details = await off_loop(api.inspect_container, container)
+        except ENGINE_ERRORS as error:
+            raise engine_fault("box borrow", error) from error
         runtime._api = api
         runtime._image_env = dict(entry.split("=", 1) for entry in details["Config"]["Env"] or [])
         runtime.config = config.model_copy(update={"image": details["Config"]["Image"], "workdir": details["Config"]["WorkingDir"] or "/"})
@@ -336,8 +107,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if not self._container:
             return False
         try:
-            api = self._api or (await _off_loop(engine_client)).api
-            details = await _off_loop(api.inspect_container, self._container)
+            api = self._api or (await off_loop(engine_client)).api
+            details = await off_loop(api.inspect_container, self._container)
         except _UNANSWERED:  # an engine that cannot answer has lost the box for this rollout
             return False
         return bool(details["State"]["Running"])
@@ -345,41 +116,38 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
     async def start(self) -> None:
         if self.config.gpu:
             raise SandboxError(f"the lean docker runtime has no GPU support (gpu={self.config.gpu!r}); use the stock runtime")
-        try:
-            api = (await _off_loop(engine_client)).api
-        except RuntimeError as error:
-            # A SandboxError, unlike a RuntimeError, leaves `LeanEnv.run` as itself (not wrapped in
-            # an EnvError), with the stock runtime's words (`arena.retries.ENGINE_AT_START`).
-            raise SandboxError(str(error)) from error
+        # `engine_client` raises EngineUnreachableError, a SandboxError: it leaves `LeanEnv.run` as
+        # itself (not wrapped in an EnvError) and `arena.retries` matches it by type.
+        api = (await off_loop(engine_client)).api
         self._api = api
         restricted = self.network_restricted
         # Named before creation, so stop()/cleanup() remove a box whose start failed half-way.
         self._container = f"vf-{uuid.uuid4().hex}"
         try:
-            user = await _off_loop(_image_user, api, self.config.image)
+            user = await off_loop(image_user, api, self.config.image)
             # The engine makes a missing workdir as root: right for a root image, and the stock
             # runtime's own mkdir + chown (one exec) otherwise.
             root = user in ROOT_USERS
-            container = await _off_loop(self._create, api, restricted, root)
+            container = await off_loop(self._create, api, restricted, root)
         except ENGINE_ERRORS as error:
-            raise SandboxError(f"docker run failed: {engine_words(error)}") from error
+            raise engine_fault("box start", error) from error
         self.info.id = container["Id"][:12]
         state = container.get("State") or {}
         if not state.get("Running") or not state.get("Pid"):
             # The box's init (`sleep infinity`) is not running: an image without `sleep`, say.
-            raise SandboxError(f"docker run failed: the box exited at once (exit {state.get('ExitCode')}: {state.get('Error') or 'no error given'})")
+            raise SandboxError(f"box start: the box exited at once (exit {state.get('ExitCode')}: {state.get('Error') or 'no error given'})")
         self._image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
         if not root:
             try:
-                code, _, err = await _off_loop(
-                    _exec_sync, api, self._container,
+                code, _, err = await off_loop(
+                    exec_sync, api, self._container,
                     ["sh", "-c", 'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi', "vf-workdir", str(self.config.workdir), user],
                     {}, "0", None, None,
                 )
             except ENGINE_ERRORS as error:
-                raise SandboxError(f"docker workdir setup failed: {engine_words(error)}") from error
+                raise engine_fault("workdir setup", error) from error
             if code != 0:
-                raise SandboxError(f"docker workdir setup failed: {err.decode(errors='replace').strip()}")
+                raise SandboxError(f"workdir setup: {err.decode(errors='replace').strip()}")
         if not restricted:
             ports = container["NetworkSettings"]["Ports"].get(f"{SERVICE_PORT}/tcp") or []
             host_port = ports[0]["HostPort"] if ports else ""
@@ -436,7 +204,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if self._stopped:
             with contextlib.suppress(Exception):
                 api.remove_container(self._container, force=True)
-            raise SandboxError("docker run failed: the box was stopped while it started")
+            raise SandboxError("box start: the box was stopped while it started")
 
     async def expose(self, port: int) -> str:
         if self.network_restricted:
@@ -457,14 +225,13 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
     async def _exec_api(
         self, operation: str, argv: list[str], env: dict[str, str], stdin: bytes | None = None
     ) -> tuple[int, bytes, bytes]:
-        """One exec; an engine that fails it raises SandboxError "`operation`: <the docker CLI's words>"
-        (the stock runtime's host prefixes, `arena.retries`)."""
+        """One exec; an engine that fails it raises the fault it is (`engine_fault`, "`operation`: ...")."""
         if self._api is None or self._container is None:
             raise SandboxError("the lean docker box is not started")
         hang_up = HangUp()
         try:
-            return await _off_loop(
-                _exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin, hang_up
+            return await off_loop(
+                exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin, hang_up
             )
         except asyncio.CancelledError:
             hang_up()  # frees the executor thread and the engine connection; the box's process runs on, as on the stock path
@@ -473,40 +240,55 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             raise await self._engine_failure(operation, error) from error
 
     async def _engine_failure(self, operation: str, error: BaseException) -> SandboxError:
-        if isinstance(error, _CONNECTION_LOST) and await self.alive():
+        if isinstance(error, CONNECTION_LOST) and await self.alive():
             # The engine answers and reports the box running: the stream closed at the box's end
             # (an exec whose process quit before taking all its stdin), no lost engine.
             return SandboxError(f"in the running box: {operation}: the exec stream closed ({type(error).__name__}: {error})")
-        words = engine_words(error)
-        if isinstance(error, docker.errors.NotFound) and "No such container" not in words:
+        if isinstance(error, docker.errors.NotFound) and not isinstance(fault := engine_fault(operation, error), BoxLostError):
             # An exec instance is removed with its container: the engine's word on the container
             # names the real loss ("No such container"), which a missing exec alone does not.
             try:
-                await _off_loop(cast(docker.APIClient, self._api).inspect_container, self._container)
+                await off_loop(cast(docker.APIClient, self._api).inspect_container, self._container)
             except ENGINE_ERRORS as lost:
-                words = engine_words(lost)
-        return SandboxError(f"{operation}: {words}")
+                return engine_fault(operation, lost)
+            return fault
+        return engine_fault(operation, error)
 
     async def _in_box_failure(self, message: str) -> SandboxError:
-        """A failed in-box read or write, whose `message` quotes the box's own stderr (a replaced
-        `cat` can print "No such container"): marked "in the running box: " while the engine
-        reports the box running, so no retry rule (`arena.retries`) takes the box's words for a
-        lost box or engine. The stock runtime gets the same from `arena.vf_hooks`."""
+        """A failed in-box read or write, whose `message` quotes the box's own stderr: marked "in the
+        running box: " while the engine reports the box running, `BoxLostError` when it does not.
+        The type comes from the engine alone, so no box's words (a replaced `cat` printing "No such
+        container") can make it retried. The stock runtime gets the marking from `arena.vf_hooks`."""
         if await self.alive():
             return SandboxError(f"in the running box: {message}")
-        return SandboxError(message)
+        return BoxLostError(f"the engine reports the box stopped: {message}")
+
+    async def _main_program_result(self, result: ProgramResult) -> ProgramResult:
+        """A main program's result; one that failed in a box the engine no longer reports running is
+        `BoxLostError` (verifiers would say "runtime died under harness" in an untyped SandboxError).
+
+        Raises:
+            BoxLostError: the program failed and the engine reports the box stopped or gone.
+        """
+        if result.exit_code != 0 and not await self.alive():
+            detail = (result.stderr or result.stdout).strip()[-2000:] or "<no output>"
+            raise BoxLostError(f"the box stopped under its main program (exit {result.exit_code}): {detail}")
+        return result
 
     async def run(self, argv: list[str], env: dict[str, str]) -> ProgramResult:
-        code, out, err = await self._exec_api("docker run failed", argv, self.process_env(env))
+        code, out, err = await self._exec_api("exec", argv, self.process_env(env))
         return ProgramResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
 
+    async def run_program(self, argv: list[str], env: dict[str, str]) -> ProgramResult:
+        """The harness's main program (verifiers' `run_program`: never replayed); a failure in a box
+        the engine reports stopped is `BoxLostError`."""
+        return await self._main_program_result(await self.run(argv, env))
+
     async def open_process(self, argv: list[str], env: dict[str, str]) -> RuntimeProcess:
-        """A live process over the Engine API (`arena_kit.lean.process`): no CLI process, the PID read
+        """A live process over the Engine API (`arena_kit.runtimes.lean_docker.process`): no CLI process, the PID read
         off the stream under `START_DEADLINE_S`. It overrides the method `arena.vf_hooks` gates, so
         no start limit applies: nothing polls, so a burst of starts does not multiply engine work.
         An engine reached other than over a unix socket keeps verifiers' CLI path."""
-        from arena_kit.lean.process import engine_socket, open_engine_process
-
         path = engine_socket()
         if path is None:
             process: RuntimeProcess = await super().open_process(argv, env)
@@ -518,7 +300,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                 self._api, path, self._container, argv, self._exec_env(self.process_env(env)), self.user, self.config.workdir
             )
         except ENGINE_ERRORS as error:
-            raise await self._engine_failure("docker run failed", error) from error
+            raise await self._engine_failure("live process start", error) from error
 
     async def _read(self, path: str, max_bytes: int | None = None) -> bytes:
         argv = ["cat"] if max_bytes is None else ["head", "-c", str(max_bytes)]
@@ -537,9 +319,12 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
 
         Raises:
             SandboxError: the write failed ("write 'path': <the box's words>"; `argv` did not run)
-                or the engine failed the exec.
+                or the engine failed the exec (`engine_fault`).
+            BoxLostError: the program failed and the engine reports the box stopped or gone.
         """
-        return await self._run_after_write(path, data, 'exec "$@" </dev/null', argv, self.process_env(env))
+        return await self._main_program_result(
+            await self._run_after_write(path, data, 'exec "$@" </dev/null', argv, self.process_env(env))
+        )
 
     async def prepare_uv_script(self, script: str | bytes, env: dict[str, str] | None = None, *, activate: bool = True) -> list[str]:
         """verifiers' `prepare_uv_script` with its write and its `mv`+`uv sync` in one exec (one exec
@@ -553,7 +338,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                 if path not in self._uv_interpreters:
                     tmp = f"{path}.{uuid.uuid4().hex}.tmp"
                     command = (
-                        f"mv -f {shlex.quote(tmp)} {shlex.quote(path)} && {{ {_ENSURE_UV}; }} "
+                        f"mv -f {shlex.quote(tmp)} {shlex.quote(path)} && {{ {ENSURE_UV}; }} "
                         f"&& uv sync --script {shlex.quote(path)} -q --no-config "
                         f"&& uv python find --script {shlex.quote(path)} --no-config"
                     )
@@ -565,14 +350,14 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         return argv
 
     async def _run_after_write(
-        self, path: str, data: bytes, then: str, argv: list[str], env: dict[str, str], operation: str = "docker run failed"
+        self, path: str, data: bytes, then: str, argv: list[str], env: dict[str, str], operation: str = "exec"
     ) -> ProgramResult:
         """One exec: `sh` writes its stdin to `path` (making its directory), then runs the shell text
         `then` (`argv` its positional parameters) only if the write succeeded.
 
         Raises:
             SandboxError: the write failed ("write 'path': <the box's words>"), or the engine failed
-                the exec ("`operation`: <the docker CLI's words>").
+                the exec (`engine_fault`).
         """
         parent = shlex.quote(str(PurePosixPath(path).parent))
         # Success is a line only this call knows, first on stdout before `then` runs: nothing in the
@@ -601,9 +386,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             api.exec_start(exec_id, detach=True)
 
         try:
-            await _off_loop(detach)
+            await off_loop(detach)
         except ENGINE_ERRORS as error:
-            raise await self._engine_failure("docker background process failed", error) from error
+            raise await self._engine_failure("background process start", error) from error
 
     def cleanup(self) -> None:
         # Not `info.borrowed`: the rollout that borrows this box stamps that flag on the very `info`

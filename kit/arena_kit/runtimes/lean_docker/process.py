@@ -15,21 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from arena_kit.lean.exec_wire import refusal, refusal_message, sdk_error, start_request
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import RuntimeProcess
 from verifiers.v1.utils.aio import run_shielded
+
+from arena_kit.runtimes.lean_docker.engine import ENGINE_ERRORS, EXIT_CODE_WAIT_S, exec_sync, off_loop
+from arena_kit.runtimes.lean_docker.exec_wire import refusal, refusal_message, sdk_error, start_request
+from arena_kit.runtimes.lean_docker.faults import StartMissedError
 
 if TYPE_CHECKING:
     import docker
 
 __all__ = [
-    "BoxProcess", "EngineRefused", "KILLED_EXIT", "START_DEADLINE_S", "engine_socket", "hijack_exec", "open_engine_process",
+    "BoxProcess", "EngineRefused", "KILLED_EXIT", "START_DEADLINE_S", "hijack_exec", "open_engine_process",
     "start_box_process", "wrapped",
 ]
 
@@ -38,7 +40,7 @@ START_DEADLINE_S = 30.0
 one `sh` start queued behind whatever else the engine and the CPUs do, so a burst of starts slows each
 one instead of multiplying engine work (the stock 5 s was missed at c=32 because every waiting start
 added 20 `docker exec` polls a second). 30 s is verifiers' own deadline for a slow (nested) host;
-an engine stuck longer than that fails the rollout as a missed start (`arena.retries` retries it)."""
+an engine stuck longer than that fails the rollout as a missed start (`StartMissedError`, retried)."""
 ABORT_WAIT_S = 5.0
 """How long a start cut short (cancelled or failed) waits for the PID, to kill the process group."""
 KILLED_EXIT = 137
@@ -149,14 +151,14 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
         message, when part of it was spent before).
 
         Raises:
-            SandboxError: no PID within `deadline_s`, or the exec ended before printing one
-                ("container live process failed to start: ...", verifiers' words).
+            StartMissedError: no PID within `deadline_s`, or the engine lost the exec before it printed one.
+            SandboxError: the process exited by itself before printing its PID, or printed something else.
         """
         try:
             return await asyncio.wait_for(asyncio.shield(self._pid), deadline_s)
         except TimeoutError as error:
-            raise SandboxError(
-                f"container live process failed to start: no PID within {whole_s or deadline_s:g} s "
+            raise StartMissedError(
+                f"live process start: no PID within {whole_s or deadline_s:g} s "
                 f"({self._stderr_text() or 'PID unavailable'})"
             ) from error
 
@@ -224,7 +226,7 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
         if text.isdigit():
             self._pid.set_result(int(text))
         else:
-            self._pid.set_exception(SandboxError(f"container live process failed to start: the wrapper printed {text[:200]!r}, not its PID"))
+            self._pid.set_exception(SandboxError(f"live process start: the wrapper printed {text[:200]!r}, not its PID"))
         if rest:
             self._stdout.put_nowait(rest)
 
@@ -257,8 +259,11 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
     def _finish(self, code: int | None) -> None:
         self._returncode = KILLED_EXIT if code is None else code
         if not self._pid.done():
-            self._pid.set_exception(SandboxError(
-                f"container live process failed to start: exited with code {self._returncode} before reporting its PID: "
+            # The engine's word decides: an exec it lost (no exit code) is infrastructure; a process
+            # that exited by itself is what the box did.
+            fault = StartMissedError if code is None else SandboxError
+            self._pid.set_exception(fault(
+                f"live process start: exited with code {self._returncode} before reporting its PID: "
                 f"{self._stderr_text() or 'no output'}"
             ))
         if not self._done.done():
@@ -274,7 +279,7 @@ async def start_box_process(
     cancellation, error) kills what it started before it raises.
 
     Raises:
-        SandboxError: the PID did not arrive (see `BoxProcess.started`).
+        StartMissedError, SandboxError: the PID did not arrive (see `BoxProcess.started`).
         EngineRefused, ConnectionError and what `create` raises: the engine failed the exec.
     """
     loop = asyncio.get_running_loop()
@@ -285,7 +290,7 @@ async def start_box_process(
             reader, writer = await hijack_exec(connect, api_version, exec_id)
     except TimeoutError as error:
         # Nothing was attached yet; an exec created but never started runs nothing.
-        raise SandboxError(f"container live process failed to start: the engine did not start the exec within {deadline_s:g} s") from error
+        raise StartMissedError(f"live process start: the engine did not start the exec within {deadline_s:g} s") from error
 
     async def code() -> int | None:
         return await exit_code(exec_id)
@@ -299,14 +304,6 @@ async def start_box_process(
     return process
 
 
-def engine_socket() -> str | None:
-    """The engine's unix socket path (`DOCKER_HOST`, else the default), None for any other transport."""
-    from docker.utils import parse_host
-
-    address = str(parse_host(os.environ.get("DOCKER_HOST")))
-    return address.removeprefix("http+unix://") if address.startswith("http+unix://") else None
-
-
 async def open_engine_process(
     api: docker.APIClient, socket_path: str, container: str, argv: list[str], env: dict[str, str], user: str | None,
     workdir: str | None,
@@ -314,11 +311,10 @@ async def open_engine_process(
     """`argv` as a live process in `container` over the Engine API (see the module docstring).
 
     Raises:
-        SandboxError: the PID did not arrive within `START_DEADLINE_S`.
+        StartMissedError, SandboxError: the PID did not arrive within `START_DEADLINE_S`.
         docker.errors.APIError (NotFound for a missing container or exec), ConnectionError, OSError:
-            the engine failed the exec, in the docker SDK's terms (`arena_kit.lean.runtime.engine_words`).
+            the engine failed the exec, in the docker SDK's terms (`engine.engine_fault` types them).
     """
-    from arena_kit.lean.runtime import ENGINE_ERRORS, EXIT_CODE_WAIT_S, _exec_sync, _off_loop
 
     def create() -> str:
         created: dict[str, str] = api.exec_create(
@@ -341,7 +337,7 @@ async def open_engine_process(
             time.sleep(0.01)
 
     async def signal(command: list[str]) -> int:
-        code, _, _ = await _off_loop(_exec_sync, api, container, command, {}, user, workdir, None)
+        code, _, _ = await off_loop(exec_sync, api, container, command, {}, user, workdir, None)
         return code
 
     async def connect() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -349,7 +345,7 @@ async def open_engine_process(
 
     try:
         return await start_box_process(
-            lambda: _off_loop(create), connect, api.api_version, lambda exec_id: _off_loop(exit_code, exec_id), signal,
+            lambda: off_loop(create), connect, api.api_version, lambda exec_id: off_loop(exit_code, exec_id), signal,
         )
     except EngineRefused as error:
         raise sdk_error(error.status, error.explanation) from error

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from arena_kit.lean.runtime import LeanDockerRuntime
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.harnesses.bash.harness import (

@@ -1,0 +1,42 @@
+"""The one place Arena touches verifiers' private names: every underscore name, internal and run-time patch is here.
+
+Everything else in Arena imports verifiers' public names or this seam (`tests/kit/test_verifiers_seam.py`
+greps the tree). A verifiers upgrade is: move `VERIFIERS_VERSION`, re-read each row below, run the tests.
+Each submodule imports verifiers only when used, so importing this package costs nothing.
+
+| symbol (verifiers 0.4.0) | seam module | why | guard |
+|---|---|---|---|
+| `ContainerRuntime.open_process` (patched) | `container_hooks` | a burst of ACP harness starts misses verifiers' fixed 5 s PID deadline; a semaphore admits `limit` at once | `arena.vf_hooks` installs it only when `pinned()` |
+| `ContainerRuntime.alive`, `._read`, `.write` (patched); `._container`, `._communicate_host` (read) | `container_hooks` | liveness from the engine (`inspect`), not from `true` in a box an agent can replace | only when `pinned()` |
+| `mcp.launch._read_back_port`, `mcp.launch._PROBE` (replaced) | `launch` | the tool server's port and readiness polls sleep 1 s; replaced by a 20 ms poll | only when `pinned()` and the source digests match |
+| `SubprocessRuntime.run_background` (patched); `._background` (appended) | `launch` | the first host tool server is handed to a process warmed beside vf-eval | only when `pinned()` and the source digest matches |
+| package inits of `verifiers.v1`, `.mcp`, `.tasksets`, `.harnesses`, `.judges` (stood in for) | `package_inits` | they re-export the whole stack; lazy stand-ins import what a process reads | only when pinned and every init is re-exports only (`arena_kit.lazy_init.reexports`) |
+| `mcp.server._request_query`, `mcp.server._call_state` | `toolset` | the calling rollout's state route (the per-rollout lock key); a bench binds a call's state | `SeamError` at first use if missing |
+| `Toolset._with_state`, `Toolset._state_channel` (overridden, called) | `toolset` | one lock per rollout across pull → call → push (concurrent calls of a rollout were last-write-wins) | `SeamError` at class creation if missing |
+| `runtimes.base._ENSURE_UV` | `docker_runtime` | the lean runtime's one-exec `prepare_uv_script` runs the same shell | import fails loudly if it moves |
+| `DockerRuntime._container`, `._proxy`, `._cut`, `._service_url`, `._image_env`, `._uv_interpreters`, `._uv_script_locks`, `._exec`, `._proxy_env`, `._read` | `docker_runtime` | `LeanDockerRuntime` subclasses the docker runtime and keeps its state where verifiers does | `check_docker_runtime` at each construction (`SeamError` naming the seam) |
+| `Env._warned_resources` | `env` | `LeanEnv` resolves the runtime config as the rollout would, warnings shared | `SeamError` at use |
+| `PrimeRuntime._client` (set by a subclass) | `prime` | sqlite_sandbox borrows a live Prime sandbox by id | `SeamError` at import if `PrimeRuntime` no longer sets `_client` |
+| codex harness `ACP_VERSION` and its `[node, codex-acp]` command | `arena_kit.harnesses.codex` (versions here) | codex-acp's shutdown wait, read on `CODEX_ACP_VERSION` | the command is left as is on any other version |
+
+Where a row is an upstream bug fix or a missing knob, the change is written as a patch against
+verifiers 0.4.0 in `docs/upstream/` (README.md there indexes them).
+"""
+
+from __future__ import annotations
+
+from arena_kit.verifiers_seam.errors import SeamError
+
+__all__ = ["CODEX_ACP_VERSION", "VERIFIERS_VERSION", "SeamError", "pinned"]
+
+VERIFIERS_VERSION = "0.4.0"
+"""The one verifiers release every row of the table was read against."""
+CODEX_ACP_VERSION = "1.12.0"
+"""The codex-acp release (installed by verifiers `VERIFIERS_VERSION`) whose shutdown `arena_kit.harnesses.codex` read."""
+
+
+def pinned() -> bool:
+    """Whether the installed verifiers is `VERIFIERS_VERSION` (reads only the package root, not `verifiers.v1`)."""
+    import verifiers
+
+    return bool(verifiers.__version__ == VERIFIERS_VERSION)

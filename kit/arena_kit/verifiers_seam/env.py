@@ -1,0 +1,25 @@
+"""What `LeanEnv` needs of verifiers' env internals: the runtime config a rollout would resolve, warnings shared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifiers.v1.utils.compile import resolve_runtime_config
+
+__all__ = ["resolved_runtime_config"]
+
+
+def resolved_runtime_config(env: Any, agent: Any, task: Any) -> Any:
+    """The runtime config `agent` would resolve for `task` inside `env` (verifiers' own resolution,
+    with the env's once-per-run resource warnings, `Env._warned_resources`).
+
+    Raises:
+        SeamError: the env keeps no `_warned_resources` (verifiers changed `Env`).
+    """
+    from arena_kit.verifiers_seam.errors import SeamError
+
+    warned = getattr(env, "_warned_resources", None)
+    if warned is None:
+        raise SeamError("verifiers' Env has no _warned_resources: LeanEnv resolves a rollout's runtime config with it "
+                        "(arena_kit.verifiers_seam.env); re-read verifiers' env.py and update the seam")
+    return resolve_runtime_config(agent.runtime_config, task, warned)
