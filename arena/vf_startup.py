@@ -36,7 +36,7 @@ replacements poll every `PORT_POLL_S` with the same 180 s budget and the same er
 replaced only when its source is the one read (`arena_kit.verifiers_seam.launch`);
 otherwise both stay verifiers' own, with a warning.
 
-Measured on the 2-core dev machine, quiet (`tests/startup/measure.py`, median of 3, fault-localisation,
+Measured on the 2-core dev machine, quiet (`runtime_bench/measure/startup.py`, median of 3, fault-localisation,
 oracle): launch → first box 5.1 → 2.6 s for bash, arena-bash and claude_code; vf-eval's CPU-s until
 its first rollout 3.1 → 2.45. What remains is vf-eval's own imports of what verifiers needs to serve
 (anthropic.types, openai, mcp, prime_sandboxes), with the warm server done beside them.

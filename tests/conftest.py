@@ -6,17 +6,11 @@ builder under a file lock; the others then find them up to date.
 """
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
-# Test-only packages (arena_testkit, arena_smoke) live in tests/support. Only that folder goes on
-# sys.path: tests/ itself would let tests/<package>/ shadow the installed package of that name.
-sys.path.insert(0, str(Path(__file__).parent / "support"))
-
-from arena.engine import ENGINE_HINT, engine_problem  # noqa: E402
+from arena.engine import ENGINE_HINT, engine_problem
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ reads costs nothing.
 Which inits, and when, is verifiers-specific and lives in `arena_kit.verifiers_seam.package_inits`
 (a tool server started as `python -m <that toolset>`, vf-eval when Arena launches it); this module is
 the generic machinery: an init with any statement but re-exports is imported as usual, with a warning.
-`tests/startup` pins both.
+`tests/kit/test_lazy_init.py` pins both.
 
 Two narrower tools serve vf-eval (`arena.vf_startup`): `defer_calls` makes chosen names of a
 re-export init forwarders that import on their first call (for a module that binds a function at

@@ -3,8 +3,8 @@ policy runs, the gate's rules hold for the staller, oracle, degenerate policies 
 rule touches an honest policy (the documented full run is `arena probe --tasks 50 --split dev|test`).
 
 Two tasks cannot measure a shortcut's mean (one lucky task is half the score), so here the
-`shortcuts-fail` rule is only reported; the in-process ladder tests (tests/fault_localisation,
-tests/schema_migration) and the N=50 docker gate hold them to their ceilings."""
+`shortcuts-fail` rule is only reported; the in-process ladder tests (tests/environments/fault_localisation,
+tests/environments/schema_migration) and the N=50 docker gate hold them to their ceilings."""
 
 import json
 import subprocess

@@ -14,7 +14,7 @@ from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Answer, RunShell
 from arena.reaper import leftovers
 from arena.server import start_in_thread
-from arena_testkit.rollouts import SUPPORT
+from arena_testkit import SUPPORT
 
 pytestmark = pytest.mark.docker
 DEADLINE_S = 120

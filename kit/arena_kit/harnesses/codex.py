@@ -15,7 +15,7 @@ process group, and when stdin closes that group is killed and codex-acp exits (0
 Only on the versions this was read against (verifiers `VERIFIERS_VERSION`, codex-acp `ACP_VERSION`, both in
 `arena_kit.verifiers_seam`, and the
 `[node, codex-acp]` command): otherwise the command is left as verifiers builds it, with a warning.
-`tests/startup/test_codex_harness.py` pins all three.
+`tests/kit/harnesses/test_codex.py` pins all three.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Run a scripted policy against one fault-localisation task in process: the real Task setup and
 scoring, the real LogSearchToolset methods, and verifiers' per-call state binding — no MCP
-transport (tests/log_search covers that through real sessions)."""
+transport (tests/toolsets/log_search covers that through real sessions)."""
 
 from __future__ import annotations
 

@@ -34,6 +34,8 @@ from verifiers.v1.mcp.server import (
     state_signature,
 )
 
+from arena_testkit import SUPPORT
+
 SECRET = "test-state-secret"
 START_DEADLINE_S = 30.0
 
@@ -148,8 +150,7 @@ def running_toolset(module: str, config: dict | None = None) -> Iterator[Toolset
             "MCP_PORT_FILE": str(port_file),
         }
         env.pop("VF_STATE_URL", None)
-        support = str(Path(__file__).resolve().parents[1])  # so test-only toolsets import too
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [support, env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SUPPORT), env.get("PYTHONPATH")]))  # test-only toolsets import too
         with open(log_path, "wb") as log:
             proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdout=log, stderr=log)
         try:

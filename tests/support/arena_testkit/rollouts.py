@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval
+from arena_testkit import SUPPORT
 
-SUPPORT = Path(__file__).resolve().parents[1]
-"""tests/support: holds the arena_smoke taskset; goes on vf-eval's PYTHONPATH."""
 EGRESS_CUT_COMMENT = "arena-test-egress-cut"
 _CUT_RULE = ["DOCKER-USER", "-i", "docker0", "!", "-o", "docker0", "-m", "comment", "--comment", EGRESS_CUT_COMMENT, "-j", "DROP"]
 

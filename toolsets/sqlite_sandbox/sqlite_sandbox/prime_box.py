@@ -6,7 +6,7 @@ and deletes the sandbox in `teardown()`/`cleanup()`. `BorrowedPrimeRuntime` is t
 it sets the sandbox id and a client, so `run`/`read`/`write` are verifiers' own, and it turns both
 teardown paths into no-ops, so the rollout that created the sandbox stays its only owner. It relies on
 two private details (`PrimeRuntime._client`, and that only teardown/cleanup delete), so it refuses
-any other verifiers version; `tests/sqlite_sandbox/test_boxes.py` pins both details.
+any other verifiers version; `tests/toolsets/sqlite_sandbox/test_boxes.py` pins both details.
 
 The tool server is a host subprocess, and verifiers strips every variable whose name holds
 `API_KEY` from those: its Prime credentials can only come from `~/.prime/config.json`.

@@ -238,7 +238,7 @@ def is_equivalent(o: Outcome) -> bool:
     """Whether the table argues `o` equivalent.
 
     A mutant that survives the sweep and is not in this table is a hole in the held-out rows (or in
-    the grader's checks). `tests/schema_migration/test_mutants.py` grades every entry's mutants and
+    the grader's checks). `tests/environments/schema_migration/test_mutants.py` grades every entry's mutants and
     the reference on a dataset built to tell them apart (`adversary`) and requires identical scores.
     """
     params = spec(o.seed).params

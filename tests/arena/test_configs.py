@@ -1,0 +1,152 @@
+"""Every TOML in configs/ is a valid vf-eval config for an installed environment, safe by default.
+
+Three families, one per environment and harness: `<env>-<harness>.toml` (docker, the embedded model
+server), `<env>-<harness>-<provider>.toml` (the same, against a real provider) and
+`<env>-<harness>-prime.toml` (the prime runtime).
+"""
+
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena_kit.isolation import ISOLATION
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
+VF_EVAL = str(Path(sys.executable).with_name("vf-eval"))
+ENVS = ("fault-localisation", "schema-migration")
+HARNESSES = ("bash", "claude_code", "codex")
+PROVIDER = {"bash": "openai", "codex": "openai", "claude_code": "anthropic"}
+"""The provider whose API speaks each harness's dialect (verifiers' interception never translates):
+bash → chat completions, codex → Responses, claude_code → Anthropic Messages."""
+PROVIDER_CLIENT = {
+    "openai": {"base_url": "https://api.openai.com/v1", "api_key_var": "OPENAI_API_KEY"},
+    "anthropic": {"base_url": "https://api.anthropic.com/v1", "api_key_var": "ANTHROPIC_API_KEY"},
+}
+DIGEST_REF = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return tomllib.loads(path.read_text())
+
+
+def _kind(path: Path) -> str:
+    if path.stem.endswith("-prime"):
+        return "prime"
+    if path.stem.endswith(("-openai", "-anthropic")):
+        return "real-model"
+    return "docker"
+
+
+def _diff(a: Any, b: Any, prefix: str = "") -> set[str]:
+    """The dotted keys at which two parsed TOML documents differ (a whole table when only one side has it)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys: set[str] = set()
+        for key in a.keys() | b.keys():
+            if key not in a or key not in b:
+                keys.add(prefix + key)
+            else:
+                keys |= _diff(a[key], b[key], f"{prefix}{key}.")
+        return keys
+    return set() if a == b else {prefix.rstrip(".")}
+
+
+def test_diff_names_every_changed_key():
+    a = {"model": "m", "client": {"base_url": "x", "api_key_var": "K"}, "env": {"t": 1}}
+    b = {"model": "n", "client": {"base_url": "y", "api_key_var": "K"}, "env": {"t": 1, "u": 2}}
+    assert _diff(a, b) == {"model", "client.base_url", "env.u"}
+    assert _diff(a, a) == set()
+
+
+def test_every_environment_has_a_docker_a_real_model_and_a_prime_config_per_harness():
+    names = {path.stem for path in CONFIGS}
+    for env in ENVS:
+        for harness in HARNESSES:
+            expected = {f"{env}-{harness}", f"{env}-{harness}-{PROVIDER[harness]}", f"{env}-{harness}-prime"}
+            assert expected <= names, sorted(expected - names)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_eval_configs_default_to_the_held_out_test_split(path):
+    assert _load(path)["env"]["taskset"]["split"] == "test", "dev is for development; eval configs score on test"
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_config_resolves_with_vf_eval_dry_run(path, tmp_path):
+    raw = _load(path)
+    assert raw["push"] is False, "configs must not upload traces (held-out answers included)"
+    # No provider or Prime key is set: a dry run must resolve without any credential.
+    proc = subprocess.run(
+        [VF_EVAL, "@", str(path), "--dry-run", "-o", str(tmp_path)],
+        capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        env={"ARENA_MODEL_KEY": "x", "PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    [resolved] = list(tmp_path.rglob("configs/resolved/eval.json"))
+    config = json.loads(resolved.read_text())
+    runtime = config["env"]["agent"]["runtime"]
+    if _kind(path) == "prime":
+        assert runtime["type"] == "prime"
+        assert DIGEST_REF.match(runtime["image"]), f"prime images go by digest: {runtime['image']!r}"
+        assert (runtime["cpu"], runtime["memory"]) == (ISOLATION.cpu, ISOLATION.memory)
+        interception = config["env"]["interception"]
+        assert interception["type"] == "server" and interception["tunnel"]["type"] == "custom"
+    else:
+        assert runtime["type"] == "docker" and runtime["image"].startswith("arena/")
+
+
+@pytest.mark.parametrize("path", [p for p in CONFIGS if _kind(p) == "real-model"], ids=lambda p: p.stem)
+def test_real_model_config_differs_from_its_docker_config_only_in_the_client_and_model(path):
+    env_harness, _, provider = path.stem.rpartition("-")
+    raw, docker = _load(path), _load(CONFIG_DIR / f"{env_harness}.toml")
+    assert _diff(raw, docker) <= {"model", "client.base_url", "client.api_key_var"}, _diff(raw, docker)
+    harness = raw["env"]["agent"]["harness"]["id"]
+    assert provider == PROVIDER[harness], f"{harness} needs a {PROVIDER[harness]} endpoint, not {provider}"
+    assert raw["client"] == PROVIDER_CLIENT[provider]
+    assert not raw["model"].startswith("arena/"), "a real-model config names a real model"
+
+
+@pytest.mark.parametrize("path", [p for p in CONFIGS if _kind(p) == "prime"], ids=lambda p: p.stem)
+def test_prime_config_differs_from_its_docker_config_only_in_runtime_and_interception(path):
+    raw, docker = _load(path), _load(CONFIG_DIR / f"{path.stem.removesuffix('-prime')}.toml")
+    changed = _diff(raw, docker)
+    assert all(key.startswith(("env.agent.runtime.", "env.interception")) for key in changed), changed
+    assert raw["env"]["agent"]["runtime"]["type"] == "prime"
+    # `arena images publish` rewrites this one line to the pushed digest.
+    assert len(re.findall(r"(?m)^image = ", path.read_text())) == 1
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_config_runs_its_tasks_isolated_by_default(path):
+    """The config's tasks carry Arena's isolation (memory, CPU, PIDs, no egress, stage limits), and
+    the runtime verifiers resolves for them is limited and network-restricted."""
+    import verifiers.v1 as vf
+    from verifiers.v1.utils.compile import resolve_runtime_config
+
+    raw = _load(path)
+    taskset_table = raw["env"]["taskset"]
+    taskset = vf.load_taskset(vf.taskset_config_type(taskset_table["id"]).model_validate(taskset_table))
+    task = next(iter(taskset.take(1)))
+    declared = ISOLATION.task_fields()
+    assert (task.data.resources, task.data.timeout, task.data.network_allow) == (
+        declared["resources"], declared["timeout"], declared["network_allow"])
+    assert task.config.pids_limit == ISOLATION.pids
+    runtime = resolve_runtime_config(vf.AgentConfig.model_validate({"runtime": raw["env"]["agent"]["runtime"]}).runtime, task)
+    assert (runtime.memory, runtime.cpu) == (ISOLATION.memory, ISOLATION.cpu)
+    assert runtime.network_restricted and runtime.allow == []
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_config_retries_the_infrastructure_faults_arena_retries(path):
+    """A config run with vf-eval directly reruns the same faults Arena's own commands do, no more."""
+    from arena.retries import retries_table
+
+    env = _load(path)["env"]
+    assert env["retries"] == retries_table()
+    assert "retries" not in env["agent"], "a per-agent table is never applied to a box the env lends (a lean box)"

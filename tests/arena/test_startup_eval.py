@@ -1,0 +1,34 @@
+"""One measured vf-eval, launched as Arena launches it: its shared tool server is the warm process started with it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.server import start_in_thread
+
+MEASURE_SCRIPT = Path(__file__).resolve().parents[2] / "runtime_bench" / "measure" / "startup.py"
+"""A checkout script (not shipped, not collected); this test runs its `measure` once."""
+
+
+def _measure_module(monkeypatch: pytest.MonkeyPatch) -> object:
+    spec = importlib.util.spec_from_file_location("startup_measure", MEASURE_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.docker
+def test_the_tool_server_warms_up_beside_vf_eval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    measure = _measure_module(monkeypatch)
+    with start_in_thread() as server:
+        rep = measure.measure("fault-localisation", "bash", server.url, tmp_path, "startup-warm-test")  # type: ignore[attr-defined]
+    assert rep.failed == 0 and rep.reward == 1.0, rep
+    # Before arena.vf_startup the server was `python -m log_search.toolset`, spawned after vf-eval's imports.
+    assert "-m arena_kit.warm_start" in rep.server_cmd, rep.server_cmd
+    assert rep.times["server_spawn"] < 1.0 < rep.times["server_up"], rep.times  # started at launch, served later

@@ -1,0 +1,59 @@
+"""Fidelity, proven: every scripted policy of both environments gives the same rollout on the lean path
+(the `arena-bash` harness in a lean box, the environments' default) as on the reference path (verifiers'
+own `bash` harness on verifiers' own docker runtime, `[env] docker = "stock"`).
+
+Same task, same seed, same scripted model server: the whole message graph must match (every tool
+call with its id and arguments, every tool result as the model saw it, the final reply), and so
+must the rewards, metrics, stop condition, errors, info and the rewrite audits (less their ids,
+clocks and the harness name). CI runs every policy on one dev task per environment;
+`ARENA_LEAN_FIDELITY_TASKS=5` widens the sweep.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from arena.policies import PolicyResolver
+from arena.server import start_in_thread
+from arena_testkit.lean_fidelity import LEAN, REFERENCE, Rollout, run_policies
+
+pytestmark = pytest.mark.docker
+
+TASKS = int(os.environ.get("ARENA_LEAN_FIDELITY_TASKS", "1"))
+FIELDS = ("messages", "parents", "rewards", "metrics", "stop", "ok", "errors", "info", "audits", "request_rewrites")
+
+
+def _differences(ref: Rollout, lean: Rollout) -> list[str]:
+    out = []
+    for name in FIELDS:
+        want, got = getattr(ref, name), getattr(lean, name)
+        if want == got:
+            continue
+        if name == "messages":
+            index = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+            out.append(f"messages differ from #{index}: ref={str(want[index:index + 1])[:400]} lean={str(got[index:index + 1])[:400]}")
+        else:
+            out.append(f"{name}: ref={str(want)[:300]} lean={str(got)[:300]}")
+    return out
+
+
+@pytest.mark.parametrize("env_id", ["fault-localisation", "schema-migration"])
+def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_and_docker_runtime(env_id: str) -> None:
+    policies = [*PolicyResolver().environment_policies(env_id), "staller"]
+    with start_in_thread() as server:
+        reference = run_policies(env_id, REFERENCE, policies, server.url, tasks=TASKS)
+        lean = run_policies(env_id, LEAN, policies, server.url, tasks=TASKS)
+
+    # Each side really took its path: a lean box per lean rollout, none for the reference.
+    assert (reference.lean_boxes, lean.lean_boxes) == (0, len(policies) * TASKS)
+    ref_rollouts, lean_rollouts = reference.rollouts, lean.rollouts
+    assert [(r.policy, r.task) for r in lean_rollouts] == [(r.policy, r.task) for r in ref_rollouts]
+    assert all(r.ok and not r.errors for r in ref_rollouts), [(r.policy, r.errors) for r in ref_rollouts if r.errors]
+    problems = {f"{r.policy} on {r.task}": _differences(r, l) for r, l in zip(ref_rollouts, lean_rollouts)}
+    assert not {k: v for k, v in problems.items() if v}
+    # The comparison is not vacuous: the sweep ran real tools, scored apart, and audited cheaters.
+    assert sum(len(r.tool_calls()) for r in lean_rollouts) > len(policies) * TASKS
+    assert len({round(r.reward, 3) for r in lean_rollouts}) > 1
+    assert any(r.audits for r in lean_rollouts) or env_id == "schema-migration"
