@@ -2,9 +2,10 @@
 
 Host side it is `BashHarness` (same config, flags, system prompt, argv, env, resume and tool
 gate); only the program differs. Instead of bundling the openai/mcp chat program and running
-`uv sync` for it, `launch` writes `runner.py` (a stdlib port of that program, same wire) beside
-where verifiers keeps its scripts and runs it with the image's `python3 -I`. The argv after the
-program is built exactly as `launch_chat_program` builds it; `tests/lean` pins that.
+`uv sync` for it, `launch` writes the runner (`program/`, a stdlib port of that program, same wire,
+spliced into one file by `bundle`) beside where verifiers keeps its scripts and runs it with the
+image's `python3 -I`. The argv after the program is built exactly as `launch_chat_program` builds
+it; `tests/lean` pins that.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 
+from arena_kit.harnesses.arena_bash.bundle import program_source
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.dialects.chat import message_to_wire
@@ -31,8 +32,8 @@ from verifiers.v1.types import Messages
 __all__ = ["HARNESS_ID", "LeanBashHarness", "RUNNER_SOURCE", "runner_path"]
 
 HARNESS_ID = "arena-bash"
-RUNNER_SOURCE = (Path(__file__).with_name("runner.py")).read_bytes()
-"""The in-box program, read once per process (it is written into every rollout's box)."""
+RUNNER_SOURCE = program_source()
+"""The in-box program, bundled once per process (it is written into every rollout's box)."""
 INTERPRETER = ("python3", "-I")
 """The image's own Python, isolated: no user site, no PYTHON* variables, no cwd on sys.path."""
 
