@@ -20,7 +20,7 @@ Each submodule imports verifiers only when used, so importing this package costs
 | codex harness `ACP_VERSION` and its `[node, codex-acp]` command | `arena_kit.harnesses.codex` (versions here) | codex-acp's shutdown wait, read on `CODEX_ACP_VERSION` | the command is left as is on any other version |
 
 Where a row is an upstream bug fix or a missing knob, the change is written as a patch against
-verifiers 0.4.0 in `docs/upstream/` (README.md there indexes them).
+verifiers 0.4.0 in `docs/upstream/`, indexed (patch, fix, seam it retires) in `docs/upstream/README.md`.
 """
 
 from __future__ import annotations
