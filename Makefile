@@ -7,7 +7,7 @@ PACKAGES := -e kit/ -e '.[dev,bench]' $(foreach p,$(wildcard toolsets/*/pyprojec
 
 WHEEL_DIRS := . kit $(dir $(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml))
 
-.PHONY: install engine images demo test wheels
+.PHONY: install engine images demo test test-fast wheels
 
 # The platform's distribution was called `arena` before it became `arena-evals`; a venv that still
 # holds that install would have two owners of the `arena` package and command.
@@ -36,6 +36,10 @@ test: images
 	$(BIN)/mypy
 	$(BIN)/pytest -n auto -m 'not engine_fault'
 	$(BIN)/pytest -p no:xdist -m engine_fault
+
+# The fast tier: no Docker engine, nothing marked `slow` (under a minute on 2 cores; see docs/layout.md).
+test-fast: install
+	$(BIN)/pytest -n auto -m 'not docker and not slow'
 
 # Every package as a wheel in dist/ (what `pip install --find-links dist/ arena-evals ...` installs).
 wheels: install

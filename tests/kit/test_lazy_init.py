@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -15,8 +16,10 @@ from arena_kit.verifiers_seam import VERIFIERS_VERSION as HOOKED_VERSION
 from arena_kit.verifiers_seam.package_inits import DEFERRED
 
 
-def _run(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+def _run(code: str, path: Path | None = None) -> str:
+    """`code`'s last printed line, run in a fresh interpreter (with `path`, a folder of packages, importable)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(path) if path else "", os.environ.get("PYTHONPATH", "")]))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()[-1]
 
@@ -107,21 +110,21 @@ def test_a_deferred_call_imports_its_package_on_the_first_call(tmp_path: Path, m
     (package / "__init__.py").write_text('"""Doc."""\nfrom calls_pkg.heavy import double, TABLE\n__all__ = ["double", "TABLE"]\n')
     (package / "heavy.py").write_text("TABLE = {'a': 1}\ndef double(x):\n    return 2 * x\n")
     (package / "errors.py").write_text("class Slow(Exception):\n    pass\n")
-    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nfrom arena_kit.lazy_init import defer_calls\n"
+    code = ("import sys\nfrom arena_kit.lazy_init import defer_calls\n"
             "assert defer_calls('calls_pkg', ('double',))\n"
             "from calls_pkg import double\nfrom calls_pkg.errors import Slow\nbefore = 'calls_pkg.heavy' in sys.modules\n"
             "result = double(21)\nimport calls_pkg, calls_pkg.heavy as h\n"
             "print(before, result, 'calls_pkg.heavy' in sys.modules, calls_pkg.TABLE is h.TABLE, defer_calls('calls_pkg', ()))")
-    assert _run(code) == "False 42 True True False"
+    assert _run(code, tmp_path) == "False 42 True True False"
 
 
 def test_a_deferred_call_the_package_does_not_export_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package = tmp_path / "calls_pkg2"
     package.mkdir()
     (package / "__init__.py").write_text("from os.path import join\n")
-    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nfrom arena_kit.lazy_init import defer_calls\n"
+    code = ("import sys\nfrom arena_kit.lazy_init import defer_calls\n"
             "print(defer_calls('calls_pkg2', ('split',)), 'calls_pkg2' in sys.modules)")
-    assert _run(code) == "False False"
+    assert _run(code, tmp_path) == "False False"
 
 
 def test_a_deferred_init_runs_on_the_first_name_read_and_not_on_a_submodule_import(tmp_path: Path) -> None:
@@ -131,12 +134,12 @@ def test_a_deferred_init_runs_on_the_first_name_read_and_not_on_a_submodule_impo
                                          "from init_pkg import _helper\nCLIENT = object()\n")
     (package / "types.py").write_text("from . import _helper\nclass Point:\n    pass\n")
     (package / "_helper.py").write_text("VALUE = 1\n")
-    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nfrom arena_kit.lazy_init import defer_init\n"
+    code = ("import sys\nfrom arena_kit.lazy_init import defer_init\n"
             "assert defer_init('init_pkg')\nfrom init_pkg.types import Point\nbefore = 'init_pkg_ran' in sys.modules\n"
             "import init_pkg\nclient = init_pkg.CLIENT\n"
             "print(before, 'init_pkg_ran' in sys.modules, init_pkg.Point is Point, init_pkg.CLIENT is client,\n"
             "      hasattr(init_pkg, 'missing'), defer_init('init_pkg'))")
-    assert _run(code) == "False True True True False False"
+    assert _run(code, tmp_path) == "False True True True False False"
 
 
 def test_a_deferred_anthropic_init_gives_the_real_names_when_read() -> None:

@@ -1,7 +1,6 @@
 """log_search.store: queries agree with brute force over the rows; builds are atomic and shared."""
 
 import random
-import time
 import sqlite3
 import threading
 from collections import Counter
@@ -197,11 +196,10 @@ def test_a_store_without_the_current_schema_mark_is_refused(tmp_path: Path):
 def test_a_query_that_runs_past_the_deadline_is_interrupted(store):
     slow = LogStore(store.path, deadline_s=0.5)
     chain = " ".join(["timeout"] * 80_000)  # an AND chain that ran 303 s before the deadline existed
-    began = time.monotonic()
-    with pytest.raises(QueryTooCostly):
+    # Only the store's deadline raises QueryTooCostly, naming it; without it the chain would finish (in minutes).
+    with pytest.raises(QueryTooCostly, match=r"interrupted after 0\.5 s"):
         slow.count(Query(START_MS, END_MS, text=chain), "minute")
-    with pytest.raises(QueryTooCostly):
+    with pytest.raises(QueryTooCostly, match=r"interrupted after 0\.5 s"):
         slow.search(Query(START_MS, END_MS, text=chain), 5)
-    assert time.monotonic() - began < 10
     # the interrupted connection still serves the next query on its own fresh deadline
     assert sum(slow.count(Query(START_MS, END_MS, text="timeout"), "level").values()) > 0
