@@ -18,7 +18,7 @@ import pytest
 
 from arena_testkit.synthetic_runs import HOSTILE, episode_line, real_variant, write_run
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # each test drives a headless chromium
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 PAYLOAD = HOSTILE + '<svg onload="window.pwned=1"></svg>"><iframe src="javascript:window.pwned=2"></iframe>'
