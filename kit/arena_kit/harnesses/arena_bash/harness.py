@@ -5,7 +5,7 @@ gate); only the program differs. Instead of bundling the openai/mcp chat program
 `uv sync` for it, `launch` writes the runner (`program/`, a stdlib port of that program, same wire,
 spliced into one file by `bundle`) beside where verifiers keeps its scripts and runs it with the
 image's `python3 -I`. The argv after the program is built exactly as `launch_chat_program` builds
-it; `tests/lean` pins that.
+it; `tests/kit/harnesses/arena_bash` pins that.
 """
 
 from __future__ import annotations
