@@ -4,9 +4,12 @@ either chat program (verifiers' bundled one, or the lean runner) on the host aga
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -17,9 +20,22 @@ from aiohttp import web
 
 from arena.policies import PolicyResolver
 from arena.server import build_app
+from arena_kit.harnesses.arena_bash.harness import RUNNER_SOURCE
 from arena_kit.policy import Policy
 
-RUNNER = Path(__file__).resolve().parents[3] / "kit" / "arena_kit" / "harnesses" / "arena_bash" / "runner.py"
+
+def _written_runner() -> Path:
+    """The bundled in-box program as a file: named by its hash, written once (atomically: workers race)."""
+    path = Path(tempfile.gettempdir()) / f"arena-bash-runner-{hashlib.sha256(RUNNER_SOURCE).hexdigest()[:16]}.py"
+    if not path.exists():
+        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+        partial.write_bytes(RUNNER_SOURCE)
+        partial.replace(path)
+    return path
+
+
+RUNNER = _written_runner()
+"""The program `arena-bash` writes into each box, run on the host by the wire tests and mounted by the docker ones."""
 FORBIDDEN = "ARENA-FORBIDDEN"
 DENIAL = "DENIED by the lean test gate."
 START_DEADLINE_S = 10.0
