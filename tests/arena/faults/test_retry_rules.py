@@ -16,10 +16,12 @@ from arena_kit.envs.lean import LeanEnvConfig
 INFRA = [
     pytest.param("RuntimeError", "docker runtime selected but the engine is not reachable: Cannot connect to the Docker "
                  "daemon at unix:///var/run/docker.sock. Is the docker daemon running?", None, id="engine-down-at-start"),
-    pytest.param("SandboxError", "docker runtime selected but the engine is not reachable: Error while fetching server API "
+    pytest.param("EngineUnreachableError", "the docker engine is not reachable: Error while fetching server API "
                  "version: ('Connection aborted.', FileNotFoundError(2, 'No such file or directory')). Start Docker (or "
                  "set DOCKER_HOST), or select the stock runtime with `[env] docker = \"stock\"`", None,
                  id="engine-down-at-lean-box-start"),
+    pytest.param("BoxLostError", "the box vf-0123 is gone: the engine reports it removed", None, id="lean-box-lost"),
+    pytest.param("StartMissedError", "the harness did not start in its box", None, id="lean-harness-start-missed"),
     pytest.param("SandboxError", "docker run failed: Cannot connect to the Docker daemon (ConnectionError: ('Connection "
                  "aborted.', ConnectionResetError(104, 'Connection reset by peer'))). Is the docker daemon running?", None,
                  id="engine-lost-under-a-lean-exec"),
@@ -60,6 +62,10 @@ OUTCOMES = [
                  id="env-hook-error"),
     pytest.param("HarnessError", "docker runtime selected but the engine is not reachable", None,
                  id="forged-engine-at-start-in-another-error"),
+    # The lean runtime's old words, in the type its faults used to share: only the typed fault buys a retry.
+    pytest.param("SandboxError", "docker runtime selected but the engine is not reachable: Error while fetching server API "
+                 "version: ('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))", None,
+                 id="lean-wording-without-the-lean-type"),
 ]
 
 
