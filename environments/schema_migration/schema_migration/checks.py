@@ -7,7 +7,9 @@ affinities, flags, counts): no agent SQL is parsed or run in this process.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from schema_migration.schema import Schema, Table
 
@@ -43,15 +45,19 @@ class RowStats:
         return self.wrong + self.lost + self.extra
 
 
-def _lower(values: object) -> tuple[str | None, ...]:
-    return tuple(None if v is None else str(v).lower() for v in values)  # type: ignore[union-attr]
+Key = tuple[str | None, ...]
+"""Column names, lower-cased; None for an expression column of an index."""
 
 
-def _key_sets(info: dict) -> tuple[set[tuple], set[tuple]]:
+def _lower(values: Iterable[object]) -> Key:
+    return tuple(None if v is None else str(v).lower() for v in values)
+
+
+def _key_sets(info: dict[str, Any]) -> tuple[set[Key], set[Key]]:
     """(column tuples a non-partial unique index or the primary key enforces, column tuples any
     non-partial index covers); expression and non-BINARY keys match no requirement."""
-    unique: set[tuple] = set()
-    indexed: set[tuple] = set()
+    unique: set[Key] = set()
+    indexed: set[Key] = set()
     pk = [c for c in sorted(info["columns"], key=lambda c: c["pk"]) if c["pk"]]
     if pk:
         unique.add(_lower(c["name"] for c in pk))
@@ -69,7 +75,7 @@ NO_ACTION = ("NO ACTION", "NO ACTION")
 """(on_update, on_delete) in `pragma_foreign_key_list` of a foreign key that states no action."""
 
 
-def _table_checks(table: Table, info: dict | None, target: Schema) -> list[Check]:
+def _table_checks(table: Table, info: dict[str, Any] | None, target: Schema) -> list[Check]:
     out = [Check(f"{table.name} is a table", info is not None)]
     if info is None:
         return out
@@ -88,7 +94,7 @@ def _table_checks(table: Table, info: dict | None, target: Schema) -> list[Check
             out.append(Check(f"{table.name}.{col.name} is {'NOT NULL' if col.notnull else 'nullable'}", got["notnull"] == col.notnull))
     pk = tuple(c["name"].lower() for c in sorted(info["columns"], key=lambda c: c["pk"]) if c["pk"])
     out.append(Check(f"{table.name} primary key ({', '.join(table.primary_key)})", pk == _lower(table.primary_key)))
-    groups: dict[int, list] = {}
+    groups: dict[int, list[tuple[str, str, str | None]]] = {}
     actions: dict[int, tuple[str, str]] = {}
     for fid, src, parent, to, on_update, on_delete in info["fks"]:
         groups.setdefault(fid, []).append((src, parent, to))
@@ -114,7 +120,7 @@ def _table_checks(table: Table, info: dict | None, target: Schema) -> list[Check
     return out
 
 
-def _others(kind: str, listed: list, count: int, wanted: set[str]) -> Check:
+def _others(kind: str, listed: list[list[str]], count: int, wanted: set[str]) -> Check:
     """No objects of `kind` but the wanted ones; `listed` may be cut short, `count` is exact."""
     unexpected = sorted({name for name, _ in listed if name.lower() not in wanted})
     ok = not unexpected and count <= len(wanted)
@@ -122,7 +128,7 @@ def _others(kind: str, listed: list, count: int, wanted: set[str]) -> Check:
     return Check(f"no other {kind}s" + ("" if ok else found), ok)
 
 
-def schema_checks(facts: dict, target: Schema, probes: list[tuple[str, bool]], untouched: Schema = Schema(())) -> list[Check]:
+def schema_checks(facts: dict[str, Any], target: Schema, probes: list[tuple[str, bool]], untouched: Schema = Schema(())) -> list[Check]:
     """One Check per stated requirement of the target schema, on the delivered file's facts;
     `probes` are (description, passed) of the CHECK probes; `untouched` objects must keep their
     stored SQL (and views their rows) exactly. Column order is not graded."""
@@ -137,7 +143,7 @@ def schema_checks(facts: dict, target: Schema, probes: list[tuple[str, bool]], u
         info = views.get(view.name.lower())
         checks.append(Check(f"view {view.name} exists", info is not None))
         if info is not None:
-            checks.append(Check(f"view {view.name} has columns {', '.join(view.columns)}", sorted(_lower(info["columns"])) == sorted(_lower(view.columns))))  # type: ignore[type-var]
+            checks.append(Check(f"view {view.name} has columns {', '.join(view.columns)}", sorted(str(c).lower() for c in info["columns"]) == sorted(c.lower() for c in view.columns)))
     for trigger in target.triggers:
         checks.append(Check(f"trigger {trigger.name} on {trigger.table} exists", (trigger.name.lower(), trigger.table.lower()) in triggers))
     for kind, group in (("table", untouched.tables), ("index", untouched.indexes), ("view", untouched.views), ("trigger", untouched.triggers)):
@@ -150,18 +156,19 @@ def schema_checks(facts: dict, target: Schema, probes: list[tuple[str, bool]], u
     return checks + [Check(description, passed) for description, passed in probes]
 
 
-def _bad(r: dict) -> int:
-    return r["wrong"] + r["lost"] + r["extra"]
+def _bad(r: dict[str, Any]) -> int:
+    bad: int = r["wrong"] + r["lost"] + r["extra"]
+    return bad
 
 
-def row_checks(results: list[dict], untouched: set[str]) -> list[Check]:
+def row_checks(results: list[dict[str, Any]], untouched: set[str]) -> list[Check]:
     """Every untouched or small object must match row for row: one Check each (see `MAIN_SHARE`)."""
     largest = max((r["expected"] for r in results), default=0)
     strict = [r for r in results if r["name"] in untouched or r["expected"] < MAIN_SHARE * largest]
     return [Check(f"all rows of {r['name']} as expected" + (f" ({_bad(r)} of {r['expected']} not)" if _bad(r) else ""), _bad(r) == 0) for r in strict]
 
 
-def row_stats(results: list[dict]) -> RowStats:
+def row_stats(results: list[dict[str, Any]]) -> RowStats:
     """Sum the child's per-object comparisons."""
     columns: dict[str, int] = {}
     errors: dict[str, str] = {}
@@ -170,5 +177,8 @@ def row_stats(results: list[dict]) -> RowStats:
             columns[f"{r['name']}.{col}"] = n
         if r["error"]:
             errors[r["name"]] = r["error"]
-    total = lambda key: sum(r[key] for r in results)  # noqa: E731
+
+    def total(key: str) -> int:
+        return sum(int(r[key]) for r in results)
+
     return RowStats(total("expected"), total("matched"), total("wrong"), total("lost"), total("extra"), columns, errors)

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from schema_migration.schema import Schema
+from schema_migration.schema import Row, Schema
 
 __all__ = ["BuildPlan", "plan", "to_bytes"]
 
@@ -18,11 +18,11 @@ class BuildPlan:
     can build the database itself."""
 
     create: list[str]
-    inserts: list[tuple[str, list[tuple]]]
+    inserts: list[tuple[str, list[Row]]]
     post: list[str]
 
 
-def plan(schema: Schema, rows: Mapping[str, list[tuple]]) -> BuildPlan:
+def plan(schema: Schema, rows: Mapping[str, list[Row]]) -> BuildPlan:
     return BuildPlan(
         create=[t.ddl() for t in schema.tables],
         inserts=[
@@ -46,7 +46,7 @@ def _run_plan(conn: sqlite3.Connection, build: BuildPlan) -> None:
     conn.execute("COMMIT")
 
 
-def to_bytes(schema: Schema, rows: Mapping[str, list[tuple]]) -> bytes:
+def to_bytes(schema: Schema, rows: Mapping[str, list[Row]]) -> bytes:
     """The database file's bytes."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from schema_migration import values
 from schema_migration.values import pick
 from schema_migration.families.base import ids
-from schema_migration.schema import Column, Index, Schema, Table, Trigger, View
+from schema_migration.schema import Column, Index, Row, Schema, Table, Trigger, View
 
 __all__ = ["FILLERS", "Filler", "choose", "rows"]
 
@@ -19,24 +19,24 @@ PK = Column("id", "INTEGER", primary_key=True)
 @dataclass(frozen=True)
 class Filler:
     table: Table
-    make: Callable[[random.Random, list[int], dict[str, list[tuple]]], list[tuple]]
+    make: Callable[[random.Random, list[int], dict[str, list[Row]]], list[Row]]
     """Rows for the given ids; may read rows of the fillers it depends on."""
     needs: tuple[str, ...] = ()
     indexes: tuple[Index, ...] = ()
 
 
-def _warehouses(rng: random.Random, keys: list[int], _: dict) -> list[tuple]:
+def _warehouses(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[Row]:
     return [(i, f"WH-{i:05d}", pick(rng, (None, *values.CITIES))) for i in keys]
 
 
-def _suppliers(rng: random.Random, keys: list[int], _: dict) -> list[tuple]:
+def _suppliers(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[Row]:
     return [
         (i, f"{values.word(rng).title()} {pick(rng, values.LAST)}", pick(rng, (None, *values.COUNTRIES)), pick(rng, (None, round(rng.uniform(0, 5), 1))))
         for i in keys
     ]  # fmt: skip
 
 
-def _deliveries(rng: random.Random, keys: list[int], done: dict) -> list[tuple]:
+def _deliveries(rng: random.Random, keys: list[int], done: dict[str, list[Row]]) -> list[Row]:
     houses = [r[0] for r in done["warehouses"]]
     return [
         (i, pick(rng, houses) if rng.random() < 0.9 else None, pick(rng, (0.0, round(rng.uniform(0.1, 400), 2))), values.date(rng))
@@ -44,15 +44,15 @@ def _deliveries(rng: random.Random, keys: list[int], done: dict) -> list[tuple]:
     ]  # fmt: skip
 
 
-def _audit(rng: random.Random, keys: list[int], _: dict) -> list[tuple]:
+def _audit(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[Row]:
     return [(i, pick(rng, ("order", "user", "sku")), pick(rng, ("create", "update", "delete")), values.timestamp(rng)) for i in keys]
 
 
-def _settings(rng: random.Random, keys: list[int], _: dict) -> list[tuple]:
+def _settings(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[Row]:
     return [(f"{values.word(rng)}.{i}", pick(rng, (None, "", "on", "off", "Ünïcode ✓", str(i)))) for i in keys]
 
 
-def _tags(rng: random.Random, keys: list[int], _: dict) -> list[tuple]:
+def _tags(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[Row]:
     return [(i, f"{values.word(rng)}-{i}") for i in keys]
 
 
@@ -115,8 +115,8 @@ def choose(rng: random.Random, focus_tables: int) -> tuple[Schema, tuple[str, ..
     return schema, names
 
 
-def rows(rng: random.Random, names: tuple[str, ...], n: int, hard: bool) -> dict[str, list[tuple]]:
-    done: dict[str, list[tuple]] = {}
+def rows(rng: random.Random, names: tuple[str, ...], n: int, hard: bool) -> dict[str, list[Row]]:
+    done: dict[str, list[Row]] = {}
     for name in names:
         count = max(10, n // 20) if hard else rng.randint(3, 8)
         done[name] = FILLERS[name].make(rng, ids(rng, count, 10_000 if hard else 1), done)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from schema_migration import fillers
 from schema_migration.families import FAMILIES, Family, Params
-from schema_migration.schema import Schema
+from schema_migration.schema import Row, Schema
 
 __all__ = [
     "HELDOUT_ROWS", "SPLITS", "VISIBLE_ROWS", "Spec", "Split", "expected_rows", "family_of",
@@ -73,24 +73,24 @@ def spec(seed: int) -> Spec:
     )
 
 
-def _rows(s: Spec, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+def _rows(s: Spec, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
     family = family_of(s.seed)
     out = family.rows(s.params, rng, n, hard)
     out.update(fillers.rows(rng, s.fillers, n, hard))
     return out
 
 
-def visible_rows(s: Spec, n: int = VISIBLE_ROWS) -> dict[str, list[tuple]]:
+def visible_rows(s: Spec, n: int = VISIBLE_ROWS) -> dict[str, list[Row]]:
     """The sample that goes into the agent's container."""
     return _rows(s, stream(s.seed, "visible"), n, hard=False)
 
 
-def heldout_rows(s: Spec, n: int = HELDOUT_ROWS) -> dict[str, list[tuple]]:
+def heldout_rows(s: Spec, n: int = HELDOUT_ROWS) -> dict[str, list[Row]]:
     """The grader's rows: `n` rows in the main touched table, other ids, more awkward values."""
     return _rows(s, stream(s.seed, "heldout"), n, hard=True)
 
 
-def expected_rows(s: Spec, rows: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+def expected_rows(s: Spec, rows: dict[str, list[Row]]) -> dict[str, list[Row]]:
     """The reference result: target tables and family views after migrating `rows`."""
     out = family_of(s.seed).transform(s.params, rows)
     out.update({name: rows[name] for name in s.fillers})

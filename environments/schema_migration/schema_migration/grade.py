@@ -16,6 +16,7 @@ from schema_migration.families import BY_NAME
 from schema_migration.generate import Spec, expected_rows, heldout_rows, untouched
 from schema_migration.reference import write_expected
 from schema_migration.score import Grade, score
+from schema_migration.schema import Row
 
 __all__ = ["Grade", "grade"]
 
@@ -23,7 +24,7 @@ __all__ = ["Grade", "grade"]
 def grade(
     sql: str,
     spec: Spec,
-    rows: Mapping[str, list[tuple]] | None = None,
+    rows: Mapping[str, list[Row]] | None = None,
     limits: jail.Limits = jail.Limits(),
 ) -> Grade:
     """Grade `sql` on `rows` (default: the spec's held-out rows)."""

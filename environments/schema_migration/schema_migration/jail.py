@@ -17,6 +17,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from schema_migration.dbfile import BuildPlan
 
@@ -64,7 +65,7 @@ class RowPlan:
 
     path: str
     alias: str
-    objects: list[dict]
+    objects: list[dict[str, Any]]
     """One per reference table or view: name, table, columns, key, real, rows."""
 
 
@@ -82,17 +83,17 @@ class JailReport:
     """SQLite VM steps the migration took (to the progress handler's resolution)."""
     read_steps: int = 0
     """SQLite VM steps reading the result took (probes, untouched views, rows)."""
-    limits: dict = field(default_factory=dict)
+    limits: dict[str, int] = field(default_factory=dict)
     """The limits the child reported in force (CPU seconds, address space, file size)."""
     integrity: list[str] = field(default_factory=list)
     fk_violations: int = 0
     fk_tables: list[str] = field(default_factory=list)
-    facts: dict = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
     """The delivered schema as the child read it from sqlite_master and PRAGMAs: the named tables
     and views, counts and names of all tables and triggers, untouched objects' "unchanged" flags."""
     probes: list[bool] = field(default_factory=list)
     """For each probe: whether it failed."""
-    rows: list[dict] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
     """Per reference object: expected, matched, wrong, lost, extra, columns (name -> wrong count), error."""
 
 
@@ -108,7 +109,7 @@ def crash_cause(code: int, stderr: str, limits: Limits) -> str:
     """Why the child died, from its exit status and the last line of its stderr."""
     if code < 0:
         sig = -code
-        known = {
+        known: dict[int, str] = {
             signal.SIGXCPU: f"it hit the CPU-time limit ({limits.cpu_s} s)",
             signal.SIGXFSZ: f"it hit the file-size limit ({limits.file_mb} MiB)",
             signal.SIGKILL: "it was killed (SIGKILL, e.g. the kernel's out-of-memory killer)",

@@ -23,8 +23,9 @@ import re
 import resource
 import sqlite3
 import sys
+from typing import Any, BinaryIO, Literal
 
-__all__ = ["affinity", "main"]
+__all__ = ["Affinity", "affinity", "main"]
 
 ALLOWED_PRAGMAS = frozenset(
     {
@@ -44,7 +45,10 @@ NAME_CHARS = 128
 ERROR_CHARS = 300
 
 
-def affinity(declared: str) -> str:
+Affinity = Literal["INTEGER", "TEXT", "REAL", "NUMERIC", "BLOB"]
+
+
+def affinity(declared: str) -> Affinity:
     """SQLite's type-affinity rules (section 3.1 of the datatype documentation); the grader's
     target schema uses the same function (`schema.affinity`)."""
     t = declared.upper()
@@ -83,7 +87,7 @@ class StepBudget:
         return int(self.ticks > self.limit)
 
 
-def limit(req: dict) -> None:
+def limit(req: dict[str, Any]) -> None:
     cpu = int(req["cpu_s"])
     memory = int(req["memory_mb"]) * 1024 * 1024
     fsize = int(req["file_mb"]) * 1024 * 1024
@@ -94,7 +98,7 @@ def limit(req: dict) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def in_force() -> dict:
+def in_force() -> dict[str, Any]:
     """The limits this process actually runs under (for the report, so tests can assert them)."""
     return {
         "cpu_s": resource.getrlimit(resource.RLIMIT_CPU)[0],
@@ -103,7 +107,7 @@ def in_force() -> dict:
     }
 
 
-def connect(db: str, req: dict, steps: int) -> tuple[sqlite3.Connection, StepBudget]:
+def connect(db: str, req: dict[str, Any], steps: int) -> tuple[sqlite3.Connection, StepBudget]:
     """A confined connection: authorizer, length limit, no ATTACH, temp storage in memory."""
     conn = sqlite3.connect(db, isolation_level=None)
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
@@ -138,7 +142,7 @@ def digest(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def build(db: str, plan: dict) -> None:
+def build(db: str, plan: dict[str, Any]) -> None:
     """Create the database from a `dbfile.BuildPlan` given as a dict (trusted SQL, no step limit)."""
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode = OFF")
@@ -153,7 +157,7 @@ def build(db: str, plan: dict) -> None:
     conn.close()
 
 
-def migrate(db: str, req: dict) -> dict | None:
+def migrate(db: str, req: dict[str, Any]) -> dict[str, Any] | None:
     """Run the statements in one transaction and close the connection; a report on error, else
     None (and the VM steps used, in `req["steps_used"]`)."""
     before = digest(db)
@@ -185,11 +189,11 @@ def _normal(sql: str | None) -> str:
     return " ".join((sql or "").split())
 
 
-def snapshot(db: str, untouched: list[str]) -> dict:
+def snapshot(db: str, untouched: list[str]) -> dict[str, Any]:
     """Before the migration (trusted data only): the stored SQL of each untouched object, and a
     digest of each untouched view's rows (order-free)."""
     conn = sqlite3.connect(db, isolation_level=None)
-    out: dict = {"sql": {}, "view_rows": {}}
+    out: dict[str, Any] = {"sql": {}, "view_rows": {}}
     for kind, name, sql in conn.execute("SELECT type, name, sql FROM main.sqlite_master"):
         if name in untouched:
             out["sql"][name] = _normal(sql)
@@ -204,7 +208,7 @@ def view_digest(conn: sqlite3.Connection, name: str) -> str:
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
-def _table_facts(conn: sqlite3.Connection, name: str) -> dict:
+def _table_facts(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
     columns = conn.execute("SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
     indexes = []
     for _, index, unique, origin, partial in conn.execute("SELECT seq, name, \"unique\", origin, partial FROM pragma_index_list(?, 'main') LIMIT ?", (name, MAX_OBJECTS)).fetchall():
@@ -218,12 +222,12 @@ def _table_facts(conn: sqlite3.Connection, name: str) -> dict:
     }
 
 
-def facts(conn: sqlite3.Connection, req: dict, before: dict) -> dict:
+def facts(conn: sqlite3.Connection, req: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     """What the delivered schema is, from sqlite_master and PRAGMAs (SQLite's own parser only):
     the named tables and views looked up directly (however many other objects there are), the
     names and exact count of all tables and triggers, and whether each untouched object's stored
     SQL and each untouched view's rows are as before."""
-    out: dict = {"tables": {}, "views": {}, "unchanged": {}}
+    out: dict[str, Any] = {"tables": {}, "views": {}, "unchanged": {}}
     user = "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
     for kind in ("table", "trigger"):
         out[f"{kind}_count"] = conn.execute(f"SELECT count(*) FROM main.sqlite_master WHERE type = ? AND {user}", (kind,)).fetchone()[0]
@@ -280,7 +284,7 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def compare(conn: sqlite3.Connection, alias: str, obj: dict) -> dict:
+def compare(conn: sqlite3.Connection, alias: str, obj: dict[str, Any]) -> dict[str, Any]:
     """Rows of one delivered table or view against its reference table, keyed on one column.
 
     Exact matches are counted in SQL (`+a IS +e` applies no affinity, so 1 and '1' differ; typeof
@@ -313,7 +317,7 @@ def compare(conn: sqlite3.Connection, alias: str, obj: dict) -> dict:
     return {"name": name, "expected": expected, "matched": matched, "wrong": found - matched, "lost": expected - found, "extra": max(0, a_count - found), "columns": columns, "error": ""}
 
 
-def rows(db: str, req: dict, plan: dict, spent: int) -> tuple[list[dict], int]:
+def rows(db: str, req: dict[str, Any], plan: dict[str, Any], spent: int) -> tuple[list[dict[str, Any]], int]:
     """Compare every reference object, with the read steps left after `spent`; a read that fails
     counts all its rows as lost. Also returns the steps this took."""
     conn = sqlite3.connect(db, isolation_level=None)
@@ -338,9 +342,9 @@ def rows(db: str, req: dict, plan: dict, spent: int) -> tuple[list[dict], int]:
     return out, budget.ticks * TICK
 
 
-def check(db: str, req: dict, stdin: object, before: dict) -> dict:
+def check(db: str, req: dict[str, Any], stdin: BinaryIO, before: dict[str, Any]) -> dict[str, Any]:
     """Every read of the delivered file, on fresh connections after the migration's closed."""
-    report: dict = {"status": "ok", "limits": in_force(), "steps": req["steps_used"]}
+    report: dict[str, Any] = {"status": "ok", "limits": in_force(), "steps": req["steps_used"]}
     conn, budget = connect(db, req, int(req["read_steps"]))
     try:
         report["integrity"] = [r[0] for r in conn.execute("PRAGMA integrity_check(5)").fetchall()]
@@ -358,13 +362,13 @@ def check(db: str, req: dict, stdin: object, before: dict) -> dict:
         return {**report, "status": "unreadable", "error": message(error, budget)}
     conn.close()
     spent = budget.ticks * TICK
-    plan = pickle.load(stdin)  # type: ignore[arg-type]
+    plan = pickle.load(stdin)
     report["rows"], more = ([], 0) if plan is None else rows(db, req, plan, spent)
     report["read_steps"] = spent + more
     return report
 
 
-def run(req: dict, stdin: object) -> dict:
+def run(req: dict[str, Any], stdin: BinaryIO) -> dict[str, Any]:
     db = req["db"]
     if req.get("build"):
         build(db, req["build"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from schema_migration.families import BY_NAME, Params
 from schema_migration.families import rename_view
@@ -34,7 +35,7 @@ def _target(family: str, p: Params, name: str | None = None) -> tuple[Table, tup
     return table, target.indexes_of(table.name)
 
 
-def _loosen(table: Table, **columns: dict) -> Table:
+def _loosen(table: Table, **columns: dict[str, Any]) -> Table:
     """`table` with the named columns' attributes replaced (e.g. notnull=False, references=None)."""
     return replace(table, columns=tuple(replace(c, **columns.get(c.name, {})) for c in table.columns))
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from arena_kit.scripted import ScriptedPolicy, Shortcut
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
@@ -22,7 +23,7 @@ from schema_migration.families import BY_NAME
 from schema_migration.families.base import literal, rebuild
 from schema_migration.mistakes import MISTAKES, wrong_migration
 from schema_migration.prompt import PromptSpec, parse
-from schema_migration.schema import Schema
+from schema_migration.schema import Row, Schema
 from schema_migration.score import MISS_CAP
 
 MAX_CALLS = 200
@@ -143,7 +144,7 @@ def exhaustive(obs: Observation) -> Action:
     return Answer("Submitted the migration.")
 
 
-def _result_rows(text: str) -> list[list]:
+def _result_rows(text: str) -> list[list[Any]]:
     """JSON-array row lines of an execute result, tolerating harness wrapping and escaping."""
     if "\n[" not in text and "\\n[" in text:
         text = text.encode().decode("unicode_escape", errors="ignore")
@@ -160,7 +161,7 @@ def _result_rows(text: str) -> list[list]:
     return rows
 
 
-def hard_coded_migration(spec: PromptSpec, visible: dict[str, list[tuple]]) -> str:
+def hard_coded_migration(spec: PromptSpec, visible: dict[str, list[Row]]) -> str:
     """Replace the touched tables with literal rows: the visible rows, transformed by the rules."""
     family = BY_NAME[spec.family]
     target = _family_target(spec)

@@ -10,9 +10,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from schema_migration.families import BY_NAME
+from schema_migration.families import BY_NAME, Params
 from schema_migration.generate import Spec
-from schema_migration.schema import Schema
+from schema_migration.schema import Row, Schema
 
 __all__ = ["PromptSpec", "examples", "parse", "render", "shown_values"]
 
@@ -25,7 +25,7 @@ class PromptSpec:
     """What a policy can read back from a prompt's spec block."""
 
     family: str
-    params: dict
+    params: Params
     source: Schema
     target: Schema
     touched: tuple[str, ...]
@@ -36,7 +36,7 @@ def _cell(value: object) -> str:
     return "NULL" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def examples(s: Spec) -> tuple[dict[str, list[tuple]], dict[str, list[tuple]]]:
+def examples(s: Spec) -> tuple[dict[str, list[Row]], dict[str, list[Row]]]:
     """The example rows the prompt shows: (before, after the rules)."""
     family = BY_NAME[s.family]
     before = family.examples(s.params)

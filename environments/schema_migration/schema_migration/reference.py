@@ -10,9 +10,10 @@ import secrets
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from schema_migration.jail import RowPlan
-from schema_migration.schema import Schema
+from schema_migration.schema import Row, Schema
 
 __all__ = ["write_expected"]
 
@@ -28,14 +29,14 @@ def _shape(target: Schema, name: str) -> tuple[tuple[str, ...], int, str, list[b
     return view.columns, view.columns.index(key), "INTEGER", [False] * len(view.columns)
 
 
-def write_expected(path: Path, target: Schema, expected: Mapping[str, list[tuple]]) -> RowPlan:
+def write_expected(path: Path, target: Schema, expected: Mapping[str, list[Row]]) -> RowPlan:
     """Store the reference rows for the child to join, under names drawn afresh for each grading
     (so no view or trigger the agent wrote can name them), and say what to compare.
 
     Only the key column has a type (so the join can use its index); the others have none, so the
     stored values keep their Python types (int, float, str, None)."""
     tag = secrets.token_hex(8)
-    objects: list[dict] = []
+    objects: list[dict[str, Any]] = []
     conn = sqlite3.connect(path)
     try:
         conn.execute("PRAGMA journal_mode = OFF")

@@ -9,22 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
-from schema_migration.jail_child import affinity as _affinity
+# SQLite's type-affinity rules: one implementation, shared with the grader's confined child.
+from schema_migration.jail_child import Affinity, affinity
 
-Affinity = Literal["INTEGER", "TEXT", "REAL", "NUMERIC", "BLOB"]
-Rows = Mapping[str, list[tuple]]
-"""Rows per table name, each a tuple in the table's (or view's) column order."""
+Row = tuple[Any, ...]
+"""One row: its SQLite values (int, float, str, bytes or None) in the table's (or view's) column
+order. The values are `Any`: each family builds and reads back its own tables' rows, whose
+columns it knows one by one."""
+Rows = Mapping[str, list[Row]]
+"""Rows per table name."""
 
 
 def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def affinity(declared: str) -> Affinity:
-    """SQLite's type-affinity rules; one implementation, shared with the grader's confined child."""
-    return _affinity(declared)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -176,6 +175,7 @@ __all__ = [
     "Affinity",
     "Column",
     "Index",
+    "Row",
     "Rows",
     "Schema",
     "Table",

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from schema_migration import checks
+from schema_migration.checks import RowStats
 from schema_migration.families.base import Probe
 from schema_migration.jail import JailReport
-from schema_migration.schema import Schema
+from schema_migration.schema import Row, Schema
 
 _NONE = Schema(())
 
@@ -50,7 +52,7 @@ class Grade:
     """The row factor R."""
     failed_checks: list[str] = field(default_factory=list)
     checks: int = 0
-    row_stats: checks.RowStats | None = None
+    row_stats: RowStats | None = None
     unchanged_after_error: bool | None = None
     steps: int = 0
     """SQLite VM steps the migration took: its CPU work, the same on any machine."""
@@ -68,12 +70,12 @@ def row_factor(stats: checks.RowStats) -> float:
     return max(0.0, 1.0 - ROW_SLOPE * stats.bad / stats.expected)
 
 
-def worst_row_factor(results: list[dict]) -> float:
+def worst_row_factor(results: list[dict[str, Any]]) -> float:
     """R: the row factor of the worst object, so a small table's losses are not diluted by a big one's rows."""
     return min((row_factor(checks.row_stats([r])) for r in results), default=1.0)
 
 
-def redact(text: str, rows: Mapping[str, list[tuple]]) -> str:
+def redact(text: str, rows: Mapping[str, list[Row]]) -> str:
     """`text` (a SQLite or process message) without any held-out text value in it, shortened."""
     text = text[:2000]
     seen = {v for table in rows.values() for row in table for v in row if isinstance(v, str) and len(v) >= 3 and v in text}
@@ -98,7 +100,7 @@ def _rows_text(stats: checks.RowStats) -> str:
 
 
 def score(
-    report: JailReport, target: Schema, probes: Sequence[Probe], rows: Mapping[str, list[tuple]], untouched: Schema = _NONE
+    report: JailReport, target: Schema, probes: Sequence[Probe], rows: Mapping[str, list[Row]], untouched: Schema = _NONE
 ) -> Grade:
     """The grade of the migration the child ran and read back as `report`; `rows` are the held-out
     rows it ran on, here only so that no reason quotes one of their values; `untouched` the objects

@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild, sql_trim
-from schema_migration.schema import Column, Index, Rows, Schema, Table, replace_column
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table, replace_column
 
 __all__ = ["FAMILY", "Backfill"]
 
@@ -38,7 +38,7 @@ class Backfill(Family):
             ),
         )
         target = replace_column(source, col, Column(col, "TEXT", notnull=True))
-        indexes = (Index(f"idx_{t}_created_at", t, ("created_at",)),)
+        indexes: tuple[Index, ...] = (Index(f"idx_{t}_created_at", t, ("created_at",)),)
         if p["indexed"]:
             indexes += (Index(f"idx_{t}_{col}", t, (col,)),)
         return Schema((source,), indexes), Schema((target,), indexes)
@@ -54,7 +54,7 @@ class Backfill(Family):
             "with leading and trailing spaces (U+0020 only) removed. Keep every row; other columns are unchanged."
         )
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         out = []
         for i in ids(rng, n, 10_000 if hard else 1):
             created = values.timestamp(rng)
@@ -73,7 +73,7 @@ class Backfill(Family):
             return v
         return created if p["mode"] == "column" else p["constant"]
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         return {p["table"]: [(i, c, at, self.fill(p, at, v), a) for i, c, at, v, a in rows[p["table"]]]}
 
     def migration(self, p: Params) -> str:
@@ -83,7 +83,7 @@ class Backfill(Family):
         _, target = self.schemas(p)
         return rebuild(target.tables[0], {col: expr}, p["table"], target.indexes)
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         vals = [None, "   ", " 2024-03-01 ", "2024-03-02 10:00:00"]
         return {p["table"]: [(k + 1, "Ann Lee", "2024-02-28 09:00:00", v, 10) for k, v in enumerate(vals)]}
 

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from schema_migration.schema import Index, Rows, Schema, Table
+from schema_migration.schema import Index, Row, Rows, Schema, Table
 
 __all__ = ["Family", "Params", "Probe", "ascii_lower", "ids", "literal", "rebuild", "sql_trim"]
 
@@ -46,11 +46,11 @@ class Family(ABC):
         """The transformation rules, precise enough to implement from the text alone."""
 
     @abstractmethod
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         """Source rows for the touched tables; `hard` raises the share of awkward values."""
 
     @abstractmethod
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         """The reference: target rows (tables and views) for the touched source rows."""
 
     @abstractmethod
@@ -58,7 +58,7 @@ class Family(ABC):
         """The reference migration SQL."""
 
     @abstractmethod
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         """A few hand-picked source rows whose transformation the prompt shows."""
 
     def probes(self, p: Params) -> tuple[Probe, ...]:

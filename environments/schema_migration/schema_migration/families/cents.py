@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild
-from schema_migration.schema import Column, Rows, Schema, Table, replace_column
+from schema_migration.schema import Column, Row, Rows, Schema, Table, replace_column
 
 __all__ = ["FAMILY", "Cents"]
 
@@ -90,7 +90,7 @@ class Cents(Family):
         text = pick(rng, (f"{sign}{symbol}{number}", f"{sign}{number}", f"{symbol} {sign}{number}", f"{sign}{number} {symbol}"))
         return " " * randrange(rng, 3) + text + " " * randrange(rng, 3)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         out = []
         for i in ids(rng, n, 10_000 if hard else 1):
             qty = pick(rng, (None, 0, 1, randrange(rng, 1, 500)))
@@ -109,7 +109,7 @@ class Cents(Family):
             return empty
         return int(Decimal(clean) * 100)
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         return {p["table"]: [(i, sku, self.cents(p, text), qty) for i, sku, text, qty in rows[p["table"]]]}
 
     def migration(self, p: Params) -> str:
@@ -127,7 +127,7 @@ class Cents(Family):
             target.tables[0], {p["target"]: value}, f"(SELECT *, {clean} AS clean FROM {p['table']}) AS src"
         )
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         s = p["symbol"]
         texts = (
             [f" {s}1,234.50", "7", f"-{s}0.05", "12.5", "n/a", None]

@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, Probe, ids, rebuild
-from schema_migration.schema import Column, Index, Rows, Schema, Table
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "CheckRepair"]
 
@@ -91,7 +91,7 @@ class CheckRepair(Family):
             return pick(rng, RATE_EDGES)
         return round(rng.random(), 3)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         out = [
             (i, f"{values.word(rng)} {i}", self._qty(rng, hard), self._rate(rng, hard), values.date(rng))
             for i in ids(rng, n, 10_000 if hard else 1)
@@ -111,7 +111,7 @@ class CheckRepair(Family):
             return r / 100
         return 1.0 if r > 1 else r
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         return {
             p["table"]: [(i, n, self.fix_qty(p, q), self.fix_rate(p, r), u) for i, n, q, r, u in rows[p["table"]]]
         }
@@ -152,7 +152,7 @@ class CheckRepair(Family):
             probes.append(Probe(insert(12, p["cap"] + 1000, 0.5), True, f"CHECK rejects {q} = {p['cap'] + 1000}"))
         return tuple(probes)
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         pairs = [(-3, 0.25), (12, 15.0), (7, 250.0), (0, -0.5), (p["cap"] or 9_000_000, None), ((p["cap"] or 0) + 1, 1.0)]
         return {p["table"]: [(k + 1, f"item {k + 1}", q, r, None) for k, (q, r) in enumerate(pairs)]}
 

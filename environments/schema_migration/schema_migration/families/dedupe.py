@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ascii_lower, ids, sql_trim
-from schema_migration.schema import Column, Index, Rows, Schema, Table
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "Dedupe"]
 
@@ -67,8 +67,8 @@ class Dedupe(Family):
             "row is deleted). Rows with a NULL normalised value are all kept. Other columns are unchanged."
         )
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
-        parent: list[tuple] = []
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
+        parent: list[Row] = []
         for i in ids(rng, n, 10_000 if hard else 1):
             first, last = values.person(rng)
             if parent and rng.random() < (0.3 if hard else 0.2):
@@ -90,7 +90,7 @@ class Dedupe(Family):
     def norm(self, value: str | None) -> str | None:
         return ascii_lower(sql_trim(value)) or None
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         keeper: dict[str, int] = {}
         pick = min if p["keep"] == "lowest" else max
         for i, mail, _, _ in rows[p["table"]]:
@@ -125,7 +125,7 @@ class Dedupe(Family):
             )
         )
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         mails = [" Ann.Lee@Example.com", "ann.lee@example.com ", "JOSÉ@example.com", "josé@example.com", "  ", None]
         parent = [(k + 1, m, f"Person {k + 1}", "2024-01-01") for k, m in enumerate(mails)]
         child = [(1, 2, "points at id 2"), (2, 1, "points at id 1")]

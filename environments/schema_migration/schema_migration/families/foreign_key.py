@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, rebuild
-from schema_migration.schema import Column, Index, Rows, Schema, Table
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "ForeignKey"]
 
@@ -60,7 +60,7 @@ class ForeignKey(Family):
             f"columns are unchanged. Afterwards PRAGMA foreign_key_check must report nothing."
         )
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         parents = [
             (i, f"{values.word(rng).title()} {i}", values.date(rng) if rng.random() < 0.8 else None)
             for i in ids(rng, max(2, n // 4), 10_000 if hard else 1)
@@ -80,7 +80,7 @@ class ForeignKey(Family):
             child.append((j, ref, pick(rng, (None, values.word(rng), "Ünïcode")), amount))
         return {p["parent"]: parents, p["child"]: child}
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         parents = list(rows[p["parent"]])
         known = {r[0] for r in parents}
         child = []
@@ -110,7 +110,7 @@ class ForeignKey(Family):
         lines.append(rebuild(target.table(p["child"]), {fk: expr}, p["child"], target.indexes, where))
         return "\n".join(lines)
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         return {
             p["parent"]: [(1, "Alpha", None), (2, "Bravo", None)],
             p["child"]: [(1, 1, "ok", 5.0), (2, 99, "orphan", 1.5), (3, None, "no parent", None), (4, -4, "orphan", 2.0)],

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 from schema_migration import values
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, rebuild
-from schema_migration.schema import Column, Index, Rows, Schema, Table
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "JsonFields"]
 
@@ -63,7 +64,7 @@ class JsonFields(Family):
         head = (Column("id", "INTEGER", primary_key=True), Column("received_at", "TEXT", notnull=True))
         payload = (Column("payload", "TEXT"),)
         source = Table(t, head + payload)
-        extracted = tuple(Column(name, kind) for name, _, kind in p["fields"])  # type: ignore[arg-type]
+        extracted = tuple(Column(name, kind) for name, _, kind in p["fields"])
         target = Table(t, head + (payload if p["keep_payload"] else ()) + extracted)
         index = (Index(f"idx_{t}_{p['indexed']}", t, (p["indexed"],)),) if p["indexed"] else ()
         return Schema((source,)), Schema((target,), index)
@@ -102,7 +103,7 @@ class JsonFields(Family):
     def _payload(self, p: Params, rng: random.Random, hard: bool) -> str | None:
         if rng.random() < (0.2 if hard else 0.1):
             return pick(rng, (None, "", "not json", '{"type": "click"', "[1, 2]", "null", "42", '"text"', "{'type': 'x'}"))
-        obj: dict = {}
+        obj: dict[str, Any] = {}
         for _, path, kind in p["fields"]:
             value = self._value(rng, kind, hard)
             if value is MISSING:
@@ -122,7 +123,7 @@ class JsonFields(Family):
         text = pick(rng, ENCODERS).encode(obj)
         return values.pad(rng, text, 0.1)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         out = [(i, values.timestamp(rng), self._payload(p, rng, hard)) for i in ids(rng, n, 10_000 if hard else 1)]
         return {p["table"]: out}
 
@@ -149,7 +150,7 @@ class JsonFields(Family):
                 out.append(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None)
         return out
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         keep = p["keep_payload"]
         return {
             p["table"]: [
@@ -176,7 +177,7 @@ class JsonFields(Family):
         source = f"(SELECT *, CASE WHEN json_valid(payload) THEN json_type(payload) END AS payload_kind FROM {p['table']}) AS src"
         return rebuild(target.tables[0], exprs, source, target.indexes)
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         payloads = [
             '{"type": "click", "user": {"id": 7}, "amount": 12.5, "geo": {"country": "NO"}, "session": "0042"}',
             '{"type": 5, "user": {"id": "x1"}, "amount": "12.5", "geo": "NO", "session": true}',

@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ascii_lower, ids, rebuild, sql_trim
-from schema_migration.schema import Column, Index, Rows, Schema, Table, replace_column
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table, replace_column
 
 __all__ = ["FAMILY", "Lookup"]
 
@@ -92,14 +92,14 @@ class Lookup(Family):
             base = base.lower()
         return values.pad(rng, base, 0.3 if hard else 0.15)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         out = [
             (i, f"{values.word(rng).title()} {i}", self._value(p, rng, hard), values.date(rng) if rng.random() < 0.9 else None)
             for i in ids(rng, n, 10_000 if hard else 1)
         ]
         return {p["table"]: out}
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         source = rows[p["table"]]
         names = sorted({k for r in source if (k := self.key(p, r[2])) is not None})
         number = {name: n for n, name in enumerate(names, start=1)}
@@ -120,7 +120,7 @@ class Lookup(Family):
         body = rebuild(target.table(t), {p["fk"]: fk}, t, target.indexes)
         return "\n".join((lookup.ddl(), fill, body))
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         pool = DOMAINS[p["table"]][2]
         vals = [f" {pool[0]} ", pool[0].upper(), pool[3], None, "  ", pool[3].lower()]
         return {p["table"]: [(k + 1, f"Example {k + 1}", v, None) for k, v in enumerate(vals)]}

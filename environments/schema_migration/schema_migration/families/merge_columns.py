@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild, sql_trim
-from schema_migration.schema import Column, Index, Rows, Schema, Table
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "MergeColumns"]
 
@@ -63,7 +63,7 @@ class MergeColumns(Family):
         }[part]()
         return values.pad(rng, value, 0.25 if hard else 0.1)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         out = []
         for i in ids(rng, n, 10_000 if hard else 1):
             parts = tuple(self._part(rng, part, hard) for part in p["parts"])
@@ -72,13 +72,13 @@ class MergeColumns(Family):
             out.append((i, f"{values.word(rng)}-{i}", *parts, values.date(rng) if rng.random() < 0.9 else None))
         return {p["table"]: out}
 
-    def merge(self, p: Params, parts: tuple) -> str | None:
+    def merge(self, p: Params, parts: tuple[str | None, ...]) -> str | None:
         kept = [sql_trim(x) for x in parts if sql_trim(x) != ""]
         if kept:
-            return p["sep"].join(kept)
+            return str(p["sep"]).join(kept)
         return None if p["empty"] == "null" else ""
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         k = len(p["parts"])
         return {p["table"]: [(r[0], r[1], self.merge(p, r[2 : 2 + k]), r[2 + k]) for r in rows[p["table"]]]}
 
@@ -91,7 +91,7 @@ class MergeColumns(Family):
         _, target = self.schemas(p)
         return rebuild(target.tables[0], {p["target"]: joined}, p["table"], target.indexes)
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         samples = {
             "street": ("  1 Main St ", None, "PO Box 12"),
             "city": ("Zürich", "  ", "Oslo"),

@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids
-from schema_migration.schema import Column, Index, Rows, Schema, Table, View
+from schema_migration.schema import Affinity, Column, Index, Row, Rows, Schema, Table, View
 
 __all__ = ["FAMILY", "RenameView"]
 
@@ -32,8 +32,8 @@ class RenameView(Family):
 
     def _table(self, p: Params, name: str, renamed: bool) -> Table:
         mapping = dict(p["renames"]) if renamed else {}
-        cols = (("id", "INTEGER", True, True), ("nm", "TEXT", True, False), ("tel", "TEXT", False, False), ("addr", "TEXT", False, False), ("created", "TEXT", False, False))
-        return Table(name, tuple(Column(mapping.get(c, c), k, notnull=nn and not pk, primary_key=pk) for c, k, nn, pk in cols))  # type: ignore[arg-type]
+        cols: tuple[tuple[str, Affinity, bool, bool], ...] = (("id", "INTEGER", True, True), ("nm", "TEXT", True, False), ("tel", "TEXT", False, False), ("addr", "TEXT", False, False), ("created", "TEXT", False, False))
+        return Table(name, tuple(Column(mapping.get(c, c), k, notnull=nn and not pk, primary_key=pk) for c, k, nn, pk in cols))
 
     def _child(self, p: Params, parent: str) -> Table:
         return Table(
@@ -70,7 +70,7 @@ class RenameView(Family):
             f"row per row of `{p['new']}`. No data changes: every row keeps all its values."
         )
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
         parent = []
         for i in ids(rng, n, 10_000 if hard else 1):
             first, last = values.person(rng)
@@ -84,7 +84,7 @@ class RenameView(Family):
         ]
         return {p["old"]: parent, p["child"]: child}
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         parent = list(rows[p["old"]])
         return {p["new"]: parent, p["child"]: list(rows[p["child"]]), p["old"]: parent}
 
@@ -94,7 +94,7 @@ class RenameView(Family):
         lines.append(self.view(p).ddl())
         return "\n".join(lines)
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         return {
             p["old"]: [(1, "Ann Lee", "+47 12345678", "1 Main St", "2024-01-01")],
             p["child"]: [(1, 1, "first")],

@@ -7,7 +7,7 @@ import random
 from schema_migration import values
 from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ids, rebuild, sql_trim
-from schema_migration.schema import Column, Index, Rows, Schema, Table, replace_column
+from schema_migration.schema import Column, Index, Row, Rows, Schema, Table, replace_column
 
 __all__ = ["FAMILY", "SplitColumn"]
 
@@ -74,7 +74,7 @@ class SplitColumn(Family):
         first, last = values.person(rng)
         if p["style"] == "first_last":
             plain = f"{first} {last}"
-            awkward = (
+            awkward: tuple[str | None, ...] = (
                 None, "", "   ", first, pick(rng, values.CJK), f"{first}  {last}", f"  {first} {last}  ",
                 f"{first}\u00a0{last}", f"{first} {pick(rng, values.FIRST)} {last}", f"{first}\t{last}",
                 f"  {first}", f"{first}  ",  # no inner space, spaces on one side only: v is trimmed on both
@@ -92,8 +92,8 @@ class SplitColumn(Family):
                 awkward += (f"\t{last}, {first}", f"{last}, {first}\u00a0")
         return pick(rng, awkward) if odd else values.pad(rng, plain, 0.1)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[tuple]]:
-        out: list[tuple] = []
+    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
+        out: list[Row] = []
         for i in ids(rng, n, 10_000 if hard else 1):
             name = out[-1][1] if out and rng.random() < 0.05 else self._name(rng, p, hard)
             mail = None if rng.random() < 0.1 else values.email(rng, *values.person(rng))
@@ -112,7 +112,7 @@ class SplitColumn(Family):
         head, _, rest = v.partition(",")
         return sql_trim(rest), sql_trim(head)
 
-    def transform(self, p: Params, rows: Rows) -> dict[str, list[tuple]]:
+    def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         return {p["table"]: [(i, *self.split(p, name), mail, at) for i, name, mail, at in rows[p["table"]]]}
 
     def migration(self, p: Params) -> str:
@@ -132,7 +132,7 @@ class SplitColumn(Family):
             target.indexes,
         )
 
-    def examples(self, p: Params) -> dict[str, list[tuple]]:
+    def examples(self, p: Params) -> dict[str, list[Row]]:
         names = (
             ["  Ann Lee ", "Mary-Kate van der Berg", "José  García", "Cher", None, "李小龍"]
             if p["style"] == "first_last"
