@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from fault_localisation.plan import (
     Decoy, Effect, Fault, Herring, Mechanisms, plan_cascades, plan_decoys, plan_herrings, plan_mimics, plan_stray,
@@ -94,7 +95,8 @@ def preset(difficulty: str, **overrides: int | float | bool) -> Knobs:
     """The knobs of a difficulty tier, with `overrides` on top."""
     if difficulty not in PRESETS:
         raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTIES)}, got {difficulty!r}")
-    return replace(Knobs(), **{**PRESETS[difficulty], **overrides})
+    knobs: dict[str, Any] = {**PRESETS[difficulty], **overrides}  # replace() checks the names at run time
+    return replace(Knobs(), **knobs)
 
 
 @dataclass(frozen=True)

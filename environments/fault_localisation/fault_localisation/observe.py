@@ -15,8 +15,12 @@ import re
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, Step
+
+if TYPE_CHECKING:
+    from log_search.store import GroupBy, Level
 
 __all__ = [
     "BASELINE", "KIND_EVIDENCE", "KIND_PHRASES", "Context", "Reported", "reported", "Script", "anomalous", "budget_left", "change_minute",
@@ -71,7 +75,7 @@ def fts(phrases: tuple[str, ...] | list[str]) -> str:
     return " OR ".join(f'"{p}"' for p in phrases)
 
 
-def first_json(text: str | None) -> dict | None:
+def first_json(text: str | None) -> dict[str, Any] | None:
     """The first JSON object embedded in `text`, or None (an error result, or no result yet)."""
     decoder = json.JSONDecoder()
     at = (text or "").find("{")
@@ -174,6 +178,15 @@ def change_minute(counts: dict[str, int], start: datetime, end: datetime) -> dat
     return start + timedelta(minutes=best_at)
 
 
+class Filters(TypedDict, total=False):
+    """The line filters search_logs and count_logs share (see the log_search toolset)."""
+
+    service: str
+    min_level: Level
+    text: str
+    trace: str
+
+
 @dataclass(frozen=True)
 class Context:
     """The incident window as the prompt states it, and query builders over it."""
@@ -199,18 +212,18 @@ class Context:
         """How much longer the after-baseline period is than the baseline."""
         return (self.end - self.split) / BASELINE
 
-    def count(self, group_by: str, start: datetime | None = None, end: datetime | None = None,
-              **filters: str) -> CallTool:
+    def count(self, group_by: GroupBy, start: datetime | None = None, end: datetime | None = None,
+              **filters: Unpack[Filters]) -> CallTool:
         return CallTool("count_logs", {"start": iso(start or self.start), "end": iso(end or self.end),
                                        "group_by": group_by, **filters})
 
     def search(self, start: datetime | None = None, end: datetime | None = None, limit: int = 50,
-               **filters: str) -> CallTool:
+               **filters: Unpack[Filters]) -> CallTool:
         return CallTool("search_logs", {"start": iso(start or self.start), "end": iso(end or self.end),
                                         "limit": limit, **filters})
 
 
-Script = Callable[[Context], Generator[CallTool, dict, CallTool]]
+Script = Callable[[Context], Generator[CallTool, dict[str, Any], CallTool]]
 """Yields queries, receives each one's parsed result, returns the submission."""
 
 

@@ -374,8 +374,9 @@ def plan_mimics(rng: random.Random, services: tuple[Service, ...], faults: tuple
     mimics: list[Decoy] = []
     for service in rng.sample(pool, min(count, len(pool))):
         fitting = [kind for kind in FAULT_KINDS if _fits(kind, service, by_name, worker_ok=False)]
-        same = fault is not None and rng.random() < 0.5 and KINDS_BY_ID[fault.kind] in fitting
-        kind = KINDS_BY_ID[fault.kind] if same else rng.choice(fitting) if fitting else None
+        own = None if fault is None else KINDS_BY_ID[fault.kind]
+        same = own is not None and rng.random() < 0.5 and own in fitting
+        kind = own if same else rng.choice(fitting) if fitting else None
         quiet, burst = rng.random() < 0.4, rng.random() < 0.6
         if kind is None:
             continue
@@ -395,11 +396,11 @@ def plan_herrings(rng: random.Random, services: tuple[Service, ...], fault: Faul
     failing = {f.root.service for f in (fault, stray, *others) if f is not None}
     anchor = fault.root.onset_ms if fault else start_ms + rng.randrange(20 * _MIN, 40 * _MIN)
     apps = [s.name for s in services if s.role in ("edge", "service", "worker") and s.name not in failing]
-    others = [s.name for s in services if s.name not in failing]
+    bystanders = [s.name for s in services if s.name not in failing]
     herrings: list[Herring] = []
     for i in range(count):
         kind = ("deploy", "noisy", "blip")[i % 3]
-        pool = apps if kind == "deploy" else others
+        pool = apps if kind == "deploy" else bystanders
         fresh = [n for n in pool if n not in {h.service for h in herrings}] or pool
         at = anchor + rng.randrange(-10 * _MIN, 10 * _MIN)
         herrings.append(Herring(kind, rng.choice(fresh), at))

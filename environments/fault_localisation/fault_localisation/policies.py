@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
@@ -85,7 +85,7 @@ def investigate(ctx: Context) -> Run:
 oracle: Policy = scripted(investigate)
 """An efficient expert investigation (see the module docstring); stops as soon as it knows."""
 
-_PAD = "level"
+_PAD: Final = "level"
 """The group_by only the exhaustive policy's padding queries use, so they can be told apart."""
 
 

@@ -19,7 +19,7 @@ class Rng(random.Random):
     def choice(self, seq: Sequence[T]) -> T:  # type: ignore[override]
         return seq[int(self.random() * len(seq))]
 
-    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:  # type: ignore[override]
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
         if stop is None:
             start, stop = 0, start
         if step != 1 or stop <= start:

@@ -6,18 +6,22 @@ honestly can; the gate holds every one far below the oracle (`arena.policies.SHO
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Unpack
 
 from arena_kit.policy import Action, CallTool, Observation, Policy
 from fault_localisation.learned import LEARNED
 from fault_localisation.observe import (
-    KIND_PHRASES, Context, anomalous, change_minute, classify, fts, iso, line_fields, scripted, submit,
+    KIND_PHRASES, Context, Filters, anomalous, change_minute, classify, fts, iso, line_fields, scripted, submit,
 )
+
+if TYPE_CHECKING:
+    from log_search.store import Level
 
 __all__ = ["SHORTCUTS"]
 
-Run = Generator[CallTool, dict, CallTool]
+Run = Generator[CallTool, dict[str, Any], CallTool]
 _CATALOGUE = [phrase for _, phrases in KIND_PHRASES for phrase in phrases]
 _KIND_LINE = re.compile(r"^- ([a-z_]+): (.+)$", re.MULTILINE)
 _STOPWORDS = {"service", "services", "their", "which", "there", "these", "those", "about", "after", "again",
@@ -32,7 +36,7 @@ def _describe(ctx: Context, service: str, since: datetime | None = None) -> Run:
     return submit(service, kind or "bad_deploy", onset or iso(since))
 
 
-def _oldest_hit(got: dict, kind_of) -> CallTool:
+def _oldest_hit(got: dict[str, Any], kind_of: Callable[[str], str]) -> CallTool:
     for line in got.get("lines", []):
         fields = line_fields(line)
         if fields is not None:
@@ -77,17 +81,17 @@ def grep_descriptions(obs: Observation) -> Action:
     return scripted(run)(obs)
 
 
-def _excess(before: dict, after: dict, ratio: float) -> dict[str, float]:
+def _excess(before: dict[str, int], after: dict[str, int], ratio: float) -> dict[str, float]:
     return {s: after.get(s, 0) - ratio * before.get(s, 0) for s in set(before) | set(after)}
 
 
-def _rise(ctx: Context, **filters: str) -> Generator[CallTool, dict, tuple[dict, dict]]:
+def _rise(ctx: Context, **filters: Unpack[Filters]) -> Generator[CallTool, dict[str, Any], tuple[dict[str, int], dict[str, int]]]:
     before = (yield ctx.count("service", end=ctx.split, **filters)).get("counts", {})
     after = (yield ctx.count("service", start=ctx.split, **filters)).get("counts", {})
     return before, after
 
 
-def _risen(before: dict, after: dict, ratio: float) -> list[str]:
+def _risen(before: dict[str, int], after: dict[str, int], ratio: float) -> list[str]:
     """Services whose rate rose significantly, biggest rise first."""
     excess = _excess(before, after, ratio)
     return sorted((s for s in excess if anomalous(before.get(s, 0), after.get(s, 0), ratio)),
@@ -121,7 +125,7 @@ def biggest_rise(ctx: Context) -> Run:
     return (yield from _describe(ctx, risen[0]))
 
 
-def _earliest(ctx: Context, level: str, candidates: int) -> Run:
+def _earliest(ctx: Context, level: Level, candidates: int) -> Run:
     before, after = yield from _rise(ctx, min_level=level)
     risen = _risen(before, after, ctx.ratio)[:candidates]
     dated: dict[str, datetime] = {}
@@ -187,15 +191,16 @@ def _chunked(terms: list[str], suffix: str = "") -> list[str]:
     return [*texts, f"({' OR '.join(chunk)}){suffix}"]
 
 
-def _grep(ctx: Context, texts: list[str], **filters: str) -> Generator[CallTool, dict, list[str]]:
+def _grep(ctx: Context, texts: list[str], start: datetime, limit: int,
+          min_level: Level) -> Generator[CallTool, dict[str, Any], list[str]]:
     """Every line matching any of `texts` (one search each), oldest first."""
     lines: list[str] = []
     for text in texts:
-        lines += (yield ctx.search(text=text, **filters)).get("lines", [])
+        lines += (yield ctx.search(start=start, limit=limit, text=text, min_level=min_level)).get("lines", [])
     return sorted(lines)
 
 
-def _users_side(services: list[dict]) -> set[str]:
+def _users_side(services: list[dict[str, Any]]) -> set[str]:
     """Inner services with a call path up to an edge (the prompt: only their failures reach users)."""
     roles = {s["name"]: s.get("role") for s in services}
     calls = {s["name"]: s.get("calls", []) for s in services}
@@ -243,8 +248,8 @@ def grep_reach(ctx: Context) -> Run:
 
 def none(ctx: Context) -> Run:
     """Always reports that nothing went wrong."""
+    yield from ()  # a script with no queries
     return submit("none")
-    yield  # a script with no queries
 
 
 SHORTCUTS: dict[str, Policy] = {
