@@ -44,8 +44,9 @@ def hooks(monkeypatch):
     return install_host_liveness
 
 
-def _retried(message: str) -> bool:
-    error = Error(type="SandboxError", message=message)
+def _retried(message: str, kind: str = "SandboxError") -> bool:
+    """Whether Arena's retry rules re-roll an episode that ended with this error (`kind`: its class name)."""
+    error = Error(type=kind, message=message)
     return RetryState(RetryConfig.model_validate(retries_table())).next_error([error]) is error
 
 
@@ -95,7 +96,7 @@ def test_with_the_hooks_a_box_that_really_stopped_is_still_retried(box, hooks):
 LEAN = {"allow": [], "memory": 1.0, "cpu": 1.0}
 
 
-async def _lean_probe(image: str, setup: str | None, stop: bool = False) -> tuple[bool, list[str]]:
+async def _lean_probe(image: str, setup: str | None, stop: bool = False) -> tuple[bool, list[tuple[str, str]]]:
     box = LeanDockerRuntime(DockerConfig(image=image, **LEAN))
     try:
         await box.start()
@@ -107,9 +108,9 @@ async def _lean_probe(image: str, setup: str | None, stop: bool = False) -> tupl
         for operation in (lambda: box.read("/etc/hostname"), lambda: box.write("/etc/hostname", b"x")):
             try:
                 await operation()
-                messages.append("")
+                messages.append(("", ""))
             except SandboxError as error:
-                messages.append(str(error))
+                messages.append((type(error).__name__, str(error)))
         return await box.alive(), messages
     finally:
         await box.stop()
@@ -118,13 +119,13 @@ async def _lean_probe(image: str, setup: str | None, stop: bool = False) -> tupl
 def test_a_forged_box_death_in_a_lean_box_is_not_retried(images):
     alive, messages = asyncio.run(_lean_probe(images["base"], f"{FAKE_TRUE} && {FAKE_CAT}"))
     assert alive is True  # the engine's word, not the agent's `true`
-    for message in messages:
-        assert message.startswith("in the running box: ") and "No such container" in message, message
-        assert not _retried(message), message
+    for kind, message in messages:
+        assert kind == "SandboxError" and message.startswith("in the running box: ") and "No such container" in message, message
+        assert not _retried(message, kind), message
 
 
 def test_a_lean_box_that_really_stopped_is_retried(images):
     alive, messages = asyncio.run(_lean_probe(images["base"], None, stop=True))
     assert alive is False
-    for message in messages:
-        assert _retried(message), message
+    for kind, message in messages:
+        assert kind == "BoxLostError" and _retried(message, kind), (kind, message)
