@@ -16,6 +16,7 @@ from verifiers.v1.runtimes.container import ContainerRuntime
 from verifiers.v1.runtimes.docker import DockerRuntime
 from verifiers.v1.utils.scope import run_scope
 
+import arena_kit.runtimes.lean_docker.engine as engine
 import arena_kit.runtimes.lean_docker.runtime as lean
 from arena.vf_hooks import install_host_liveness
 from arena_testkit.rollouts import docker_gateway, http_listener
@@ -232,7 +233,7 @@ def test_lean_and_stock_boxes_answer_every_runtime_operation_alike(images, monke
 
 
 def test_an_exec_the_engine_cannot_start_exits_126_as_the_cli_does(images, monkeypatch):
-    monkeypatch.setattr(lean, "EXIT_CODE_WAIT_S", 0.5)
+    monkeypatch.setattr(engine, "EXIT_CODE_WAIT_S", 0.5)
 
     async def scenario() -> vf.ProgramResult:
         async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
