@@ -65,6 +65,9 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
                 )
                 rows.append((env_id, policy, outcome, time.monotonic() - started))
     print(render_rows(rows))
+    for _, _, outcome, _ in rows:
+        if outcome.fail_closed:
+            print(f"failed closed: {outcome.run_dir.name}: {outcome.fail_closed}")
     failed = [o for _, _, o, _ in rows if o.failures or not o.episodes or o.returncode]
     for outcome in failed:
         print(f"failed: {outcome.run_dir} (see {outcome.run_dir}/vf-eval.log)")
@@ -74,11 +77,12 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
 
 def render_rows(rows: Sequence[tuple[str, str, EvalOutcome, float]]) -> str:
     """The demo's table: mean reward ± the half-width of its 95 % interval, clustered by task
-    (`arena.stats`; `?` with fewer than two tasks); `infra`: failures that ended on an infrastructure fault."""
-    lines = [f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>6} {'infra':>5} {'retried':>7} {'mean reward ± 95%':>17} {'wall s':>7}"]
+    (`arena.stats`; `?` with fewer than two tasks); `infra`: failures that ended on an infrastructure fault;
+    `agent`: episodes the agent ended by breaking its own box (scored 0, the agent's, not failures)."""
+    lines = [f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>6} {'infra':>5} {'agent':>5} {'retried':>7} {'mean reward ± 95%':>17} {'wall s':>7}"]
     for env_id, policy, outcome, seconds in rows:
         interval = clustered_mean([e.reward or 0.0 for e in outcome.episodes], [e.task for e in outcome.episodes])
-        lines.append(f"{env_id:<20} {policy:<8} {len(outcome.episodes):>8} {len(outcome.failures):>6} {len(outcome.infra_failures):>5} {outcome.retries:>7} "
+        lines.append(f"{env_id:<20} {policy:<8} {len(outcome.episodes):>8} {len(outcome.failures):>6} {len(outcome.infra_failures):>5} {len(outcome.agent_faults):>5} {outcome.retries:>7} "
                      f"{interval.text():>17} {seconds:>7.1f}")
     return "\n".join(lines)
 

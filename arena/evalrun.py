@@ -27,7 +27,7 @@ from typing import Any
 
 import tomli_w
 
-from arena.vf_hooks import DEFAULT_STARTS, LIVE_HARNESSES
+from arena.vf_hooks import DEFAULT_STARTS, FAIL_CLOSED_SUFFIX, LIVE_HARNESSES, fail_closed
 from arena.choices import Harness
 from arena.errors import ArenaError, EvalError, PrerequisiteError, UsageError
 from arena.retries import retries_table
@@ -35,7 +35,7 @@ from arena_kit.records import RUN_DIR_ENV
 from arena.supervise import Exit, Supervised
 from arena.traces import Episode, read_traces
 
-__all__ = ["EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "launch_eval", "read_outcome", "run_eval", "run_evals",
+__all__ = ["EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "fail_closed_note", "launch_eval", "read_outcome", "run_eval", "run_evals",
            "saved_config", "saved_server_url"]
 
 API_KEY_VAR = "ARENA_MODEL_KEY"
@@ -104,6 +104,9 @@ class EvalOutcome:
     reaped: tuple[str, ...] = ()
     """Containers of the run still present when vf-eval ended (a box a daemon restart orphaned),
     which Arena then removed."""
+    fail_closed: str | None = None
+    """Why the eval ran without the retry rules a box could forge (`arena.vf_hooks.fail_closed`:
+    engine-side liveness was not installed), None when it ran with every rule."""
 
     @property
     def failures(self) -> list[Episode]:
@@ -113,6 +116,11 @@ class EvalOutcome:
     def infra_failures(self) -> list[Episode]:
         """Failures that ended on an infrastructure fault the retries did not outlast (`Episode.infra_fault`)."""
         return [e for e in self.failures if e.infra_fault]
+
+    @property
+    def agent_faults(self) -> list[Episode]:
+        """Episodes that ended on a fault the agent made of its own box (`Episode.agent_fault`): scored 0, not failures."""
+        return [e for e in self.episodes if e.agent_fault]
 
     @property
     def retries(self) -> int:
@@ -220,6 +228,7 @@ def launch_eval(request: EvalRequest) -> Supervised:
     request.output_dir.mkdir(parents=True, exist_ok=True)
     config_path = request.output_dir / f"{request.run_name}.arena.toml"
     config_path.write_text(tomli_w.dumps(eval_config(request)))
+    fail_closed_note(request).unlink(missing_ok=True)
     env = {
         **os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name,
         RUN_DIR_ENV: str(request.run_dir.resolve()), **request.env,
@@ -230,6 +239,7 @@ def launch_eval(request: EvalRequest) -> Supervised:
     python = _hookable_python(Path(vf_eval))
     if python is None:  # not verifiers' own console script (a wrapper): run as it is, without hooks
         logger.warning("%s is not verifiers' vf-eval script: Arena's vf-eval hooks are not installed", vf_eval)
+        args = fail_closed(args, f"{vf_eval} is not verifiers' vf-eval script, so Arena's vf-eval hooks are not installed")
         return Supervised([vf_eval, *args], eval_log_path(request), env)
     # vf-eval in its own Python, with Arena's hooks (host-side liveness; the start limit for live
     # harnesses) installed before verifiers runs.
@@ -276,6 +286,11 @@ def saved_server_url(run_dir: Path) -> str | None:
     return str(url).removesuffix("/").removesuffix("/v1") if url else None
 
 
+def fail_closed_note(request: EvalRequest) -> Path:
+    """Where `arena.vf_hooks.fail_closed` says why `request`'s eval dropped its liveness retry rules."""
+    return request.output_dir / f"{request.run_name}.arena{FAIL_CLOSED_SUFFIX}"
+
+
 def eval_log_path(request: EvalRequest) -> Path:
     """Where vf-eval's output for `request` goes (copied into the run dir when it ends)."""
     return request.output_dir / f"{request.run_name}.vf-eval.log"
@@ -287,10 +302,14 @@ def _finish(request: EvalRequest, done: Exit, wall_s: float) -> EvalOutcome:
     if request.run_dir.exists():
         shutil.copy(eval_log_path(request), request.run_dir / "vf-eval.log")
     outcome = read_outcome(request.run_dir, done.returncode)
+    note = fail_closed_note(request)
+    closed = note.read_text().strip() if note.is_file() else None
+    if closed:
+        logger.warning("eval %s failed closed: %s", request.run_name, closed)
     return EvalOutcome(
         run_dir=outcome.run_dir, returncode=done.returncode, episodes=outcome.episodes, cpu_s=done.cpu_s,
         timed_out=done.timed_out, wall_s=wall_s, skipped=outcome.skipped,
-        reaped=_reap_leftovers(request, launched=time.time() - wall_s - CLOCK_SLACK_S),
+        reaped=_reap_leftovers(request, launched=time.time() - wall_s - CLOCK_SLACK_S), fail_closed=closed,
     )
 
 

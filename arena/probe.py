@@ -76,6 +76,8 @@ class PolicyScore:
     """Rollouts re-run after an infrastructure fault (`arena.retries`), over all episodes."""
     infra_failed: int = 0
     """Failed episodes that ended on an infrastructure fault their retries did not outlast (`arena.traces.INFRA_STOPS`)."""
+    agent_faults: int = 0
+    """Episodes the agent ended by breaking its own box (`arena.traces.AGENT_STOPS`): scored 0, counted as the agent's, not failed."""
     ci95: float | None = None
     """Half-width of the mean's 95 % interval, clustered by task (`arena.stats`); None: undefined
     (fewer than two tasks) or not computed (a report written before intervals)."""
@@ -108,6 +110,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | 
         budget_used=statistics.fmean(used) if used else None,
         rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling, retries=outcome.retries,
         infra_failed=len(outcome.infra_failures),
+        agent_faults=len(outcome.agent_faults),
         ci95=None if interval is None or math.isnan(interval.half_width) else interval.half_width,
     )
 
@@ -216,8 +219,8 @@ def run_probe(
             _write_report(report, header, list(scored.values()), None)
             progress(
                 f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {score.mean:.3f}  "
-                f"({score.episodes} ep, {score.failed} failed ({score.infra_failed} infra), {score.retries} retried, {score.rewrites} rewritten; "
-                f"{time.monotonic() - started:.0f}s)"
+                f"({score.episodes} ep, {score.failed} failed ({score.infra_failed} infra), {score.agent_faults} agent faults, {score.retries} retried, {score.rewrites} rewritten; "
+                f"{time.monotonic() - started:.0f}s)" + (f"\n  failed closed: {outcome.fail_closed}" if outcome.fail_closed else "")
             )
 
         run_evals([r for r in requests if r.run_name not in kept], parallel=parallel_evals, on_done=announce)
@@ -290,11 +293,11 @@ def _write_report(path: Path, header: Mapping[str, Any], scores: Sequence[Policy
 def render_table(scores: Sequence[PolicyScore]) -> str:
     """The probe's table; `± 95%` is the half-width of the mean's interval clustered by task
     (`arena.stats`; `?` with fewer than two tasks)."""
-    lines = [f"{'environment':<20} {'policy':<30} {'role':<9} {'mean':>6} {'± 95%':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'failed':>6}"]
+    lines = [f"{'environment':<20} {'policy':<30} {'role':<9} {'mean':>6} {'± 95%':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'agent':>5} {'failed':>6}"]
     for s in scores:
         used = "—" if s.budget_used is None else f"{s.budget_used:.1f}"
         ci = "?" if s.ci95 is None else f"{s.ci95:.3f}"
-        lines.append(f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.mean:>6.3f} {ci:>6} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.failed:>6}")
+        lines.append(f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.mean:>6.3f} {ci:>6} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.agent_faults:>5} {s.failed:>6}")
     return "\n".join(lines)
 
 

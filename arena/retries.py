@@ -42,7 +42,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["INFRA_RULES", "RetryRule", "retries_table"]
+__all__ = ["INFRA_RULES", "LIVENESS_FAULTS", "RetryRule", "retries_table", "without_liveness"]
 
 
 class RetryRule(BaseModel):
@@ -101,3 +101,24 @@ INFRA_RULES: tuple[RetryRule, ...] = (
 def retries_table(rules: tuple[RetryRule, ...] = INFRA_RULES) -> dict[str, Any]:
     """The `[env.retries]` table for `rules` (errors no rule matches are not retried)."""
     return {"max_retries": 0, "rules": [rule.table() for rule in rules]}
+
+
+LIVENESS_FAULTS = frozenset({"engine unreachable mid-rollout", "sandbox died or lost"})
+"""The stock runtime's rules whose errors a box could forge without engine-side liveness
+(`arena.vf_hooks`): a replaced `true` reads as a dead box, a replaced `cat` prints "No such container"
+or "Cannot connect to the Docker daemon" into a failed read's message. An eval whose hook cannot
+install drops them (fails closed): a lost box is then the episode's outcome, never a bought re-roll.
+The lean runtime's typed rules stay: it answers liveness itself, from the engine."""
+
+
+def without_liveness(table: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`table` without the rules of `LIVENESS_FAULTS` (matched on type and message), and the faults dropped."""
+    forgeable = {(rule.type, rule.message): rule.fault for rule in INFRA_RULES if rule.fault in LIVENESS_FAULTS}
+    kept, dropped = [], []
+    for rule in table.get("rules") or []:
+        fault = forgeable.get((rule.get("type"), rule.get("message")))
+        if fault is None:
+            kept.append(rule)
+        else:
+            dropped.append(fault)
+    return {**table, "rules": kept}, dropped

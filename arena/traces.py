@@ -22,6 +22,7 @@ from arena.errors import TraceError
 from arena_kit.records import REWRITES_FILE, AuditRecord
 
 __all__ = [
+    "AGENT_STOPS",
     "GOOD_STOPS",
     "INFRA_STOPS",
     "TRACES_FILE",
@@ -42,6 +43,12 @@ INFRA_STOPS = {
 }
 """The stop conditions of the lean runtime's typed infrastructure faults (`arena_kit.runtimes.lean_docker.faults`:
 verifiers writes `<class name without Error, lowercased>_error`) and what each says, for reports."""
+AGENT_STOPS = {
+    "boxoom_error": "box out of memory",
+    "agentkilledbox_error": "agent killed its box's processes",
+}
+"""The stop conditions of the faults an agent makes of its own box (`arena_kit.box_faults`: the engine's
+word, never retried) and what each says: the agent's outcome, scored 0, not a failed episode."""
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +85,13 @@ class Episode:
     def failed(self) -> bool:
         """Whether the episode ended without a result: verifiers' `ok` stamp says so (an episode
         whose earlier attempts failed and were retried keeps their errors and is ok), or the agent
-        was stopped short (a timeout)."""
-        return not self.ok or self.stop_condition not in GOOD_STOPS
+        was stopped short (a timeout). An agent's fault (`agent_fault`) is a result: the agent's, 0."""
+        return self.agent_fault is None and (not self.ok or self.stop_condition not in GOOD_STOPS)
+
+    @property
+    def agent_fault(self) -> str | None:
+        """The fault the agent made of its own box (`AGENT_STOPS`), None for any other end."""
+        return AGENT_STOPS.get(self.stop_condition or "")
 
     @property
     def infra_fault(self) -> str | None:
@@ -169,7 +181,8 @@ def _episode(path: Path, number: int, row: Mapping[str, Any]) -> Episode:
         ok=bool(row.get("ok")) and bool(trace.get("ok", True)),
         errors=[*(row.get("errors") or []), *(trace.get("errors") or [])],
         stop_condition=trace.get("stop_condition"),
-        reward=reward_of(rewards),
+        # An agent's fault scores 0 whatever its signals read (verifiers does not score a failed rollout).
+        reward=0.0 if trace.get("stop_condition") in AGENT_STOPS else reward_of(rewards),
         rewards=rewards,
         metrics=trace.get("metrics") or {},
         info=trace.get("info") or {},

@@ -20,8 +20,14 @@ quotes the box's own stderr, e.g. a replaced `cat` printing "No such container")
 way: in a box the engine reports running it becomes "in the running box: ...", which no retry rule
 (`arena.retries`) matches.
 
-On another verifiers version neither hook is installed (with a warning): the code they wrap may
-have moved. The patches themselves live in `arena_kit.verifiers_seam.container_hooks`. Usage (what `arena.evalrun` launches): `python -m arena.vf_hooks LIMIT <vf-eval
+**Agent faults.** A harness turn that failed in a docker/podman box is asked of the engine too: an
+OOM kill in the box's memory cgroup, or a runner killed by a signal in a box that still runs, is the
+agent's doing (`arena_kit.box_faults`: `BoxOomError`, `AgentKilledBoxError`), scored 0 and never retried.
+
+**Fail closed.** On another verifiers version no hook is installed (with a warning): the code they
+wrap may have moved. Without engine-side liveness, the retry rules a box could forge
+(`arena.retries.LIVENESS_FAULTS`) are dropped from the eval's config before vf-eval reads it, and
+`<run>.arena.fail-closed.txt` beside the config says so (`arena.evalrun` reports it). The patches themselves live in `arena_kit.verifiers_seam.container_hooks`. Usage (what `arena.evalrun` launches): `python -m arena.vf_hooks LIMIT <vf-eval
 arguments>`, LIMIT 0 for no start limit.
 """
 
@@ -29,14 +35,18 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 from arena_kit.verifiers_seam import VERIFIERS_VERSION, pinned
 from arena.vf_startup import fast_server_polls, hand_over_tool_server, lighten_imports, prewarm
 
-__all__ = ["DEFAULT_STARTS", "LIVE_HARNESSES", "install", "install_host_liveness", "main"]
+__all__ = ["DEFAULT_STARTS", "FAIL_CLOSED_SUFFIX", "LIVE_HARNESSES", "fail_closed", "install", "install_agent_faults",
+           "install_host_liveness", "main"]
 
 LIVE_HARNESSES = frozenset({"claude_code", "codex", "arena-codex"})
 """Harnesses verifiers starts as a live process in the box (the ones the deadline can hit)."""
+FAIL_CLOSED_SUFFIX = ".fail-closed.txt"
+"""Beside an eval's config `<run>.arena.toml`: `<run>.arena.fail-closed.txt`, why its liveness rules were dropped."""
 DEFAULT_STARTS = 4
 """Handshakes at once by default: c=32 lost 3 of 64 claude_code/codex rollouts without a limit."""
 
@@ -70,13 +80,61 @@ def install(limit: int) -> bool:
 
 def install_host_liveness() -> bool:
     """Answer `alive()` of docker/podman boxes from the engine (`inspect`), not from inside the box
-    (False: not installed, on a verifiers version this hook was not written for)."""
+    (False: not installed, on a verifiers version this hook was not written for or lacking a name it needs)."""
     if not _hookable():
         return False
+    from arena_kit.verifiers_seam import SeamError
     from arena_kit.verifiers_seam.container_hooks import liveness_from_engine
 
-    liveness_from_engine()
+    try:
+        liveness_from_engine()
+    except SeamError as error:
+        logger.warning("%s", error)
+        return False
     return True
+
+
+def install_agent_faults() -> bool:
+    """Type a harness turn that failed by the agent's doing (`arena_kit.box_faults`) on the engine's
+    word (False: not installed; such failures then stay `HarnessError`s, still never retried)."""
+    if not _hookable():
+        return False
+    from arena_kit.verifiers_seam import SeamError
+    from arena_kit.verifiers_seam.container_hooks import type_agent_faults
+
+    try:
+        type_agent_faults()
+    except SeamError as error:
+        logger.warning("%s", error)
+        return False
+    return True
+
+
+def fail_closed(args: list[str], reason: str) -> list[str]:
+    """vf-eval `args` whose config (`@ <path>`) has no retry rule a box could forge
+    (`arena.retries.without_liveness`): the config is rewritten beside the original, and the note
+    `<config stem>` + `FAIL_CLOSED_SUFFIX` says what was dropped and why. Args without a config: as given."""
+    import tomllib
+
+    import tomli_w
+
+    from arena.retries import without_liveness
+
+    if "@" not in args[:-1]:
+        return args
+    index = args.index("@") + 1
+    path = Path(args[index])
+    config = tomllib.loads(path.read_text())
+    table, dropped = without_liveness(((config.get("env") or {}).get("retries")) or {})
+    if not dropped:
+        return args
+    config["env"]["retries"] = table
+    closed = path.with_name(f"{path.stem}.fail-closed{path.suffix}")
+    closed.write_text(tomli_w.dumps(config))
+    note = f"{reason}; dropped the retry rules: {', '.join(dropped)}"
+    path.with_name(path.stem + FAIL_CLOSED_SUFFIX).write_text(note + "\n")
+    logger.warning("fail closed: %s", note)
+    return [*args[:index], str(closed), *args[index + 1:]]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -89,13 +147,16 @@ def main(argv: list[str] | None = None) -> None:
     lighten_imports()  # before anything imports verifiers.v1
     if int(args[0]):
         install(int(args[0]))
-    install_host_liveness()
+    vf_args = args[1:]
+    if not install_host_liveness():
+        vf_args = fail_closed(vf_args, "engine-side liveness is not installed on this verifiers")
+    install_agent_faults()
     fast_server_polls()
     hand_over_tool_server(warm)
     from verifiers.v1.cli.eval.main import main as vf_eval
 
-    sys.argv = ["vf-eval", *args[1:]]
-    vf_eval(args[1:])
+    sys.argv = ["vf-eval", *vf_args]
+    vf_eval(vf_args)
 
 
 if __name__ == "__main__":

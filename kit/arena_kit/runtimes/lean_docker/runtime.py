@@ -37,6 +37,7 @@ from verifiers.v1.utils.scope import run_scope
 from arena_kit.runtimes.lean_docker.engine import (
     CONNECTION_LOST, ENGINE_ERRORS, HangUp, engine_client, engine_fault, engine_socket, exec_sync, image_user, off_loop,
 )
+from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker.process import open_engine_process
@@ -252,26 +253,61 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             except ENGINE_ERRORS as lost:
                 return engine_fault(operation, lost)
             return fault
-        return engine_fault(operation, error)
+        return await self._unless_oom(engine_fault(operation, error))
+
+    async def _unless_oom(self, fault: SandboxError) -> SandboxError:
+        """`fault`, or `BoxOomError` when it is a lost box the engine reports killed for running out of memory."""
+        if isinstance(fault, BoxLostError) and (await self._box_evidence()).oom_killed:
+            return BoxOomError(f"the engine reports the box killed for running out of memory: {fault}")
+        return fault
+
+    async def _box_evidence(self) -> BoxEvidence:
+        """What the engine (running, `State.OOMKilled`) and this host's memory cgroup (OOM kills) say of
+        the box; an engine that cannot answer has lost it (`running` False)."""
+        if not self._container:
+            return BoxEvidence(running=False)
+        try:
+            api = self._api or (await off_loop(engine_client)).api
+            details = await off_loop(api.inspect_container, self._container)
+        except _UNANSWERED:
+            return BoxEvidence(running=False)
+        state = details.get("State") or {}
+        running = bool(state.get("Running"))
+        kills = host_oom_kills(int(state.get("Pid") or 0), str(details.get("Id") or "")) if running else None
+        return BoxEvidence(running=running, oom_killed=bool(state.get("OOMKilled")), oom_kills=kills)
 
     async def _in_box_failure(self, message: str) -> SandboxError:
         """A failed in-box read or write, whose `message` quotes the box's own stderr: marked "in the
         running box: " while the engine reports the box running, `BoxLostError` when it does not.
         The type comes from the engine alone, so no box's words (a replaced `cat` printing "No such
-        container") can make it retried. The stock runtime gets the marking from `arena.vf_hooks`."""
-        if await self.alive():
+        container") can make it retried. The stock runtime gets the marking from `arena.vf_hooks`. A box
+        the engine reports killed for running out of memory is the agent's `BoxOomError`, never retried."""
+        evidence = await self._box_evidence()
+        if evidence.running:
             return SandboxError(f"in the running box: {message}")
+        if evidence.oom_killed:
+            return BoxOomError(f"the engine reports the box killed for running out of memory: {message}")
         return BoxLostError(f"the engine reports the box stopped: {message}")
 
     async def _main_program_result(self, result: ProgramResult) -> ProgramResult:
-        """A main program's result; one that failed in a box the engine no longer reports running is
-        `BoxLostError` (verifiers would say "runtime died under harness" in an untyped SandboxError).
+        """A main program's result, classified by the engine's word when it failed
+        (`arena_kit.box_faults`): the agent's `BoxOomError` or `AgentKilledBoxError`, the host's
+        `BoxLostError` (verifiers would say "runtime died under harness" in an untyped SandboxError),
+        or the failed result itself (verifiers makes it a `HarnessError`).
 
         Raises:
-            BoxLostError: the program failed and the engine reports the box stopped or gone.
+            BoxOomError: the box ran out of memory (an OOM kill in its cgroup, or the engine's `OOMKilled`).
+            AgentKilledBoxError: the program was killed by a signal in a box the engine reports running.
+            BoxLostError: the program failed and the engine reports the box stopped or gone, not for memory.
         """
-        if result.exit_code != 0 and not await self.alive():
-            detail = (result.stderr or result.stdout).strip()[-2000:] or "<no output>"
+        if result.exit_code == 0:
+            return result
+        detail = (result.stderr or result.stdout).strip()[-2000:] or "<no output>"
+        evidence = await self._box_evidence()
+        fault = agent_fault(evidence, result.exit_code, detail)
+        if fault is not None:
+            raise fault
+        if not evidence.running:
             raise BoxLostError(f"the box stopped under its main program (exit {result.exit_code}): {detail}")
         return result
 

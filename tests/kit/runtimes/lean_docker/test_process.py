@@ -278,6 +278,9 @@ def test_an_engine_failing_a_lean_start_is_the_typed_fault_it_names(monkeypatch,
     class Api:
         api_version = "1.41"
 
+        def inspect_container(self, _container: str) -> dict[str, Any]:  # stopped, not for memory
+            return {"State": {"Running": False, "OOMKilled": False}}
+
     box._api, box._container = Api(), "vf-gone"
     with pytest.raises(rule):
         run(box.open_process(["true"], {}))
