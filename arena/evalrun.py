@@ -70,6 +70,8 @@ class EvalRequest:
     """Keys merged into the `[env.agent]` table last (e.g. `timeout`, or a whole `runtime` table
     that replaces the docker one)."""
     harness_args: dict[str, Any] = field(default_factory=dict)
+    env_args: dict[str, Any] = field(default_factory=dict)
+    """Keys merged into the `[env]` table (e.g. `docker = "stock"` for an env that exports `LeanEnv`)."""
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for vf-eval (e.g. PYTHONPATH for test-only tasksets)."""
     deadline_s: float | None = None
@@ -159,6 +161,7 @@ def eval_config(request: EvalRequest) -> dict[str, Any]:
                 "runtime": {"type": "docker", "image": request.image, **request.runtime_args},
                 **request.agent_args,
             },
+            **request.env_args,
         },
     }
     select = {**request.select, **({"limit": request.num_tasks} if request.num_tasks is not None else {})}
