@@ -27,14 +27,20 @@ def restore_command(scripts_dir: str, baked: str = BAKED_SCRIPTS) -> str:
     return f"[ -d {src} ] || exit 0; mkdir -p {dst} && cp -an {src}/. {dst}/"
 
 
-async def restore_baked_scripts(runtime: vf.Runtime) -> None:
-    """Copy the image's baked runner scripts back under the runtime's scripts dir, where needed.
+async def restore_baked_scripts(runtime: vf.Runtime, agent_user: str | None = None) -> None:
+    """Copy the image's baked runner scripts back under the runtime's scripts dir, where needed, and
+    under `agent_user`'s own (`<scripts dir>-<user>`, handed to it) when the agent is not root.
 
     Raises:
         vf.SandboxError: the copy failed (the box's /tmp is full or read-only).
     """
     if getattr(runtime.info, "type", None) not in HIDDEN_TMP_RUNTIMES:
         return
-    result = await runtime.run(["sh", "-c", restore_command(runtime.scripts_dir)], {})
+    command = restore_command(runtime.scripts_dir)
+    if agent_user is not None:
+        scripts = f"{runtime.scripts_dir}-{agent_user}"
+        command += (f" && {{ {restore_command(scripts, f'{BAKED_SCRIPTS}-{agent_user}')}; }}"
+                    f" && {{ [ ! -d {shlex.quote(scripts)} ] || chown -R {shlex.quote(agent_user)}: {shlex.quote(scripts)}; }}")
+    result = await runtime.run(["sh", "-c", command], {})
     if result.exit_code != 0:
         raise vf.SandboxError(f"could not restore the baked harness scripts into {runtime.scripts_dir}: {result.stderr.strip()[-500:]}")

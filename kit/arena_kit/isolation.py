@@ -7,6 +7,13 @@ NET_RAW dropped, no-new-privileges, IPv6 off) and a time limit on each stage. It
 no PIDs option, so `confine` sets one on the live container with `docker update` — task setup runs
 before the harness is installed or the agent starts, so no agent process ever runs without it.
 
+The agent is not root: `agent_user` (uid 1000, baked into every Arena image) runs the harness and
+every command the agent sends (verifiers' `TaskData.agent_user`); `confine` hands it the workdir.
+On the lean docker path the box's root filesystem is read-only and its writable places are tmpfs
+mounts of bounded size (`writable`), counted against the box's memory: a rollout that fills one gets
+ENOSPC in its own box and the host disk never sees it. The stock path keeps what verifiers' runtime
+allows (a non-root agent; a writable root on the engine's disk).
+
 Overrides, most specific last: a task may declare other values (a task that needs a host opens it in
 `network_allow`); a config's `[env.agent.runtime] cpu/memory` and `[env.agent.timeout]` win over the
 task (verifiers' precedence); `[env.taskset.task] pids_limit` sets the PIDs limit.
@@ -52,14 +59,38 @@ class Isolation(BaseModel):
     """The agent's whole solve attempt."""
     finalize_s: float = Field(default=120.0, gt=0)
     scoring_s: float = Field(default=300.0, gt=0)
+    agent_user: str = "agent"
+    """The unprivileged user the harness and the agent's commands run as (base image: uid/gid 1000)."""
+    agent_uid: int = 1000
+    agent_home: str = "/home/agent"
+    tmp_mb: int = Field(default=512, ge=16)
+    """Writable `/tmp` of a read-only box (MiB; scripts, the agent's scratch files)."""
+    home_mb: int = Field(default=256, ge=16)
+    """Writable home of the agent in a read-only box (MiB; harness config, caches)."""
+    workdir_mb: int = Field(default=512, ge=16)
+    """Writable workdir of a read-only box (MiB; the task's files: schema-migration's database)."""
 
     def task_fields(self) -> dict[str, Any]:
-        """The TaskData fields that carry these limits (`resources`, `timeout`, `network_allow`)."""
+        """The TaskData fields that carry these limits (`resources`, `timeout`, `network_allow`, `agent_user`)."""
         return {
             "resources": vf.TaskResources(cpu=self.cpu, memory=self.memory),
             "timeout": vf.TaskTimeout(setup=self.setup_s, agent=self.agent_s, finalize=self.finalize_s, scoring=self.scoring_s),
             "network_allow": list(self.network_allow),
+            "agent_user": self.agent_user,
         }
+
+    def writable(self, workdir: str, agent_user: str | None) -> dict[str, str]:
+        """The tmpfs mounts of a read-only box (path → mount options): `/tmp`, the workdir and, for a
+        non-root agent, its home, each owned by whoever runs the agent. `exec`: an agent may run the
+        scripts it writes; `nosuid,nodev` (nothing there can raise privileges or expose a device)."""
+        owner = f",uid={self.agent_uid},gid={self.agent_uid}" if agent_user == self.agent_user else ""
+        mounts = {
+            "/tmp": f"rw,exec,nosuid,nodev,size={self.tmp_mb}m,mode=1777",
+            workdir: f"rw,exec,nosuid,nodev,size={self.workdir_mb}m,mode=0755{owner}",
+        }
+        if owner:
+            mounts[self.agent_home] = f"rw,exec,nosuid,nodev,size={self.home_mb}m,mode=0700{owner}"
+        return mounts
 
 
 ISOLATION = Isolation()
@@ -77,14 +108,33 @@ def pids_update_argv(engine: str, container: str, pids: int) -> list[str]:
     return [engine, "update", "--pids-limit", str(pids), container]
 
 
-async def confine(runtime: vf.Runtime, pids: int) -> None:
+async def confine(runtime: vf.Runtime, pids: int, agent_user: str | None = None) -> None:
     """Set the PIDs limit on the rollout's container (docker or podman; other runtimes bring
-    their own limits and are left alone).
+    their own limits and are left alone), then hand the workdir to `agent_user` (docker, podman,
+    prime), so the agent owns its workdir and nothing else.
 
     Raises:
-        vf.SandboxError: the container has no id, or the engine refused or did not answer; the
-            rollout then fails at setup rather than run unconfined.
+        vf.SandboxError: the container has no id, or the engine refused or did not answer, or the
+            workdir could not be handed over; the rollout then fails at setup rather than run
+            unconfined.
     """
+    await _limit_pids(runtime, pids)
+    if agent_user is not None:
+        await _hand_workdir(runtime, agent_user)
+
+
+async def _hand_workdir(runtime: vf.Runtime, agent_user: str) -> None:
+    if getattr(runtime, "created_workdir_owner", None) == agent_user:
+        return  # a read-only lean box mounts its workdir owned by the agent at create time
+    if getattr(runtime.info, "type", None) not in (*CONTAINER_ENGINES, "prime"):
+        return
+    workdir = str(getattr(runtime.info, "workdir", None) or "/app")
+    result = await runtime.run(["chown", f"{agent_user}:", workdir], {})
+    if result.exit_code != 0:
+        raise vf.SandboxError(f"cannot hand the workdir {workdir} to {agent_user!r}: {result.stderr.strip()[-500:]}")
+
+
+async def _limit_pids(runtime: vf.Runtime, pids: int) -> None:
     if getattr(runtime, "created_pids_limit", None) == pids:
         logger.debug("runtime %s was created with PIDs limit %d", runtime.name, pids)
         return  # a lean box (arena_kit.runtimes.lean_docker) carries its limits from create time

@@ -64,8 +64,8 @@ class FaultLocalisationTaskConfig(IsolationTaskConfig):
 
 class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, FaultLocalisationTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
-        await confine(runtime, self.config.pids_limit)
-        await restore_baked_scripts(runtime)
+        await confine(runtime, self.config.pids_limit, self.data.agent_user)
+        await restore_baked_scripts(runtime, self.data.agent_user)
         incident = generate(self.data.seed, self.data.knobs)
         path = await asyncio.to_thread(build_incident_store, incident, self.config.store_dir)
         state = trace.state

@@ -35,6 +35,8 @@ STATEMENT_BUDGET: int = SandboxState.model_fields["statement_budget"].default
 FREE_STATEMENTS = 8
 SECRET_SAMPLE = 64
 """Held-out-only values the result rewrite watches for (a leak of any would be a leak of all)."""
+CHECKPOINT_DIR = f"{ISOLATION.agent_home}/.sqlite_sandbox"
+"""The agent's checkpoints: in its home (writable in a read-only box; Prime mounts /tmp as a small tmpfs)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -101,16 +103,21 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         box = box_info(runtime)  # refuses, in words, a runtime the host-side tools cannot reach
-        await confine(runtime, self.config.pids_limit)
-        await restore_baked_scripts(runtime)
+        user = self.data.agent_user
+        await confine(runtime, self.config.pids_limit, user)
+        await restore_baked_scripts(runtime, user)
         s = spec(self.data.seed)
         db = dbfile.to_bytes(s.source, visible_rows(s))
-        await runtime.write(DEFAULT_DB_PATH, db)
-        await runtime.write(checkpoint_path(DEFAULT_CHECKPOINT_DIR, START), db)
+        # The database and its checkpoints are the agent's: written as it, in its workdir and home.
+        agent = runtime if user is None else runtime.with_user(user, home=ISOLATION.agent_home)
+        checkpoints = DEFAULT_CHECKPOINT_DIR if user is None else CHECKPOINT_DIR
+        await agent.write(DEFAULT_DB_PATH, db)
+        await agent.write(checkpoint_path(checkpoints, START), db)
         state = trace.state
         state.box = box
         state.db_path = DEFAULT_DB_PATH
-        state.checkpoint_dir = DEFAULT_CHECKPOINT_DIR
+        state.checkpoint_dir = checkpoints
+        state.agent_user = user
         state.statement_budget = self.data.statement_budget
 
     @vf.reward(weight=1.0)

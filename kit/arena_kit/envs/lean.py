@@ -16,6 +16,7 @@ from typing import Literal
 import verifiers.v1 as vf
 from verifiers.v1.runtimes import register
 
+from arena_kit.isolation import ISOLATION
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 from arena_kit.verifiers_seam.env import resolved_runtime_config
 
@@ -26,6 +27,9 @@ class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers
     docker: Literal["lean", "stock"] = "lean"
     """Which docker path a docker-runtime rollout takes: `lean` (Engine API, no route out, no helper
     containers) or `stock` (verifiers' own runtime, the reference). Other runtime types always run stock."""
+    read_only: bool = True
+    """A lean box's root filesystem is read-only; its writable places are bounded tmpfs mounts
+    (`arena_kit.isolation.Isolation.writable`: /tmp, the workdir, the agent's home)."""
 
 
 class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships no types
@@ -37,7 +41,12 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         if self.config.docker == "stock" or getattr(config, "type", None) != "docker":
             await agent.run(task)
             return
-        box = LeanDockerRuntime(config, pids_limit=getattr(task.config, "pids_limit", None))
+        user = getattr(task.data, "agent_user", None)
+        box = LeanDockerRuntime(
+            config, pids_limit=getattr(task.config, "pids_limit", None),
+            writable=ISOLATION.writable(str(config.workdir or "/app"), user) if self.config.read_only else None,
+            workdir_owner=user,
+        )
         box.env = dict(task.runtime_env())
         register(box)  # the atexit backstop removes it if a signal cuts the `finally` short
         try:

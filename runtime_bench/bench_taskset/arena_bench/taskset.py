@@ -20,9 +20,10 @@ EXPECTED = "arena-bench-ok"
 PROMPT = f"Write {EXPECTED} into bench.txt, call the stamp tool once, then say DONE."
 
 
-LIMITS = ISOLATION.model_copy(update={"network_allow": ("*",)}).task_fields()
-"""Arena's limits, with the network left open at the task level so the subprocess baseline (which
-has no container to confine) still runs; the docker levels close it in their runtime config."""
+LIMITS = {**ISOLATION.model_copy(update={"network_allow": ("*",)}).task_fields(), "agent_user": None}
+"""Arena's limits, with the network left open at the task level and the agent left as the runtime's
+default user, so the subprocess baseline (no container to confine, no users to switch to) still
+runs; the docker levels close the network in their runtime config."""
 
 
 class BenchData(vf.TaskData):

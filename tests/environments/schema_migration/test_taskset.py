@@ -17,7 +17,7 @@ from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows,
 from schema_migration.policies import oracle
 from sqlite_sandbox import engine, render
 from schema_migration.taskset import SchemaMigrationConfig, SchemaMigrationTaskset, efficiency, heldout_secrets
-from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, SandboxState, checkpoint_path
+from sqlite_sandbox.state import DEFAULT_DB_PATH, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 from verifiers.v1.runtimes import DockerRuntimeInfo, SubprocessRuntimeInfo
 
@@ -55,34 +55,46 @@ def test_the_taskset_shares_one_sqlite_sandbox_toolset():
 
 
 class FakeRuntime:
-    def __init__(self, info) -> None:
+    def __init__(self, info, user: str | None = None, files: dict[str, tuple[str | None, bytes]] | None = None) -> None:
         self.info = info
-        self.files: dict[str, bytes] = {}
+        self.user = user
+        self.home: str | None = None
+        self.files: dict[str, tuple[str | None, bytes]] = {} if files is None else files
+        """path → (the user that wrote it, its bytes)"""
+
+    def with_user(self, user: str | None, home: str | None = None) -> "FakeRuntime":
+        view = FakeRuntime(self.info, user, self.files)
+        view.home = home
+        return view
 
     async def write(self, path: str, data: bytes) -> None:
-        self.files[path] = data
+        self.files[path] = (self.user, data)
 
 
-def test_setup_writes_the_visible_database_and_start_checkpoint_and_fills_the_state(monkeypatch):
+def test_setup_writes_the_visible_database_and_start_checkpoint_as_the_agent_and_fills_the_state(monkeypatch):
     task = _tasks(1)[0]
     runtime = FakeRuntime(DockerRuntimeInfo(id="abc123def456", image="arena/schema-migration:latest"))
     confined = []
 
-    async def confine(box, pids):  # the fake box has no container to `docker update`
-        confined.append((box, pids))
+    async def confine(box, pids, user):  # the fake box has no container to `docker update`
+        confined.append((box, pids, user))
 
     monkeypatch.setattr(taskset, "confine", confine)
     trace = SimpleNamespace(state=SandboxState(), info={})
     asyncio.run(task.setup(trace, runtime))
-    assert confined == [(runtime, 512)]
-    start = checkpoint_path(DEFAULT_CHECKPOINT_DIR, "start")
+    assert confined == [(runtime, 512, "agent")]
+    start = checkpoint_path(taskset.CHECKPOINT_DIR, "start")
+    assert taskset.CHECKPOINT_DIR.startswith("/home/agent/")
     assert set(runtime.files) == {DEFAULT_DB_PATH, start}
-    assert runtime.files[DEFAULT_DB_PATH] == runtime.files[start]
+    assert {writer for writer, _ in runtime.files.values()} == {"agent"}  # the agent's files, not root's
+    assert runtime.files[DEFAULT_DB_PATH][1] == runtime.files[start][1]
     s = spec(task.data.seed)
-    assert runtime.files[DEFAULT_DB_PATH] == dbfile.to_bytes(s.source, visible_rows(s))
-    assert (trace.state.box, trace.state.db_path, trace.state.statement_budget) == (runtime.info, DEFAULT_DB_PATH, 30)
+    assert runtime.files[DEFAULT_DB_PATH][1] == dbfile.to_bytes(s.source, visible_rows(s))
+    state = trace.state
+    assert (state.box, state.db_path, state.statement_budget) == (runtime.info, DEFAULT_DB_PATH, 30)
+    assert (state.checkpoint_dir, state.agent_user) == (taskset.CHECKPOINT_DIR, "agent")  # the tools run as the agent too
     conn = sqlite3.connect(":memory:")
-    conn.deserialize(runtime.files[DEFAULT_DB_PATH])
+    conn.deserialize(runtime.files[DEFAULT_DB_PATH][1])
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] == len(s.source.tables)
 
 

@@ -74,10 +74,14 @@ async def _dead(boxes: Boxes, info: Any, runtime: vf.Runtime) -> bool:
     return True
 
 
-async def _run(boxes: Boxes, info: Any, request: dict[str, Any], spool_dir: str, timeout_s: float) -> dict[str, Any]:
+async def _run(
+    boxes: Boxes, info: Any, request: dict[str, Any], spool_dir: str, timeout_s: float, user: str | None
+) -> dict[str, Any]:
     where = f"{info.type} box {info.id}"
     try:
         runtime = await boxes.runtime(info)
+        if user is not None:
+            runtime = runtime.with_user(user)
     except Exception as error:  # any failure to attach means the tools cannot reach this box
         logger.warning("attaching to %s failed: %s", where, error)
         raise SandboxUnavailable(GONE) from None
@@ -115,16 +119,17 @@ async def _run(boxes: Boxes, info: Any, request: dict[str, Any], spool_dir: str,
 
 
 async def run_engine(
-    boxes: Boxes, info: Any, request: dict[str, Any], spool_dir: str, timeout_s: float
+    boxes: Boxes, info: Any, request: dict[str, Any], spool_dir: str, timeout_s: float, user: str | None = None
 ) -> dict[str, Any]:
-    """Run one engine request in box `info` (a `BoxInfo`); large requests are spooled in `spool_dir`.
+    """Run one engine request in box `info` (a `BoxInfo`), as the box's `user` (None: its default);
+    large requests are spooled in `spool_dir`.
 
     Raises:
         SandboxUnavailable: the box is gone, stopped, unreachable or lacks python3, or the call
             ran out of time; the message is agent-safe.
     """
     try:
-        return await asyncio.wait_for(_run(boxes, info, request, spool_dir, timeout_s), timeout_s + HOST_GRACE_S)
+        return await asyncio.wait_for(_run(boxes, info, request, spool_dir, timeout_s, user), timeout_s + HOST_GRACE_S)
     except TimeoutError:
         # The request was sent; an engine that never answers is one the box can fake (a shadowed `timeout`).
         raise SandboxUnavailable(f"the sandbox did not answer within {timeout_s + HOST_GRACE_S:g} s; try again", ran=True) from None

@@ -45,6 +45,9 @@ class SandboxState(vf.State):
     """The database file inside the box, shared with the agent's shell."""
     checkpoint_dir: str = DEFAULT_CHECKPOINT_DIR
     """Directory inside the box holding checkpoint copies of the database (and spooled large requests)."""
+    agent_user: str | None = None
+    """The box user the engine runs as: the agent's own (None: the runtime's default), so a tool call
+    can read and write nothing the agent's shell could not."""
     statement_budget: int = 30
     """execute calls allowed; each call costs 1 whatever it contains."""
     statements_used: int = 0

@@ -75,7 +75,7 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
             raise ToolError("the sandbox database is not set up for this rollout; the tools cannot run")
         try:
             return await run_engine(
-                self._boxes, s.box, {"db": s.db_path, **request}, s.checkpoint_dir, self.config.exec_timeout_s
+                self._boxes, s.box, {"db": s.db_path, **request}, s.checkpoint_dir, self.config.exec_timeout_s, s.agent_user
             )
         except SandboxUnavailable as error:
             raise EngineFailed(str(error), ran=error.ran) from None

@@ -4,7 +4,7 @@ Host side it is `BashHarness` (same config, flags, system prompt, argv, env, res
 gate); only the program differs. Instead of bundling the openai/mcp chat program and running
 `uv sync` for it, `launch` writes the runner (`program/`, a stdlib port of that program, same wire,
 spliced into one file by `bundle`) beside where verifiers keeps its scripts and runs it with the
-image's `python3 -I`. The argv after the program is built exactly as `launch_chat_program` builds
+image's `python3 -I`; in a lean box with a non-root agent, root writes it and the agent runs it. The argv after the program is built exactly as `launch_chat_program` builds
 it; `tests/kit/harnesses/arena_bash` pins that.
 """
 
@@ -75,7 +75,13 @@ class LeanBashHarness(BashHarness):  # type: ignore[misc]  # verifiers ships no 
         path = runner_path(runtime)
         argv = [*INTERPRETER, path, *args]
         if isinstance(runtime, LeanDockerRuntime):
-            return await runtime.run_program_with_file(path, RUNNER_SOURCE, argv, env)
+            if runtime.user is None:
+                return await runtime.run_program_with_file(path, RUNNER_SOURCE, argv, env)
+            # The runner is the harness's file, not the agent's: root writes it (its directory too) and
+            # hands the exec to the agent in the same exec, so the agent can read but never rewrite it.
+            home = {"HOME": runtime.home} if runtime.home else {}
+            drop = ["setpriv", f"--reuid={runtime.user}", f"--regid={runtime.user}", "--init-groups", "--"]
+            return await runtime.with_user(None).run_program_with_file(path, RUNNER_SOURCE, [*drop, *argv], {**env, **home})
         await runtime.write(path, RUNNER_SOURCE)
         return await runtime.run_program(argv, env)
 

@@ -21,7 +21,7 @@ import hashlib
 import logging
 import shlex
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import PurePosixPath
 from typing import Any, cast
 
@@ -42,6 +42,7 @@ from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker.process import open_engine_process
 from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
+from arena_kit.verifiers_seam.harness_install import baked_installs_in_read_only_boxes
 
 __all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
 
@@ -52,6 +53,9 @@ BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID
 processes and switch users (`docker exec --user`), but not make devices, chroot, bind low ports,
 open raw sockets or touch the network configuration."""
 RUNTIME_LABEL = "arena.runtime"
+BAKED_INTERPRETERS = "/opt/vf-uv/arena-interpreters"
+"""Where Arena's harness image records each runner it synced: `<script dir name>/<sha256>` holds the
+interpreter `uv python find --script` gave for `<script dir>/<sha256>.py`."""
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
 _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
 
@@ -63,12 +67,22 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
     `created_pids_limit` and skips its `docker update`.
     """
 
-    def __init__(self, config: DockerConfig, name: str | None = None, *, pids_limit: int | None = None) -> None:
+    def __init__(
+        self, config: DockerConfig, name: str | None = None, *, pids_limit: int | None = None,
+        writable: Mapping[str, str] | None = None, workdir_owner: str | None = None,
+    ) -> None:
         if config.type != "docker":
             raise ValueError(f"the lean runtime drives docker only, not {config.type!r}; use the stock runtime")
         super().__init__(config, name)
         check_docker_runtime(self)
         self.created_pids_limit = pids_limit
+        self.writable = dict(writable) if writable is not None else None
+        """None: the image's root is writable; else the root is read-only and these tmpfs mounts
+        (path → mount options) are the box's only writable places."""
+        self.created_workdir_owner = workdir_owner if writable is not None else None
+        """The user the read-only box's workdir mount belongs to (`arena_kit.isolation.confine` skips its chown)."""
+        if self.writable is not None:
+            baked_installs_in_read_only_boxes()
         self._api: docker.APIClient | None = None
         self._stopped: bool = False
 
@@ -176,6 +190,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             limits["nano_cpus"] = int(self.config.cpu * 1e9)
         if self.created_pids_limit is not None:
             limits["pids_limit"] = self.created_pids_limit
+        if self.writable is not None:
+            limits["read_only"] = True
+            limits["tmpfs"] = self.writable
         if restricted:
             host_config = api.create_host_config(network_mode="none", **limits)
         else:
@@ -364,20 +381,24 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
 
     async def prepare_uv_script(self, script: str | bytes, env: dict[str, str] | None = None, *, activate: bool = True) -> list[str]:
         """verifiers' `prepare_uv_script` with its write and its `mv`+`uv sync` in one exec (one exec
-        fewer per rollout for the claude_code and codex ACP runners): the same temporary file, command,
-        env and cache, then verifiers' own method builds the argv from the cache. A box running as
-        another user keeps verifiers' path (it first installs a downloader as root)."""
+        fewer per rollout for the claude_code and codex ACP runners): the same script directory (per
+        user), temporary file, command, env and cache, then verifiers' own method builds the argv from
+        the cache. A runner the image synced ahead (`BAKED_INTERPRETERS`) skips `uv sync`: uv locks
+        its cache even to read it, which a read-only box cannot, and the image already did the work."""
         data = script.encode() if isinstance(script, str) else script
-        path = f"{self.scripts_dir}/{hashlib.sha256(data).hexdigest()}.py"
-        if self.user is None and path not in self._uv_interpreters:
+        digest = hashlib.sha256(data).hexdigest()
+        directory = self.scripts_dir if self.user is None else f"{self.scripts_dir}-{self.user}"
+        path = f"{directory}/{digest}.py"
+        if path not in self._uv_interpreters:
             async with self._uv_script_locks.setdefault(path, asyncio.Lock()):
                 if path not in self._uv_interpreters:
                     tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-                    command = (
-                        f"mv -f {shlex.quote(tmp)} {shlex.quote(path)} && {{ {ENSURE_UV}; }} "
-                        f"&& uv sync --script {shlex.quote(path)} -q --no-config "
+                    baked = shlex.quote(f"{BAKED_INTERPRETERS}/{PurePosixPath(directory).name}/{digest}")
+                    sync = (
+                        f"{{ {ENSURE_UV}; }} && uv sync --script {shlex.quote(path)} -q --no-config "
                         f"&& uv python find --script {shlex.quote(path)} --no-config"
                     )
+                    command = f"mv -f {shlex.quote(tmp)} {shlex.quote(path)} && {{ cat {baked} 2>/dev/null || {{ {sync}; }}; }}"
                     result = await self._run_after_write(tmp, data, command, [], self.process_env({**(env or {}), "UV_OFFLINE": "false"}))
                     if result.exit_code != 0:
                         raise RuntimeError(f"failed to prepare uv script: {result.stderr.strip()[-2000:]}")

@@ -1,0 +1,181 @@
+"""The agent's box as the platform declares it: a non-root agent that owns its workdir, and on the lean path
+a read-only root whose writable places are bounded tmpfs mounts (what the engine is asked for; the escape
+battery checks the running box)."""
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+import verifiers.v1 as vf
+
+from arena_kit.isolation import ISOLATION, confine
+from arena_kit.runtimes.lean_docker.runtime import BAKED_INTERPRETERS, LeanDockerRuntime
+from arena_kit.verifiers_seam.harness_install import baked_installs_in_read_only_boxes
+
+
+class _Box:
+    """A container runtime that records what it ran (as whom)."""
+
+    def __init__(self, kind: str = "docker", exit_code: int = 0, **attrs: object) -> None:
+        self.info = SimpleNamespace(type=kind, id="abc", workdir="/app")
+        self.exit_code = exit_code
+        self.user: str | None = None
+        self.ran: list[tuple[str | None, list[str]]] = []
+        self.__dict__.update(attrs)
+
+    def with_user(self, user: str | None, home: str | None = None) -> "_Box":
+        view = _Box.__new__(_Box)
+        view.__dict__ = dict(self.__dict__, user=user)
+        view.ran = self.ran
+        return view
+
+    async def run(self, argv: list[str], env: dict[str, str]) -> vf.ProgramResult:
+        self.ran.append((self.user, argv))
+        return vf.ProgramResult(self.exit_code, "", "refused" if self.exit_code else "")
+
+
+def test_every_task_runs_its_agent_as_the_unprivileged_user_of_the_images():
+    assert ISOLATION.task_fields()["agent_user"] == "agent"
+    assert vf.TaskData(prompt="x", **ISOLATION.task_fields()).agent_user == "agent"
+
+
+def test_a_read_only_box_mounts_bounded_tmpfs_for_tmp_the_workdir_and_the_agent_s_home():
+    mounts = ISOLATION.writable("/app", "agent")
+    assert set(mounts) == {"/tmp", "/app", "/home/agent"}
+    for path, options in mounts.items():
+        assert "nosuid" in options and "nodev" in options, path
+    assert f"size={ISOLATION.tmp_mb}m" in mounts["/tmp"] and "mode=1777" in mounts["/tmp"]
+    assert "uid=1000,gid=1000" in mounts["/app"] and f"size={ISOLATION.workdir_mb}m" in mounts["/app"]
+    assert "mode=0700" in mounts["/home/agent"] and "uid=1000" in mounts["/home/agent"]
+    # Bounded, and all of it counted against the box's memory: less than the box may hold.
+    assert ISOLATION.tmp_mb + ISOLATION.workdir_mb + ISOLATION.home_mb < ISOLATION.memory * 1024
+
+
+def test_a_root_agent_s_read_only_box_has_no_home_mount_and_root_owned_places():
+    mounts = ISOLATION.writable("/work", None)
+    assert set(mounts) == {"/tmp", "/work"} and "uid=" not in mounts["/work"]
+
+
+def test_confine_hands_the_workdir_to_the_agent_on_a_stock_box_and_a_prime_box(monkeypatch):
+    async def no_pids(runtime, pids):
+        return None
+
+    monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
+    for kind in ("docker", "podman", "prime"):
+        box = _Box(kind)
+        asyncio.run(confine(box, 512, "agent"))  # type: ignore[arg-type]
+        assert box.ran == [(None, ["chown", "agent:", "/app"])], kind  # as root: the agent cannot give itself files
+
+
+def test_confine_skips_the_chown_where_the_workdir_was_mounted_for_the_agent_and_where_there_is_no_box(monkeypatch):
+    async def no_pids(runtime, pids):
+        return None
+
+    monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
+    lean = _Box("docker", created_workdir_owner="agent")
+    local = _Box("subprocess")
+    for box in (lean, local):
+        asyncio.run(confine(box, 512, "agent"))  # type: ignore[arg-type]
+        assert box.ran == []
+    root = _Box("docker")
+    asyncio.run(confine(root, 512, None))  # type: ignore[arg-type]
+    assert root.ran == []
+
+
+def test_confine_fails_the_setup_when_the_workdir_cannot_be_handed_over(monkeypatch):
+    async def no_pids(runtime, pids):
+        return None
+
+    monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
+    with pytest.raises(vf.SandboxError, match="cannot hand the workdir /app to 'agent': refused"):
+        asyncio.run(confine(_Box("docker", exit_code=1), 512, "agent"))  # type: ignore[arg-type]
+
+
+class _Api:
+    def __init__(self) -> None:
+        self.host_config: dict[str, object] = {}
+
+    def create_host_config(self, **kwargs: object) -> dict[str, object]:
+        self.host_config = kwargs
+        return kwargs
+
+    def create_container(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def start(self, container: str) -> None:
+        pass
+
+    def inspect_container(self, container: str) -> dict[str, object]:
+        return {}
+
+
+@pytest.mark.parametrize("writable", [None, ISOLATION.writable("/app", "agent")], ids=["writable-root", "read-only"])
+def test_the_lean_box_asks_the_engine_for_a_read_only_root_with_exactly_the_declared_mounts(writable):
+    box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness"), writable=writable, workdir_owner="agent")
+    box._container = "vf-test"
+    api = _Api()
+    box._create(api, True, True)  # type: ignore[arg-type]
+    assert api.host_config.get("read_only", False) is (writable is not None)
+    assert api.host_config.get("tmpfs") == writable
+    assert api.host_config["cap_drop"] == ["ALL"] and api.host_config["security_opt"] == ["no-new-privileges"]
+    assert box.created_workdir_owner == ("agent" if writable else None)
+
+
+def test_a_runner_the_image_synced_is_used_without_uv_sync_and_one_it_did_not_falls_back_to_it():
+    box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness"), writable=ISOLATION.writable("/app", "agent"))
+    box._container = "vf-test"
+    agent = box.with_user("agent", home="/home/agent")
+    commands: list[str] = []
+
+    async def after_write(path, data, then, argv, env, operation="exec"):
+        commands.append(then)
+        return vf.ProgramResult(0, "/opt/vf-uv/environments-v2/x/bin/python\n", "")
+
+    box._run_after_write = after_write
+    argv = asyncio.run(agent.prepare_uv_script("print(1)\n"))
+    [command] = commands
+    assert "/tmp/vf-scripts-agent/" in command  # verifiers' per-user script directory
+    baked, _, fallback = command.partition("||")
+    assert f"cat {BAKED_INTERPRETERS}/vf-scripts-agent/" in baked and "uv sync" not in baked
+    assert "uv sync" in fallback  # a runner the image does not hold still gets synced
+    assert any("/opt/vf-uv/environments-v2/x" in part for part in argv)
+
+
+def test_a_harness_install_in_a_read_only_box_is_checked_as_root_and_never_locked_or_chmodded():
+    from verifiers.v1.harnesses.utils import install
+
+    baked_installs_in_read_only_boxes()
+    box = _Box(writable={"/tmp": "size=1m"}).with_user("agent")
+    asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X",
+                                         ready="[ -f /var/tmp/vf-x/.ready ]"))
+    assert box.ran == [(None, ["sh", "-c", "[ -f /var/tmp/vf-x/.ready ] || (make it)"])]
+
+
+def test_a_harness_the_read_only_box_lacks_fails_setup_naming_it_and_the_way_out():
+    from verifiers.v1.harnesses.utils import install
+
+    baked_installs_in_read_only_boxes()
+    box = _Box(exit_code=1, writable={"/tmp": "size=1m"})
+    with pytest.raises(RuntimeError, match=r"X is not installed in the image at /var/tmp/vf-x, and a read-only box cannot install it.*docker = \"stock\""):
+        asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X"))
+
+
+def test_a_box_with_a_writable_root_keeps_verifiers_install_with_its_lock():
+    from verifiers.v1.harnesses.utils import install
+
+    baked_installs_in_read_only_boxes()
+    box = _Box()
+    asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X"))
+    [(user, argv)] = box.ran
+    assert "install.lock" in argv[-1]  # verifiers' own guarded install
+
+
+def test_every_harness_module_calls_the_read_only_aware_install():
+    import verifiers.v1.harnesses.claude_code.harness as claude_code
+    import verifiers.v1.harnesses.codex.harness as codex
+    import verifiers.v1.harnesses.node as node
+    from verifiers.v1.harnesses.utils import install
+
+    baked_installs_in_read_only_boxes()
+    for module in (install, node, claude_code, codex):
+        assert getattr(module.ensure_installed, "__arena_read_only_aware__", False), module.__name__
