@@ -11,7 +11,6 @@ import pytest
 from verifiers.v1.configs.retries import RetryConfig
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes import DockerConfig, DockerRuntime
-from verifiers.v1.runtimes.container import ContainerRuntime
 from verifiers.v1.trace import Error
 from verifiers.v1.utils.retries import RetryState
 
@@ -39,8 +38,8 @@ def box(images):
 
 @pytest.fixture
 def hooks(monkeypatch):
-    for name in ("alive", "_read", "write"):
-        monkeypatch.setattr(ContainerRuntime, name, getattr(ContainerRuntime, name))  # restored after the test
+    for name in ("alive", "_read", "write"):  # the hooks patch DockerRuntime (docker, podman), not Apptainer's base
+        monkeypatch.setattr(DockerRuntime, name, getattr(DockerRuntime, name))  # restored after the test
     return install_host_liveness
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import verifiers.v1 as vf
-from verifiers.v1.runtimes.container import ContainerRuntime
 from verifiers.v1.runtimes.docker import DockerRuntime
 from verifiers.v1.utils.scope import run_scope
 
@@ -215,8 +214,8 @@ async def _operations(box: vf.Runtime) -> list[Any]:
 def test_lean_and_stock_boxes_answer_every_runtime_operation_alike(images, monkeypatch):
     # The stock box as every Arena vf-eval runs it: with the host-liveness hooks (`arena.vf_hooks`),
     # whose marking of a failed in-box read or write the lean box does itself.
-    for name in ("alive", "_read", "write"):
-        monkeypatch.setattr(ContainerRuntime, name, getattr(ContainerRuntime, name))  # restored after the test
+    for name in ("alive", "_read", "write"):  # the hooks patch DockerRuntime (docker, podman), not Apptainer's base
+        monkeypatch.setattr(DockerRuntime, name, getattr(DockerRuntime, name))  # restored after the test
     assert install_host_liveness()
     config = vf.DockerConfig(image=images["harness"], **RESTRICTED)
 
