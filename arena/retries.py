@@ -10,8 +10,10 @@ it to the rollout, and verifiers never retries an agent in a borrowed box, so pe
 `[env.agent.retries]` rules would not protect it). Each rule has its own budget per episode; an
 error that matches no rule is never retried (`max_retries = 0`), so an agent's or a grader's own
 outcome stands: a wrong answer or a denial is no error at all, a stage deadline is a timeout (not
-an error), a harness or task exception is a `HarnessError`/`TaskError`, and a sandbox error a
-grader provoked (a read of a file the agent never wrote) names no lost engine or box.
+an error), a harness or task exception is a `HarnessError`/`TaskError`, a sandbox error a
+grader provoked (a read of a file the agent never wrote) names no lost engine or box, and a box the
+agent broke itself (an OOM kill, its runner killed in a running box) is `BoxOomError` or
+`AgentKilledBoxError` (`arena_kit.box_faults`), which no rule names.
 
 On Arena's lean path (`arena_kit.runtimes.lean_docker`) the infrastructure faults are types, matched
 by class name alone: the lean runtime raises `EngineUnreachableError`, `BoxLostError` or
