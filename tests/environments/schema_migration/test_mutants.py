@@ -36,6 +36,7 @@ def test_operators_edit_the_syntax_tree_one_node_at_a_time():
     assert _variants("SELECT 'a < b'", "comparison") == []
 
 
+@pytest.mark.slow
 def test_there_are_at_least_fifteen_operator_classes_and_each_applies_somewhere():
     used = {m.operator for seed in ENTRY_SEEDS[:10] for m in mutants(spec(seed))}
     assert len(OPERATORS) >= 15
