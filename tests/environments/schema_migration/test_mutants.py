@@ -52,6 +52,7 @@ def test_mutants_are_pure_functions_of_the_seed_and_each_differs_from_the_refere
     assert len({m.key for m in first}) == len(first)
 
 
+@pytest.mark.slow
 def test_one_seed_per_family_leaves_no_non_equivalent_survivor():
     outcomes = [o for task in sweep(family_seeds("dev", 1), jobs=2) for o in task]
     tallies = tally(outcomes, is_equivalent)

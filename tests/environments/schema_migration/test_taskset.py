@@ -26,6 +26,7 @@ def _tasks(n: int = 3):
     return list(SchemaMigrationTaskset(SchemaMigrationConfig(id="schema-migration", split="dev", num_tasks=n)))
 
 
+@pytest.mark.slow
 def test_the_id_schema_migration_resolves_to_the_one_exported_taskset():
     # A fresh interpreter: under pytest, tests/environments/schema_migration/ shadows the package's __init__.
     code = (
