@@ -92,7 +92,8 @@ print(repr(Request.model_fields["session_id"].description), value.model_dump_jso
 def test_the_runner_hook_drops_field_docstrings_and_nothing_else(mode: str, description: str, tmp_path: Path) -> None:
     check = tmp_path / "check.py"  # a file: pydantic reads docstrings from source, which `-c` code has none of
     check.write_text(HOOK_CHECK)
-    result = subprocess.run([sys.executable, str(check), mode, str(HARNESS_DIR)], capture_output=True, text=True)
+    # -B: importing the hook from the source tree must leave no __pycache__ there (the wheel ships that dir).
+    result = subprocess.run([sys.executable, "-B", str(check), mode, str(HARNESS_DIR)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.rsplit(" ", 1) == [description, '{"sessionId":"s1"}\n']
 
