@@ -288,6 +288,7 @@ def test_an_error_built_from_heldout_values_quotes_none_of_them(family, leak):
 
 
 @pytest.mark.parametrize("where", ["migration", "view read at check time"])
+@pytest.mark.slow
 def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
     s, sql = _task("rename_with_view")
     forever = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c)"
@@ -302,6 +303,7 @@ def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
     assert out["cpu_s"] + out["child_cpu_s"] < 10, out
 
 
+@pytest.mark.slow
 def test_step_limits_scale_with_rows_and_leave_the_reference_ten_times_headroom_at_100k_rows():
     limits = Limits().for_rows(102_000)
     assert limits.steps == limits.read_steps == 102_000 * limits.steps_per_row

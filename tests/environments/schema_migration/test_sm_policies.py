@@ -38,6 +38,7 @@ def test_the_oracle_rehearses_once_rolls_back_and_submits_within_the_free_statem
 
 
 @pytest.mark.parametrize(("name", "margin"), [("exhaustive", 0.15), ("impatient", 0.3), ("hard_coder", 0.3), ("spammer", 0.3)])
+@pytest.mark.slow
 def test_degenerate_policies_score_well_below_the_oracle_on_every_task(rewards, name, margin):
     for seed in SEEDS:
         assert _score(rewards, name, seed) <= _score(rewards, "oracle", seed) - margin, (name, seed)
@@ -79,6 +80,7 @@ def test_every_classic_mistake_is_published_as_a_shortcut_with_the_half_credit_c
 
 
 @pytest.mark.parametrize("name", sorted(SHORTCUTS))
+@pytest.mark.slow
 def test_each_wrong_migration_policy_scores_at_most_half_and_half_below_the_oracle(rewards, name):
     # The gate's rule: each shortcut's mean ≤ its ceiling (0.5) and ≤ oracle − 0.5; per task too.
     scores = [_score(rewards, name, seed) for seed in SEEDS]
@@ -88,6 +90,7 @@ def test_each_wrong_migration_policy_scores_at_most_half_and_half_below_the_orac
 
 
 @pytest.mark.parametrize("name", sorted(SHORTCUTS))
+@pytest.mark.slow
 def test_wrong_migration_policies_rehearse_like_the_oracle_and_trip_no_rule(rewards, name):
     for seed, ep in rewards[name].items():
         assert [s.action.name for s in ep.steps] == ["schema", "execute", "execute", "rollback", "submit_migration"]
