@@ -122,6 +122,7 @@ ENTRIES = [(e, key) for e in EQUIVALENT for key in e.keys]
 
 
 @pytest.mark.parametrize("entry, key", ENTRIES, ids=[f"{e.family}:{k[:60]}" for e, k in ENTRIES])
+@pytest.mark.slow
 def test_each_equivalent_mutant_scores_like_the_reference_on_its_adversarial_dataset(entry, key):
     """Every mutant the key covers in the first gate task that has one (a key with * can cover several)."""
     s, _ = _mutant(entry.family, key, lambda p: matches(entry, entry.family, key, p))
