@@ -40,7 +40,7 @@ test: images
 # The fast tier: no Docker engine, nothing marked `slow`, one process (target: under a minute on 2 cores;
 # collection alone, mostly importing verifiers, is ~20 s of CPU; see docs/layout.md).
 test-fast: install
-	$(BIN)/pytest -m 'not docker and not slow'
+	$(BIN)/pytest -n 2 -m 'not docker and not slow'
 
 # Every package as a wheel in dist/ (what `pip install --find-links dist/ arena-evals ...` installs).
 wheels: install

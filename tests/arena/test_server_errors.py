@@ -102,6 +102,7 @@ def test_missing_or_mistyped_fields_are_a_400(http, route, body):
     assert_still_serving(http, route)
 
 
+@pytest.mark.slow
 def test_unknown_model_is_a_404_naming_the_available_policies_in_each_sdk(server, http):
     chat = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0)
     claude = anthropic.Anthropic(base_url=server.url, api_key="x", max_retries=0)

@@ -51,6 +51,7 @@ def _request(out: Path, name: str, model: str, deadline_s: float | None = None) 
                        output_dir=out, deadline_s=deadline_s)
 
 
+@pytest.mark.slow
 def test_an_eval_past_its_deadline_is_stopped_whole_even_when_it_ignores_sigterm(hanging_vf_eval, tmp_path, monkeypatch):
     monkeypatch.setattr(supervise, "TERMINATE_GRACE_S", 1.0)
     out = tmp_path / "out"

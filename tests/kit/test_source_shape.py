@@ -137,6 +137,7 @@ def test_no_source_module_is_over_600_lines() -> None:
     assert long_modules(source_modules(REPO)) == {}, "split these by job (docs: style guide, 'Layout and size')"
 
 
+@pytest.mark.slow
 def test_no_import_cycle_among_source_modules_function_body_imports_included() -> None:
     modules = source_modules(REPO)
     edges = import_edges(modules)

@@ -43,6 +43,7 @@ def private_verifiers_names(source: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_private_verifiers_name_outside_the_seam() -> None:
     offenders = {str(p.relative_to(ROOT)): names for p in _sources() if (names := private_verifiers_names(p.read_text()))}
     assert offenders == {}, f"move these into arena_kit/verifiers_seam: {offenders}"

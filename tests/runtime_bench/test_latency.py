@@ -29,6 +29,7 @@ def _resolver() -> PolicyResolver:
     return PolicyResolver({"arena/answer": ScriptedPolicy([Answer("DONE")])}, entry_points=lambda: ())
 
 
+@pytest.mark.slow
 def test_every_turn_waits_the_latency_and_concurrent_turns_overlap():
     with start_in_thread(resolver=_resolver(), latency=LATENCY) as server:
         waited, answer = _turn(server.url)

@@ -147,6 +147,7 @@ def test_the_plots_are_pngs(tmp_path):
     assert path.read_bytes()[:8] == phases.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_the_capacity_plot_stacks_every_step_phase_per_concurrency(monkeypatch, tmp_path):
     import matplotlib.axes
 

@@ -82,6 +82,7 @@ def test_a_fault_opens_at_its_root_onset_and_reaches_an_edge_through_its_callers
         assert first[root.service][0] == root.onset_ms
 
 
+@pytest.mark.slow
 def test_callers_speak_first_exactly_when_the_incident_says_so():
     for incident in faulty(40):
         fault, root = incident.fault, incident.fault.root

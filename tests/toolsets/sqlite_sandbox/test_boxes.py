@@ -267,6 +267,7 @@ def test_a_sandbox_that_died_gives_an_agent_safe_error_and_its_handle_is_let_go(
 
 @pytest.mark.parametrize("answer", ["exit 124", "exit 137", "echo not-json", "sleep 30"],
                          ids=["timed-out", "killed", "not-the-engine", "never-answers"])
+@pytest.mark.slow
 def test_an_execute_that_reached_the_box_costs_a_statement_whatever_the_box_answers(fake_prime, tmp_path, monkeypatch, answer):
     """The box is the agent's: a shadowed `timeout` or `python3` can run the real engine and then
     answer with a timeout code, junk or silence. None of that may make the call free."""
