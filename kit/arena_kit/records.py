@@ -7,8 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["REWRITES_FILE", "RUN_DIR_ENV", "AuditRecord"]
+__all__ = ["CONCURRENCY_ENV", "REWRITES_FILE", "RUN_DIR_ENV", "AuditRecord"]
 
+CONCURRENCY_ENV = "ARENA_EVAL_CONCURRENCY"
+"""Set by Arena's eval launcher (`arena.evalrun`) to the eval's `max_concurrent`: what `[env] pool = "auto"` sizes by."""
 RUN_DIR_ENV = "ARENA_RUN_DIR"
 """Set by Arena when it launches vf-eval: the run dir where `rewrites.jsonl` grows as rules fire."""
 REWRITES_FILE = "rewrites.jsonl"
