@@ -28,7 +28,7 @@ from verifiers.v1.env import RunSlot
 from verifiers.v1.runtimes import register
 
 from arena_kit.isolation import ISOLATION
-from arena_kit.records import CONCURRENCY_ENV
+from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 from arena_kit.verifiers_seam.env import planned_runtime_config, resolved_runtime_config
@@ -37,8 +37,6 @@ __all__ = ["CONCURRENCY_ENV", "POOL_INFO", "LeanEnv", "LeanEnvConfig", "pool_siz
 
 logger = logging.getLogger(__name__)
 
-POOL_INFO = "arena_box"
-"""`trace.info` key of a pooled eval's rollouts: whether the box was warm, when its claim began, how long it took."""
 
 
 class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers ships no types
