@@ -260,3 +260,22 @@ def test_a_borrowed_docker_box_is_alive_by_the_engines_word_not_the_boxs(contain
                 await runtime.run(["rm", "-f", "/usr/local/bin/true"], {})
 
     assert asyncio.run(go()) is True
+
+
+@pytest.mark.parametrize(("user", "reads_root_s_file"), [(None, True), ("agent", False)], ids=["as-root", "as-the-agent"])
+def test_the_agent_s_sql_runs_as_the_agent_so_a_symlinked_database_reads_nothing_its_shell_could_not(server, container, user, reads_root_s_file):
+    """The agent can point its database path at any file (a symlink in its workdir); the tools then open
+    that file as whoever runs them. As root they would read root's files; as the agent, only the agent's."""
+    route = f"symlink-{user or 'root'}"
+    state = _prepare(server, container, route)
+    secret = f"/root/secret-{route}.sqlite"
+    made = container.exec_run(["sh", "-c", f"sqlite3 {secret} \"CREATE TABLE s (v TEXT); INSERT INTO s VALUES ('root-only');\" "
+                                           f"&& chmod 600 {secret} && ln -sf {secret} {state['db_path']}"])
+    assert made.exit_code == 0, made.output
+    assert container.exec_run(["sh", "-c", f"cat {secret}"], user="agent").exit_code != 0  # the agent's shell cannot
+    if user is not None:
+        server.channel.states[route] = {**state, "agent_user": user}
+    result = _run(_sql(server, route, "SELECT v FROM s"))
+    assert ("root-only" in result_text(result)) is reads_root_s_file, result_text(result)
+    if not reads_root_s_file:
+        assert result.is_error, result_text(result)
