@@ -184,12 +184,13 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
         reason = "vf-eval timed out" if outcome.timed_out else f"vf-eval exit {outcome.returncode}"
         failures += [Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")] * missing
     # The docker side over the rollouts' window only (vf-eval's start-up leaves them to other work on the
-    # host), which opens at the first box created: a warm pool boots boxes before the first rollout claims one.
+    # host), which opens at the first box created: a warm pool boots boxes before the first rollout claims
+    # one. vf-eval's own CPU still counts from the first rollout (its start-up is not the pool's).
     cpu_from = min([*starts, *(c.created for c in containers.values() if c.created)]) if starts else None
     daemon_s = trails[0].docker_side_since(cpu_from) if cpu_from and trails else None
     if daemon_s is None and side_before is not None and side_after is not None:
         daemon_s = side_after - side_before
-    startup_cpu = trails[0].at(cpu_from) if cpu_from and trails else None
+    startup_cpu = trails[0].at(min(starts)) if starts and trails else None
     cli_s = trails[0].docker_cli_since(cpu_from) if cpu_from and trails else None
     return LevelResult(
         level=level,

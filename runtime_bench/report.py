@@ -69,7 +69,7 @@ METHOD = (
     "starts before the trace's boot: a rollout's start and its boot count from its container's creation. "
     "The lean+pool path is the lean path with its warm pool (`[env] pool = \"auto\"`): a rollout starts when it "
     "claims its box and ends when it is scored, and its box's removal (`teardown`) runs in the background; the "
-    "pool's boots count in the CPU figures from the first box created."
+    "pool's boots count in the docker-side CPU from the first box created."
 )
 """How the report's numbers are measured (printed under the header)."""
 STEP_PHASES = ("boot", "setup", "agent_model", "agent_harness", "finalize", "scoring", "teardown")
