@@ -233,8 +233,9 @@ class BoxPool:
         except asyncio.CancelledError:
             with contextlib.suppress(ValueError):
                 slot.waiters.remove(waiter)
-            if waiter.done() and not waiter.cancelled() and (box := waiter.result()) is not None:
-                self._put_back(slot, box)  # handed over as the claim was cancelled: still unused
+            handed = waiter.result() if waiter.done() and not waiter.cancelled() else None
+            if handed is not None:
+                self._put_back(slot, handed)  # handed over as the claim was cancelled: still unused
             raise
 
     def _put_back(self, slot: _Slot, box: LeanDockerRuntime) -> None:
