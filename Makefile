@@ -37,9 +37,10 @@ test: images
 	$(BIN)/pytest -n auto -m 'not engine_fault'
 	$(BIN)/pytest -p no:xdist -m engine_fault
 
-# The fast tier: no Docker engine, nothing marked `slow` (under a minute on 2 cores; see docs/layout.md).
+# The fast tier: no Docker engine, nothing marked `slow`, one process (under a minute on 2 cores, about a
+# third of it importing verifiers at collection; see docs/layout.md).
 test-fast: install
-	$(BIN)/pytest -n auto -m 'not docker and not slow'
+	$(BIN)/pytest -m 'not docker and not slow'
 
 # Every package as a wheel in dist/ (what `pip install --find-links dist/ arena-evals ...` installs).
 wheels: install

@@ -22,6 +22,7 @@ task (verifiers' precedence); `[env.taskset.task] pids_limit` sets the PIDs limi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import shutil
 from typing import Any
@@ -149,9 +150,16 @@ async def _limit_pids(runtime: vf.Runtime, pids: int) -> None:
     proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
         _, stderr = await asyncio.wait_for(proc.communicate(), UPDATE_TIMEOUT_S)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise vf.SandboxError(f"`{' '.join(argv)}` did not finish in {UPDATE_TIMEOUT_S:.0f} s; is the engine overloaded?") from None
+    except BaseException as stopped:
+        # A timeout, or a setup cancelled from outside (verifiers' setup timeout, Ctrl-C): the CLI
+        # must not outlive it, nor its stderr pipe the event loop (an unreaped transport's __del__
+        # then fails with "Event loop is closed"). Reaped and drained, then the cause goes on.
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.communicate()
+        if isinstance(stopped, TimeoutError):
+            raise vf.SandboxError(f"`{' '.join(argv)}` did not finish in {UPDATE_TIMEOUT_S:.0f} s; is the engine overloaded?") from None
+        raise
     if proc.returncode != 0:
         raise vf.SandboxError(f"`{' '.join(argv)}` failed ({proc.returncode}): {stderr.decode(errors='replace').strip()}")

@@ -4,10 +4,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from arena.compare import compare_runs
 from arena_testkit.synthetic_runs import episode_line, simple_run, write_run
 
 
+@pytest.mark.slow
 def test_compare_prints_the_difference_its_interval_and_the_tasks_that_differ(tmp_path):
     a = simple_run(tmp_path / "a", {"t1": [1.0], "t2": [0.0], "t3": [1.0], "t4": [0.0]})
     b = simple_run(tmp_path / "b", {"t1": [1.0], "t2": [1.0], "t3": [1.0], "t4": [1.0]})
@@ -17,6 +20,7 @@ def test_compare_prints_the_difference_its_interval_and_the_tasks_that_differ(tm
     assert "2 task(s) whose outcome differs" in done.stdout and "t2" in done.stdout and "t4" in done.stdout
 
 
+@pytest.mark.slow
 def test_compare_json_is_for_scripts(tmp_path):
     a = simple_run(tmp_path / "a", {"t1": [1.0, 0.0], "t2": [0.0]})
     b = simple_run(tmp_path / "b", {"t1": [1.0], "t2": [1.0], "t3": [1.0]})
@@ -33,6 +37,7 @@ def test_a_failed_episode_counts_as_zero(tmp_path):
     assert result.mean_a == 0.5 and [task for task, _, _ in result.differing] == ["t1"]
 
 
+@pytest.mark.slow
 def test_runs_without_traces_or_shared_tasks_exit_2_with_the_reason(tmp_path):
     a = simple_run(tmp_path / "a", {"t1": [1.0]})
     b = simple_run(tmp_path / "b", {"t9": [1.0]})

@@ -78,6 +78,7 @@ def test_eval_configs_default_to_the_held_out_test_split(path):
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+@pytest.mark.slow
 def test_config_resolves_with_vf_eval_dry_run(path, tmp_path):
     raw = _load(path)
     assert raw["push"] is False, "configs must not upload traces (held-out answers included)"

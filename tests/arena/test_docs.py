@@ -240,6 +240,15 @@ def test_the_readme_holds_the_two_set_up_commands_ci_runs() -> None:
     assert "make test" in (ROOT / ".ci/run").read_text()
 
 
+def test_the_documented_fast_tier_is_the_command_make_test_fast_runs() -> None:
+    recipe = re.search(r"^test-fast:.*\n\t\$\(BIN\)/(pytest[^\n]*)$", (ROOT / "Makefile").read_text(), re.M)
+    assert recipe, "the Makefile has no test-fast target running pytest"
+    documented = re.search(r"`make test-fast` \(`(pytest[^`]*)`", (ROOT / "docs/layout.md").read_text())
+    assert documented, "docs/layout.md does not spell out the command behind make test-fast"
+    assert documented.group(1) == recipe.group(1)
+    assert "-m 'not docker and not slow'" in recipe.group(1)
+
+
 @pytest.mark.parametrize("doc", DOCS, ids=IDS)
 def test_no_table_row_is_a_paragraph(doc: Path) -> None:
     long = [line[:80] + "…" for line in doc.read_text().splitlines() if line.startswith("|") and len(line) > MAX_ROW]

@@ -4,7 +4,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_images_build_without_an_engine_exits_2_and_says_how_to_start_one(tmp_path):
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-such-docker.sock"}
     proc = subprocess.run(

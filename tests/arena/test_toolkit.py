@@ -13,6 +13,7 @@ from arena_testkit.counter_toolset import CounterToolset
 from arena_testkit.mcp_session import call, result_text, running_toolset
 
 
+@pytest.mark.slow
 def test_concurrent_calls_of_one_rollout_cannot_overspend_its_budget():
     async def run() -> list:
         with running_toolset("arena_testkit.counter_toolset") as server:
@@ -29,6 +30,7 @@ def test_concurrent_calls_of_one_rollout_cannot_overspend_its_budget():
     assert state["used"] == 3
 
 
+@pytest.mark.slow
 def test_rollouts_keep_separate_budgets_on_one_shared_server():
     async def run() -> tuple:
         with running_toolset("arena_testkit.counter_toolset") as server:
@@ -44,6 +46,7 @@ def test_rollouts_keep_separate_budgets_on_one_shared_server():
     assert state_a["used"] == 1 and state_b["used"] == 2
 
 
+@pytest.mark.slow
 def test_an_unknown_argument_is_refused_by_name_for_free():
     async def run() -> tuple:
         with running_toolset("arena_testkit.counter_toolset") as server:

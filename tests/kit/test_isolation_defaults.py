@@ -1,6 +1,7 @@
 """The isolation declaration (`arena_kit.isolation`) as verifiers resolves it, and `confine`'s edges."""
 
 import asyncio
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -49,3 +50,43 @@ def test_confine_refuses_a_container_runtime_without_a_container_id():
 def test_confine_says_what_the_engine_refused():
     with pytest.raises(vf.SandboxError, match="vf-arena-no-such-container"):
         asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id="vf-arena-no-such-container")), 64))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("stop", ["cancelled", "timed out"])
+def test_a_stopped_confine_reaps_its_engine_cli_and_closes_its_pipe(monkeypatch, stop):
+    """A setup cancelled from outside (verifiers' setup timeout) or a hung `docker update` must not
+    leave the CLI running, nor its stderr pipe open after the event loop closes."""
+    from arena_kit import isolation
+
+    spawned: list[asyncio.subprocess.Process] = []
+    real = asyncio.create_subprocess_exec
+
+    async def hung_cli(*_argv, **kwargs):
+        spawned.append(await real(sys.executable, "-c", "import time; time.sleep(120)", **kwargs))
+        return spawned[-1]
+
+    monkeypatch.setattr(isolation.asyncio, "create_subprocess_exec", hung_cli)
+    monkeypatch.setattr(isolation.shutil, "which", lambda _name: "/usr/bin/docker")
+    monkeypatch.setattr(isolation, "UPDATE_TIMEOUT_S", 0.5 if stop == "timed out" else 120.0)
+    box = SimpleNamespace(name="stock", info=SimpleNamespace(type="docker", id="vf-a"))
+
+    async def scenario() -> BaseException:
+        task = asyncio.create_task(confine(box, 64))  # type: ignore[arg-type]
+        if stop == "cancelled":
+            while not spawned:
+                await asyncio.sleep(0.01)
+            task.cancel()
+        with pytest.raises((asyncio.CancelledError, vf.SandboxError)) as raised:
+            await task
+        return raised.value
+
+    try:
+        stopped = asyncio.run(scenario())
+        assert isinstance(stopped, asyncio.CancelledError if stop == "cancelled" else vf.SandboxError)
+        [proc] = spawned
+        assert proc.returncode is not None, "the engine CLI outlived the stopped confine"
+        assert proc._transport.is_closing(), "its pipe was left open past the event loop"
+    finally:
+        for proc in spawned:
+            if proc.returncode is None:
+                proc.kill()

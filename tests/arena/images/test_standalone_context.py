@@ -25,6 +25,7 @@ def contexts(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_the_context_starts_from_public_debian_and_names_no_local_image(contexts):
     for env in env_images():
         dockerfile = (contexts / env / "Dockerfile").read_text()
@@ -34,6 +35,7 @@ def test_the_context_starts_from_public_debian_and_names_no_local_image(contexts
         assert "arena/" not in "".join(line for line in dockerfile.splitlines() if not line.startswith(("#", "LABEL")))
 
 
+@pytest.mark.slow
 def test_every_file_the_context_copies_is_in_it_and_every_arg_has_a_default(contexts):
     for env in env_images():
         dockerfile = (contexts / env / "Dockerfile").read_text()

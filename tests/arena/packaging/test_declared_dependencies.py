@@ -58,6 +58,7 @@ def _imported_modules(folder: Path, packages: tuple[str, ...]) -> tuple[set[str]
 
 
 @pytest.mark.parametrize("dist", sorted(PACKAGES))
+@pytest.mark.slow
 def test_package_declares_every_distribution_it_imports(dist):
     folder, packages = PACKAGES[dist]
     name, declared = _declared(folder)

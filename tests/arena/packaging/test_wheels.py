@@ -81,6 +81,7 @@ def _clean_env(venv: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+@pytest.mark.slow
 def test_platform_wheel_ships_its_dockerfiles_and_the_arena_command(tmp_path):
     wheel = _build_wheel("arena-evals", tmp_path / "src", tmp_path / "wheels")
     with zipfile.ZipFile(wheel) as archive:
@@ -94,6 +95,7 @@ def test_platform_wheel_ships_its_dockerfiles_and_the_arena_command(tmp_path):
     assert shipped <= names, sorted(shipped - names)
 
 
+@pytest.mark.slow
 def test_platform_wheel_requires_matplotlib_only_with_the_bench_extra(tmp_path):
     """`pip install arena-evals` pulls no plotting stack; `arena-evals[bench]` adds it for `arena bench`."""
     wheel = _build_wheel("arena-evals", tmp_path / "src", tmp_path / "wheels")
@@ -107,6 +109,7 @@ def test_platform_wheel_requires_matplotlib_only_with_the_bench_extra(tmp_path):
 
 
 @pytest.mark.parametrize("dist", ["fault-localisation", "schema-migration"])
+@pytest.mark.slow
 def test_environment_wheel_ships_its_image_dockerfile(dist, tmp_path):
     wheel = _build_wheel(dist, tmp_path / "src", tmp_path / "wheels")
     with zipfile.ZipFile(wheel) as archive:

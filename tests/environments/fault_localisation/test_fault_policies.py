@@ -19,6 +19,7 @@ from fault_localisation.policies import POLICIES
 
 TASKS = 20
 SHORTCUTS = sorted(name for name in POLICIES if name.startswith(SHORTCUT_PREFIX))
+pytestmark = pytest.mark.slow  # the module fixture plays every policy over 20 tasks (~25 s of CPU)
 
 
 @pytest.fixture(scope="module")

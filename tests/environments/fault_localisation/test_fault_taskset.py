@@ -188,6 +188,7 @@ def test_an_unknown_difficulty_is_refused_by_name():
         preset("brutal")
 
 
+@pytest.mark.slow
 def test_every_knob_reaches_the_task_and_the_store_key(tmp_path: Path):
     changed = {"decoys": 1, "echo": 0.1, "callers_first": 0.2, "quiet_root": 0.3, "precursor": 0.9,
                "off_path": 0.0, "traces": False, "mimics": 1, "verbatim_echo": 0.9, "stray_reachable": 0.1,

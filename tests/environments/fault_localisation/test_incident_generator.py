@@ -53,6 +53,7 @@ def test_different_seeds_give_different_logs():
 # On a small log the faults' minimum rates can outgrow the requested size: up to seven concurrent
 # faults, each spreading to several services at its floor rate, overshoot a 5k-line log by up to ~25 %.
 @pytest.mark.parametrize(("lines", "tolerance"), [(5_000, 0.3), (20_000, 0.05)])
+@pytest.mark.slow
 def test_the_log_is_time_ordered_inside_the_window_and_about_the_requested_size(lines, tolerance):
     for seed in DEV[:8]:
         incident = generate(seed, Knobs(lines=lines))
@@ -62,6 +63,7 @@ def test_the_log_is_time_ordered_inside_the_window_and_about_the_requested_size(
         assert abs(len(stamps) - lines) < tolerance * lines
 
 
+@pytest.mark.slow
 def test_a_fault_opens_at_its_root_onset_and_reaches_an_edge_through_its_callers():
     for incident in faulty(25):
         fault = incident.fault
@@ -91,6 +93,7 @@ def test_callers_speak_first_exactly_when_the_incident_says_so():
             assert all(e.onset_ms > fault.storm_ms for e in direct)
 
 
+@pytest.mark.slow
 def test_a_quiet_root_never_logs_error_in_its_faults_wording():
     quiet = [i for i in faulty(60) if i.fault.quiet]
     loud = [i for i in faulty(60) if not i.fault.quiet]
@@ -104,6 +107,7 @@ def test_a_quiet_root_never_logs_error_in_its_faults_wording():
     assert sum("ERROR" in levels(i) for i in loud) >= 0.7 * len(loud)
 
 
+@pytest.mark.slow
 def test_a_precursor_warns_sparsely_minutes_before_the_storm():
     for incident in (i for i in faulty(40) if i.fault.storm_ms > i.fault.root.onset_ms):
         fault, root = incident.fault, incident.fault.root
@@ -138,6 +142,7 @@ def test_decoys_speak_fault_wording_on_healthy_services_and_the_first_speaks_one
                 s for s in incident.services if s.name == decoy.service).role != "edge"
 
 
+@pytest.mark.slow
 def test_a_stray_fault_never_reaches_users_and_is_never_the_answer():
     strays = [i for i in (generate(seed, SMALL) for seed in DEV[:80]) if i.stray is not None]
     assert len(strays) >= 25
@@ -156,6 +161,7 @@ def reported_lines(incident: Incident, rows: list) -> list:
     return [r for r in rows if r[2] == incident.edge and r[1] == "ERROR" and r[5].startswith(f"{method} {route}/")]
 
 
+@pytest.mark.slow
 def test_a_failing_users_request_shares_one_trace_from_the_edge_down_to_the_root():
     for incident in faulty(15):
         rows = list(incident.rows())
@@ -169,6 +175,7 @@ def test_a_failing_users_request_shares_one_trace_from_the_edge_down_to_the_root
         assert not any(by_trace[r[4]] & twins for r in late), "a reported request crossed a concurrent fault's root"
 
 
+@pytest.mark.slow
 def test_concurrent_faults_fail_other_endpoints_of_the_reported_edge_and_never_the_reported_one():
     incidents = [generate(seed, SMALL) for seed in DEV[:40]]
     assert sum(len(i.twins) >= 3 for i in incidents) >= 30
@@ -185,6 +192,7 @@ def test_concurrent_faults_fail_other_endpoints_of_the_reported_edge_and_never_t
                                              and r[1] == "ERROR" and "ms" in r[5] and r[5].split()[2] == "200"])
 
 
+@pytest.mark.slow
 def test_the_users_fault_is_drawn_like_its_concurrent_ones():
     """Which of the faults is the users' is drawn after all of them: it is the earliest, the
     deepest or the loudest no more often than chance."""
@@ -208,6 +216,7 @@ def test_without_linked_traces_no_fault_line_shares_its_trace():
     assert traces.most_common(1)[0][1] <= 2  # only the periodic jobs' start/finish pairs
 
 
+@pytest.mark.slow
 def test_the_loudest_service_is_usually_not_the_root():
     incidents = faulty(40)
     loudest_is_root = 0
@@ -218,6 +227,7 @@ def test_the_loudest_service_is_usually_not_the_root():
     assert loudest_is_root <= 0.2 * len(incidents)
 
 
+@pytest.mark.slow
 def test_controls_have_no_users_fault_only_look_alikes():
     controls = list(islice((i for i in (generate(s, SMALL) for s in DEV) if i.fault is None), 5))
     assert len(controls) == 5
@@ -230,6 +240,7 @@ def test_controls_have_no_users_fault_only_look_alikes():
                 assert row[2] in allowed, row
 
 
+@pytest.mark.slow
 def test_no_log_line_contains_a_fault_kind_id():
     ids = [kind.id for kind in FAULT_KINDS]
     for incident in faulty(30):
@@ -238,6 +249,7 @@ def test_no_log_line_contains_a_fault_kind_id():
         assert not {s.name for s in incident.services} & set(ids)
 
 
+@pytest.mark.slow
 def test_incidents_are_distributed_sanely_across_seeds():
     incidents = [generate(seed) for seed in DEV]
     faults = [i.fault for i in incidents if i.fault is not None]
@@ -265,6 +277,7 @@ def edge_error_traces(incident: Incident) -> set[str]:
     return {r[4] for r in incident.rows() if r[2] in edges and r[1] == "ERROR"}
 
 
+@pytest.mark.slow
 def test_verbatim_look_alikes_write_a_roots_own_lines_on_healthy_services_users_depend_on():
     incidents = [generate(seed, SMALL) for seed in DEV[:30]]
     mimics = [(i, m) for i in incidents for m in i.mimics]
@@ -294,6 +307,7 @@ def test_some_echoing_callers_quote_the_roots_own_lines_verbatim():
         assert len(quoted) >= 0.3 * sum(r[2] not in (fault.root.service, *edges) for r in rows)
 
 
+@pytest.mark.slow
 def test_a_graceful_stray_fails_on_the_users_side_but_its_requests_end_well():
     roomy = replace(SMALL, twins=0)  # concurrent faults leave a graceful stray little room
     strays = [i for i in (generate(seed, roomy) for seed in DEV[:80]) if i.stray is not None and i.stray.graceful]
@@ -327,6 +341,7 @@ def template(incident: Incident, message: str) -> str:
     return _NUMBER.sub("#", message)
 
 
+@pytest.mark.slow
 def test_no_line_template_of_a_failing_root_is_its_own():
     """The leak an adversary found: wording only a failing root wrote. Over 40 dev and test incidents,
     every template a users' fault root writes is also written by a service that is not failing."""
