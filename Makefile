@@ -37,8 +37,8 @@ test: images
 	$(BIN)/pytest -n auto -m 'not engine_fault'
 	$(BIN)/pytest -p no:xdist -m engine_fault
 
-# The fast tier: no Docker engine, nothing marked `slow`, one process (under a minute on 2 cores, about a
-# third of it importing verifiers at collection; see docs/layout.md).
+# The fast tier: no Docker engine, nothing marked `slow`, one process (target: under a minute on 2 cores;
+# collection alone, mostly importing verifiers, is ~20 s of CPU; see docs/layout.md).
 test-fast: install
 	$(BIN)/pytest -m 'not docker and not slow'
 

@@ -3,9 +3,15 @@
 
 Images are built once per run: the first worker to need them runs the (content-hash cached)
 builder under a file lock; the others then find them up to date.
+
+A test whose asyncio child process outlives its event loop (not awaited on a timeout or a
+cancellation) fails at its own teardown: otherwise the transport's `__del__` raises "Event loop is
+closed" whenever a later test happens to run the garbage collector, and that test is blamed.
 """
 
+import asyncio.base_subprocess
 import os
+import weakref
 
 import pytest
 from filelock import FileLock
@@ -41,3 +47,31 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     with FileLock(str(lock)):
         results = build_images(ca_bundle=default_ca_bundle(), progress=lambda _line: None)
     return {r.name: r.tag for r in results}
+
+
+_TRANSPORTS: weakref.WeakSet[asyncio.base_subprocess.BaseSubprocessTransport] = weakref.WeakSet()
+_transport_init = asyncio.base_subprocess.BaseSubprocessTransport.__init__
+
+
+def _tracked_init(self: asyncio.base_subprocess.BaseSubprocessTransport, *args: object, **kwargs: object) -> None:
+    _TRANSPORTS.add(self)
+    _transport_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+
+asyncio.base_subprocess.BaseSubprocessTransport.__init__ = _tracked_init  # type: ignore[method-assign]
+
+
+def orphaned_transports() -> list[asyncio.base_subprocess.BaseSubprocessTransport]:
+    """Subprocess transports still open whose event loop has closed (each would raise in `__del__`)."""
+    return [t for t in list(_TRANSPORTS) if not t.is_closing() and t._loop is not None and t._loop.is_closed()]
+
+
+@pytest.fixture(autouse=True)
+def _no_orphaned_subprocess_transport():
+    """Fail the test that left an asyncio child process behind its closed event loop, by name."""
+    before = {id(t) for t in orphaned_transports()}
+    yield
+    left = [t for t in orphaned_transports() if id(t) not in before]
+    for transport in left:
+        _TRANSPORTS.discard(transport)  # reported once, here
+    assert not left, f"asyncio child processes outlived their event loop (kill and await them on every path): {left}"

@@ -13,9 +13,13 @@ from pathlib import Path
 from arena.errors import ImageBuildError
 from arena.images.specs import ImageSpec, harness_versions, runner_scripts
 
-__all__ = ["DOWNLOADS", "default_ca_bundle", "fingerprint", "prepare_context"]
+__all__ = ["DOWNLOADS", "HARNESS_FILES", "default_ca_bundle", "fingerprint", "prepare_context"]
 
 DOWNLOADS = Path(os.environ.get("ARENA_CACHE", Path.home() / ".cache" / "arena")) / "downloads"
+
+
+HARNESS_FILES = ("arena_pydantic_no_field_docs.py", "claude-auth-status.sh")
+"""Files next to the harness Dockerfile that it COPYs (their text is in the image's fingerprint)."""
 
 
 def default_ca_bundle() -> Path | None:
@@ -32,7 +36,8 @@ def fingerprint(spec: ImageSpec) -> list[str]:
     if spec.name == "base":
         return [_uv_version()]
     if spec.name == "harness":
-        return [*sorted(runner_scripts()), _node_wheel(harness_versions()["NODE_VERSION"]).name]
+        files = [(spec.dockerfile_dir / name).read_text() for name in HARNESS_FILES]
+        return [*sorted(runner_scripts()), _node_wheel(harness_versions()["NODE_VERSION"]).name, *files]
     return []
 
 
@@ -43,6 +48,8 @@ def prepare_context(spec: ImageSpec, directory: Path, ca_bundle: Path | None) ->
         _uv_binaries(directory)
     elif spec.name == "harness":
         (directory / "build-ca.pem").write_bytes(ca_bundle.read_bytes() if ca_bundle else b"")
+        for name in HARNESS_FILES:
+            shutil.copy(spec.dockerfile_dir / name, directory / name)
         scripts = directory / "vf-scripts"
         scripts.mkdir()
         for name, data in runner_scripts().items():

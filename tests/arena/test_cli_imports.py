@@ -49,6 +49,7 @@ def test_arena_help_answers_within_its_budget_best_of_five():
     assert min(_help_cpu_s() for _ in range(5)) < HELP_BUDGET_S
 
 
+@pytest.mark.slow
 def test_bench_help_reaches_the_bench_parser():
     done = subprocess.run([sys.executable, "-m", "arena.cli", "bench", "--help"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "usage: arena bench" in done.stdout and "--quick" in done.stdout

@@ -4,10 +4,13 @@ eval's config, and probe.json is written as policies finish (the docker test run
 import json
 import tomllib
 
+import pytest
+
 from arena.probe import run_probe
 from arena_testkit.fake_vf_eval import fake_vf_eval  # noqa: F401 (fixture)
 
 
+@pytest.mark.slow
 def test_the_split_knobs_and_policy_filter_reach_every_eval_and_the_report_grows_as_policies_finish(fake_vf_eval, tmp_path):
     seen_reports: list[dict] = []
 

@@ -51,6 +51,7 @@ def test_the_replaced_verifiers_code_is_the_code_read() -> None:
     assert 'command = [python, "-m", type(server).__module__]' in inspect.getsource(launch.serve_in_runtime)
 
 
+@pytest.mark.slow
 def test_vf_eval_imports_only_what_a_bash_run_uses() -> None:
     # What arena.vf_hooks does before vf-eval, then what vf-eval imports up to a bash rollout's start.
     loaded = set(json.loads(_fresh(
@@ -62,6 +63,7 @@ def test_vf_eval_imports_only_what_a_bash_run_uses() -> None:
     assert not set(HEAVY) & loaded, f"vf-eval imported {sorted(set(HEAVY) & loaded)} before its first rollout"
 
 
+@pytest.mark.slow
 def test_a_deferred_math_verify_scores_as_the_real_one() -> None:
     cases = "[('\\\\boxed{1/2}', '0.5'), ('\\\\boxed{3}', '2'), ('x = \\\\boxed{\\\\frac{2}{4}}', '1/2'), ('none', '1')]"
     score = f"from verifiers.v1.utils.score import verify_boxed_math_answer as v\nprint([v(a, g) for a, g in {cases}])"
@@ -164,6 +166,7 @@ def test_an_order_round_trips() -> None:
     assert read_order(order.line()) == order
 
 
+@pytest.mark.slow
 def test_an_unused_warm_server_ends_when_released() -> None:
     warm = prewarm()
     try:
@@ -175,6 +178,7 @@ def test_an_unused_warm_server_ends_when_released() -> None:
             warm.process.wait()
 
 
+@pytest.mark.slow
 def test_the_first_host_server_spawn_becomes_the_warm_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package = tmp_path / "warm_probe_pkg"
     package.mkdir()

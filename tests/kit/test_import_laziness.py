@@ -42,6 +42,7 @@ def test_host_side_modules_import_no_verifiers(module: str) -> None:
     assert "verifiers" not in loaded, f"importing {module} imports verifiers (~3.5 CPU-s)"
 
 
+@pytest.mark.slow
 def test_sqlite_sandbox_still_exports_its_state_names() -> None:
     loaded = _loaded("from sqlite_sandbox import SandboxConfig, SandboxState, START, checkpoint_path\n"
                      "import sqlite_sandbox.state as s\nassert SandboxState is s.SandboxState and START == s.START")
@@ -79,6 +80,7 @@ def _serve_and_list(module: str, tmp_path: Path) -> tuple[set[str], set[str]]:
 
 
 @pytest.mark.parametrize("module", sorted(TOOLS))
+@pytest.mark.slow
 def test_a_tool_server_serves_without_verifiers_full_stack(module: str, tmp_path: Path) -> None:
     tools, modules = _serve_and_list(module, tmp_path)
     assert tools == TOOLS[module]

@@ -71,6 +71,7 @@ def test_a_stand_in_imports_only_what_is_read() -> None:
     assert not {"verifiers.v1.acp", "verifiers.v1.judge", "verifiers.v1.clients", "anthropic", "sympy"} & set(loaded)
 
 
+@pytest.mark.slow
 def test_a_process_that_imported_verifiers_is_left_alone() -> None:
     assert _run("import verifiers.v1 as vf, sys\nfrom arena_kit.verifiers_seam.package_inits import defer_verifiers_init\n"
                 "print(defer_verifiers_init(), sys.modules['verifiers.v1'] is vf, hasattr(vf, 'Env'))") == "False True True"
@@ -143,6 +144,7 @@ def test_a_deferred_init_runs_on_the_first_name_read_and_not_on_a_submodule_impo
     assert _run(code, tmp_path) == "False True True True False False"
 
 
+@pytest.mark.slow
 def test_a_deferred_anthropic_init_gives_the_real_names_when_read() -> None:
     code = """
 import json, sys

@@ -109,6 +109,7 @@ def test_invalid_flags_are_a_prerequisite_error_naming_the_field():
         _args("--quick", "--capacity")
 
 
+@pytest.mark.slow
 def test_prime_without_a_key_exits_2_and_says_what_is_missing_without_a_traceback():
     env = {k: v for k, v in __import__("os").environ.items() if k != "PRIME_API_KEY"}
     done = subprocess.run(

@@ -139,6 +139,7 @@ def test_markdown_has_the_goal_capacity_floor_and_per_level_tables():
     assert "- subprocess/codex: codex refuses the subprocess runtime" in text
 
 
+@pytest.mark.slow
 def test_the_plots_are_pngs(tmp_path):
     path, phases = tmp_path / "plot.png", tmp_path / "capacity.png"
     render_plot(_report(), path)
@@ -165,6 +166,7 @@ def test_the_capacity_plot_stacks_every_step_phase_per_concurrency(monkeypatch, 
     assert bars[10] == ("agent: harness", pytest.approx([0.1, 0.2, 0.3]))
 
 
+@pytest.mark.slow
 def test_write_report_writes_json_markdown_and_png_that_re_render_the_same(tmp_path):
     report = _report()
     paths = write_report(report, tmp_path / "out")
@@ -182,6 +184,7 @@ def test_a_goal_figure_just_missing_its_goal_never_prints_as_the_goal():
     assert _ratio(2.524, False, "≤ 0.8") == "2.52 (≤ 0.8: missed)"  # far from the goal: ordinary rounding
 
 
+@pytest.mark.slow
 def test_a_saved_report_re_renders_from_its_json_alone_with_goals_and_capacity_recomputed(tmp_path, capsys):
     from runtime_bench.cli import main
 

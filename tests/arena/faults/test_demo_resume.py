@@ -4,6 +4,8 @@ model server on the port the demo first used. A fake `vf-eval` on PATH records e
 import json
 import textwrap
 
+import pytest
+
 from arena.cli import main
 from arena_testkit.fake_vf_eval import put_vf_eval_on_path
 
@@ -24,6 +26,7 @@ RECORDING_VF_EVAL = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_resumed_demo_continues_the_same_runs_on_the_same_server(tmp_path, monkeypatch, capsys):
     put_vf_eval_on_path(RECORDING_VF_EVAL, tmp_path, monkeypatch)
     out = tmp_path / "out"

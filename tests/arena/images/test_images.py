@@ -1,5 +1,6 @@
 """The images build with no registry, rebuild as a no-op, and carry what the harnesses need."""
 
+import hashlib
 import subprocess
 
 import pytest
@@ -64,3 +65,29 @@ def test_network_helper_is_tagged_where_verifiers_looks_for_it(images):
 
     client = docker.from_env(version="auto")
     assert client.images.get("localhost/verifiers-network:1").id == client.images.get(images["network"]).id
+
+
+def test_harness_image_answers_claude_s_auth_probe_itself_and_runs_claude_for_the_rest(images):
+    """`.bin/claude` (claude_code's `CLAUDE_CODE_EXECUTABLE`) is the shim: the probe claude-agent-acp
+    runs twice per rollout prints without starting the binary, which still answers everything else."""
+    v = harness_versions()
+    claude = f"/var/tmp/vf-claude-agent-acp-{v['CLAUDE_VERSION']}-{v['CLAUDE_ACP_VERSION']}/packages/node_modules/.bin/claude"
+    result = _run(images["harness"], f"ANTHROPIC_API_KEY=k {claude} auth status --json && head -c 2 {claude} && {claude} --version")
+    assert result.returncode == 0, result.stderr
+    probe, rest = result.stdout.split("}\n", 1)
+    assert '"apiKeySource": "ANTHROPIC_API_KEY"' in probe
+    assert rest.startswith("#!") and f"{v['CLAUDE_VERSION']} (Claude Code)" in rest
+
+
+def test_the_acp_runner_envs_skip_pydantic_field_docstrings(images):
+    """Every env synced for verifiers' ACP runner loads `arena_pydantic_no_field_docs` at start-up."""
+    from verifiers.v1.acp import ACP_SOURCE
+
+    digest = hashlib.sha256(ACP_SOURCE.encode()).hexdigest()
+    check = "from acp.schema import PromptRequest as M; print(M.model_fields['session_id'].description)"
+    script = " && ".join(
+        f'"$(cat /opt/vf-uv/arena-interpreters/{d}/{digest})" -c "{check}"' for d in ("vf-scripts", "vf-scripts-agent")
+    )
+    result = _run(images["harness"], script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None", "None"]

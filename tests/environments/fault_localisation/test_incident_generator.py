@@ -360,6 +360,7 @@ def test_no_line_template_of_a_failing_root_is_its_own():
     assert root_templates and not root_templates - others, sorted(root_templates - others)
 
 
+@pytest.mark.slow
 def test_the_roots_exact_wording_is_written_by_healthy_services_users_depend_on():
     """The adversary's one-query grep (wording only a failing root wrote, on a service users reach):
     in most incidents a healthy service, or the stray, now writes it too."""
@@ -401,6 +402,7 @@ ROOT_ONLY = re.compile(
 MIX = 400
 
 
+@pytest.mark.slow
 def test_the_default_mix_follows_the_knobs():
     mix = mechanism_mix("dev", MIX)
     faults = MIX - mix["control"]
@@ -423,6 +425,7 @@ def test_each_mechanism_is_absent_at_zero_and_always_there_at_one(knob):
     assert on[knob] == (60 if knob == "off_path" else 60 - on["control"])
 
 
+@pytest.mark.slow
 def test_the_refining_mechanisms_follow_their_knobs():
     assert mechanism_mix("test", 60, replace(Knobs(), verbatim_echo=0.0))["verbatim_echo"] == 0
     on = mechanism_mix("test", 60, replace(Knobs(), verbatim_echo=1.0))

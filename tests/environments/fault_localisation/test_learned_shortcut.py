@@ -51,6 +51,7 @@ def test_the_learned_policies_are_published_as_shortcuts():
         assert name.startswith("shortcut_learned") and SHORTCUTS[name] is policy and POLICIES[name] is policy
 
 
+@pytest.mark.slow
 def test_the_plan_never_filters_by_trace_and_stays_within_the_free_queries(episodes):
     for name, runs in episodes.items():
         for episode in runs:
@@ -78,6 +79,7 @@ def _replayed(episode, variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.slow
 def test_the_training_executor_sees_what_the_real_toolset_shows(tasks, episodes, tmp_path, variant):
     name = {"all": "shortcut_learned", "names": "shortcut_learned_names",
             "counts_graph": "shortcut_learned_counts_graph"}[variant]
@@ -89,6 +91,7 @@ def test_the_training_executor_sees_what_the_real_toolset_shows(tasks, episodes,
             assert features(ctx, live) == features(example.ctx, example.seen[variant]), example.seed
 
 
+@pytest.mark.slow
 def test_json_inference_equals_sklearn():
     pytest.importorskip("sklearn")
     from fault_localisation.learned.features import feature_names

@@ -141,6 +141,7 @@ def test_a_stored_huge_blob_is_refused_without_bloating_the_grader():
     assert "too big" in out["reason"]
 
 
+@pytest.mark.slow
 def test_a_view_sort_bomb_uses_no_host_temp_disk():
     s, sql = _task("rename_with_view")
     p = s.params
@@ -213,6 +214,7 @@ def _hogs(n: int, seconds: float) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
 
 
+@pytest.mark.slow
 def test_limits_count_cpu_work_so_scores_do_not_depend_on_machine_load():
     s, sql = _task("unique_dedupe")
     alone = grade(sql, s)
@@ -233,6 +235,7 @@ def test_limits_count_cpu_work_so_scores_do_not_depend_on_machine_load():
     assert "step limit" in starved.reason
 
 
+@pytest.mark.slow
 def test_a_runaway_view_is_stopped_by_the_step_limit_not_the_clock():
     s, sql = _task("rename_with_view")
     p = s.params
@@ -252,6 +255,7 @@ def test_a_runaway_view_is_stopped_by_the_step_limit_not_the_clock():
 # --- Round 2: the adversary's leaks, slow spins and a flaky memory bound. ---
 
 
+@pytest.mark.slow
 def test_the_grading_processs_peak_rss_is_measured_without_the_parents_memory():
     ballast = bytearray(600 * 2**20)  # this (pytest) process grows past the bound, as a late worker does
     ballast[:: 4096] = b"x" * len(ballast[:: 4096])
@@ -284,6 +288,7 @@ def test_an_error_built_from_heldout_values_quotes_none_of_them(family, leak):
 
 
 @pytest.mark.parametrize("where", ["migration", "view read at check time"])
+@pytest.mark.slow
 def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
     s, sql = _task("rename_with_view")
     forever = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c)"
@@ -298,6 +303,7 @@ def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
     assert out["cpu_s"] + out["child_cpu_s"] < 10, out
 
 
+@pytest.mark.slow
 def test_step_limits_scale_with_rows_and_leave_the_reference_ten_times_headroom_at_100k_rows():
     limits = Limits().for_rows(102_000)
     assert limits.steps == limits.read_steps == 102_000 * limits.steps_per_row

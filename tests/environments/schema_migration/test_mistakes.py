@@ -42,6 +42,7 @@ def grades():
 
 
 @pytest.mark.parametrize("mistake", MISTAKES)
+@pytest.mark.slow
 def test_every_wrong_migration_scores_at_most_half_on_the_held_out_rows(grades, mistake):
     scores = {seed: g.score for seed, g in grades[mistake].items()}
     high = {seed: grades[mistake][seed].reason for seed, score in scores.items() if score > 0.5}
@@ -50,6 +51,7 @@ def test_every_wrong_migration_scores_at_most_half_on_the_held_out_rows(grades, 
 
 
 @pytest.mark.parametrize("mistake", MISTAKES)
+@pytest.mark.slow
 def test_wrong_migrations_are_graded_not_refused_or_crashed(grades, mistake):
     # They are honest SQL: the grade must come from checking the result (or its integrity).
     assert {g.stage for g in grades[mistake].values()} <= {"checked", "integrity"}

@@ -36,6 +36,7 @@ def test_operators_edit_the_syntax_tree_one_node_at_a_time():
     assert _variants("SELECT 'a < b'", "comparison") == []
 
 
+@pytest.mark.slow
 def test_there_are_at_least_fifteen_operator_classes_and_each_applies_somewhere():
     used = {m.operator for seed in ENTRY_SEEDS[:10] for m in mutants(spec(seed))}
     assert len(OPERATORS) >= 15
@@ -51,6 +52,7 @@ def test_mutants_are_pure_functions_of_the_seed_and_each_differs_from_the_refere
     assert len({m.key for m in first}) == len(first)
 
 
+@pytest.mark.slow
 def test_one_seed_per_family_leaves_no_non_equivalent_survivor():
     outcomes = [o for task in sweep(family_seeds("dev", 1), jobs=2) for o in task]
     tallies = tally(outcomes, is_equivalent)
@@ -120,6 +122,7 @@ ENTRIES = [(e, key) for e in EQUIVALENT for key in e.keys]
 
 
 @pytest.mark.parametrize("entry, key", ENTRIES, ids=[f"{e.family}:{k[:60]}" for e, k in ENTRIES])
+@pytest.mark.slow
 def test_each_equivalent_mutant_scores_like_the_reference_on_its_adversarial_dataset(entry, key):
     """Every mutant the key covers in the first gate task that has one (a key with * can cover several)."""
     s, _ = _mutant(entry.family, key, lambda p: matches(entry, entry.family, key, p))

@@ -23,11 +23,13 @@ def _score(rewards, name: str, seed: int) -> float:
     return rewards[name][seed].reward
 
 
+@pytest.mark.slow
 def test_the_oracle_scores_at_least_0_98_on_every_task(rewards):
     low = {seed: ep.grade.reason if ep.grade else "no submission" for seed, ep in rewards["oracle"].items() if ep.reward < 0.98}
     assert not low
 
 
+@pytest.mark.slow
 def test_the_oracle_rehearses_once_rolls_back_and_submits_within_the_free_statements(rewards):
     for ep in rewards["oracle"].values():
         assert ep.state.statements_used == 2
@@ -36,15 +38,18 @@ def test_the_oracle_rehearses_once_rolls_back_and_submits_within_the_free_statem
 
 
 @pytest.mark.parametrize(("name", "margin"), [("exhaustive", 0.15), ("impatient", 0.3), ("hard_coder", 0.3), ("spammer", 0.3)])
+@pytest.mark.slow
 def test_degenerate_policies_score_well_below_the_oracle_on_every_task(rewards, name, margin):
     for seed in SEEDS:
         assert _score(rewards, name, seed) <= _score(rewards, "oracle", seed) - margin, (name, seed)
 
 
+@pytest.mark.slow
 def test_the_hard_coder_scores_like_the_staller_who_submits_nothing(rewards):
     assert max(ep.reward for ep in rewards["hard_coder"].values()) <= 0.05
 
 
+@pytest.mark.slow
 def test_the_exhaustive_policy_spends_the_whole_budget_and_still_submits_the_right_migration(rewards):
     for ep in rewards["exhaustive"].values():
         assert ep.state.statements_used == ep.state.statement_budget
@@ -52,6 +57,7 @@ def test_the_exhaustive_policy_spends_the_whole_budget_and_still_submits_the_rig
         assert "budget spent" in ep.steps[-2].result
 
 
+@pytest.mark.slow
 def test_the_hard_coder_reads_every_visible_row_it_hard_codes(rewards):
     for ep in rewards["hard_coder"].values():
         reads = [s for s in ep.steps if s.tool_is("execute")]
@@ -59,6 +65,7 @@ def test_the_hard_coder_reads_every_visible_row_it_hard_codes(rewards):
         assert ep.grade is not None and ep.grade.row_stats is not None and ep.grade.row_stats.lost > 0
 
 
+@pytest.mark.slow
 def test_policies_are_deterministic():
     seed = SEEDS[3]
     for policy in POLICIES.values():
@@ -73,6 +80,7 @@ def test_every_classic_mistake_is_published_as_a_shortcut_with_the_half_credit_c
 
 
 @pytest.mark.parametrize("name", sorted(SHORTCUTS))
+@pytest.mark.slow
 def test_each_wrong_migration_policy_scores_at_most_half_and_half_below_the_oracle(rewards, name):
     # The gate's rule: each shortcut's mean ≤ its ceiling (0.5) and ≤ oracle − 0.5; per task too.
     scores = [_score(rewards, name, seed) for seed in SEEDS]
@@ -82,6 +90,7 @@ def test_each_wrong_migration_policy_scores_at_most_half_and_half_below_the_orac
 
 
 @pytest.mark.parametrize("name", sorted(SHORTCUTS))
+@pytest.mark.slow
 def test_wrong_migration_policies_rehearse_like_the_oracle_and_trip_no_rule(rewards, name):
     for seed, ep in rewards[name].items():
         assert [s.action.name for s in ep.steps] == ["schema", "execute", "execute", "rollback", "submit_migration"]

@@ -26,6 +26,7 @@ def _tasks(n: int = 3):
     return list(SchemaMigrationTaskset(SchemaMigrationConfig(id="schema-migration", split="dev", num_tasks=n)))
 
 
+@pytest.mark.slow
 def test_the_id_schema_migration_resolves_to_the_one_exported_taskset():
     # A fresh interpreter: under pytest, tests/environments/schema_migration/ shadows the package's __init__.
     code = (
@@ -186,6 +187,7 @@ def test_rehearsing_on_the_prompts_examples_is_never_withheld_as_a_held_out_leak
     assert match_post(_rehearse_examples(seed, tmp_path), heldout_secrets(seed, HELDOUT_ROWS)) is None
 
 
+@pytest.mark.slow
 def test_the_oracles_own_tool_results_are_never_withheld_as_a_held_out_leak():
     fired = {}
     for seed in DEV_200:

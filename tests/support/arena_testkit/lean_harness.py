@@ -3,14 +3,12 @@ either chat program (verifiers' bundled one, or the lean runner) on the host aga
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ from arena.policies import PolicyResolver
 from arena.server import build_app
 from arena_kit.harnesses.arena_bash.harness import RUNNER_SOURCE
 from arena_kit.policy import Policy
+from arena_testkit.thread_server import serve_in_thread
 
 
 def _written_runner() -> Path:
@@ -86,25 +85,9 @@ def _app(server: WireServer, policies: Mapping[str, Policy]) -> web.Application:
 def serve_wire(policies: Mapping[str, Policy]) -> Iterator[WireServer]:
     """A model server playing `policies`, recording every request, with a tool gate at `/tool`."""
     server = WireServer()
-    runner = web.AppRunner(_app(server, policies), access_log=None)
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-
-    async def start() -> None:
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        server.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-        ready.set()
-
-    thread = threading.Thread(target=lambda: (loop.run_until_complete(start()), loop.run_forever()), daemon=True)
-    thread.start()
-    assert ready.wait(START_DEADLINE_S), "wire server did not start"
-    try:
+    with serve_in_thread(_app(server, policies), START_DEADLINE_S) as url:
+        server.url = url
         yield server
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
 
 
 def reference_program(tmp: Path) -> list[str]:

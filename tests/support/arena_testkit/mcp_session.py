@@ -9,14 +9,12 @@ not test the transport use `arena_testkit.mcp_memory`, the same server in this p
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
@@ -35,6 +33,7 @@ from verifiers.v1.mcp.server import (
 )
 
 from arena_testkit import SUPPORT
+from arena_testkit.thread_server import serve_in_thread
 
 SECRET = "test-state-secret"
 START_DEADLINE_S = 90.0  # a loaded 2-core machine has taken 37 s to import the server
@@ -71,28 +70,9 @@ class StateChannel:
 def state_channel() -> Iterator[StateChannel]:
     """Serve a StateChannel on 127.0.0.1 from a background thread."""
     channel = StateChannel()
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-    runner = web.AppRunner(channel.app())
-
-    async def start() -> None:
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        channel.url = f"http://127.0.0.1:{port}/state"
-        ready.set()
-
-    thread = threading.Thread(target=lambda: (loop.run_until_complete(start()), loop.run_forever()), daemon=True)
-    thread.start()
-    if not ready.wait(START_DEADLINE_S):
-        raise RuntimeError("state channel did not start")
-    try:
+    with serve_in_thread(channel.app(), START_DEADLINE_S) as url:
+        channel.url = f"{url}/state"
         yield channel
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
 
 
 def signed_query(channel: StateChannel, route: str) -> dict[str, str]:

@@ -57,6 +57,7 @@ def payload(result) -> dict:
     return json.loads(result_text(result))
 
 
+@pytest.mark.slow
 def test_the_toolset_serves_rollouts_over_http_from_its_own_process(store_path):
     with running_toolset("log_search.toolset") as process:
         route = rollout(process, store_path, budget=2)
@@ -327,6 +328,7 @@ INTERNAL = ("Traceback", "validation error", "pydantic", "out of range", "has no
             "unsupported operand", "invalid literal", "Errno", "sqlite3", "OperationalError", "object is not")
 
 
+@pytest.mark.slow
 def test_odd_argument_values_get_a_worded_refusal_or_a_proper_result(server, store_path):
     cases = [(name, {**base, arg: value}, arg) for name, (base, args) in FUZZED.items()
              for arg in args for value in ODD_VALUES]

@@ -193,6 +193,7 @@ def test_a_store_without_the_current_schema_mark_is_refused(tmp_path: Path):
         LogStore(path)
 
 
+@pytest.mark.slow
 def test_a_query_that_runs_past_the_deadline_is_interrupted(store):
     slow = LogStore(store.path, deadline_s=0.5)
     chain = " ".join(["timeout"] * 80_000)  # an AND chain that ran 303 s before the deadline existed

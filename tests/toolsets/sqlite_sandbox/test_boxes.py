@@ -6,9 +6,11 @@ keeps uploads on the host disk, so the engine really runs, but no Prime API is i
 """
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
+import signal
 import sqlite3
 from importlib.metadata import version
 from pathlib import Path
@@ -42,9 +44,15 @@ class HostSandboxClient:
     async def start_background_job(self, sandbox_id, command, working_dir=None, env=None, user=None):
         self.calls.append(("start_background_job", sandbox_id))
         proc = await asyncio.create_subprocess_exec(
-            "sh", "-c", command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            "sh", "-c", command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True
         )
-        out, err = await proc.communicate()
+        try:
+            out, err = await proc.communicate()
+        except BaseException:  # the toolset gave up on the box (its deadline): the job dies with the call
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.communicate()
+            raise
         return SimpleNamespace(result=(proc.returncode, out.decode(), err.decode()))
 
     async def get_background_job(self, sandbox_id, job, timeout=None):

@@ -139,6 +139,7 @@ def test_the_output_cap_counts_column_names_headers_and_notes(db, columns, name_
         assert f"columns ({columns}, " in text and render.TRUNCATED in text
 
 
+@pytest.mark.slow
 def test_many_small_statements_and_ignored_ones_stay_within_the_cap(db):
     reply = engine.execute(db, "BEGIN; " + "SELECT id, v FROM t; " * 3000 + "COMMIT; " * 500)
     text = render.execute_result(reply, max_chars=6000)

@@ -22,6 +22,7 @@ from arena_testkit.lean_harness import WireServer, lean_program, reference_progr
 POLICIES = {"arena/lean-answer": ScriptedPolicy([Answer("at once")])}
 
 
+@pytest.mark.slow
 def test_lean_runner_without_tools_or_compaction_matches_too(wire_server: WireServer, tmp_path: Path) -> None:
     args = [f"--base-url={wire_server.base_url}", "--api-key=k", "--model=arena/lean-answer", "--bash", "--prompt=hi"]
     ref = run_program(reference_program(tmp_path), args, tmp_path / "ref")
@@ -32,6 +33,7 @@ def test_lean_runner_without_tools_or_compaction_matches_too(wire_server: WireSe
     assert [r["path"] for r in ref_wire] == ["/v1/chat/completions"]  # no compaction: no model-list probe
 
 
+@pytest.mark.slow
 def test_an_unreachable_model_exits_with_the_transport_code_like_the_reference(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -42,6 +44,7 @@ def test_an_unreachable_model_exits_with_the_transport_code_like_the_reference(t
     assert ref.returncode == lean.returncode == 97, (ref.stderr[-500:], lean.stderr[-500:])
 
 
+@pytest.mark.slow
 def test_an_unknown_model_fails_the_program_like_the_reference(wire_server: WireServer, tmp_path: Path) -> None:
     args = [f"--base-url={wire_server.base_url}", "--api-key=k", "--model=arena/nobody", "--bash", "--prompt=hi"]
     ref = run_program(reference_program(tmp_path), args, tmp_path / "ref")
