@@ -31,7 +31,7 @@ from arena.vf_hooks import DEFAULT_STARTS, FAIL_CLOSED_SUFFIX, LIVE_HARNESSES, f
 from arena.choices import Harness
 from arena.errors import ArenaError, EvalError, PrerequisiteError, UsageError
 from arena.retries import retries_table
-from arena_kit.records import RUN_DIR_ENV
+from arena_kit.records import CONCURRENCY_ENV, RUN_DIR_ENV
 from arena.supervise import Exit, Supervised
 from arena.traces import Episode, read_traces
 
@@ -234,7 +234,7 @@ def launch_eval(request: EvalRequest) -> Supervised:
     fail_closed_note(request).unlink(missing_ok=True)
     env = {
         **os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name,
-        RUN_DIR_ENV: str(request.run_dir.resolve()), **request.env,
+        RUN_DIR_ENV: str(request.run_dir.resolve()), CONCURRENCY_ENV: str(request.max_concurrent), **request.env,
     }
     # --clean wipes the run dir; --resume needs the config vf-eval saved there on the first launch.
     mode = "--resume" if request.resume and saved_config(request.run_dir) is not None else "--clean"

@@ -32,7 +32,7 @@ HELP = "wall clock and CPU per rollout under concurrency, against the docker flo
 DESCRIPTION = (
     "Run K scripted rollouts per concurrency level for each configuration (runtime × harness × "
     "toolset placement × model latency; runtime `docker` is verifiers' stock docker path, `docker-lean` "
-    "Arena's lean one), measure the `docker run` / `docker exec` floor in the same run, and write "
+    "Arena's lean one, `docker-pool` the lean one with its warm box pool), measure the `docker run` / `docker exec` floor in the same run, and write "
     "report.md, report.json, report.png and capacity.png."
 )
 BENCH_EXTRA_MODULES = ("matplotlib",)
@@ -64,11 +64,13 @@ def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
     preset = bench.add_mutually_exclusive_group()
     preset.add_argument(
         "--quick", action="store_true",
-        help="bash on the stock path vs arena-bash on the lean path, levels 1,8, 8 rollouts per level (a few minutes)",
+        help="bash on the stock path vs arena-bash on the lean path without and with the warm pool, levels 1,8, "
+        "8 rollouts per level (a few minutes)",
     )
     preset.add_argument(
         "--capacity", action="store_true",
-        help="capacity report: arena-bash, claude_code, codex on the lean path at model latencies 2,10 s, levels 1,8,32 (~20 min)",
+        help="capacity report: arena-bash, claude_code, codex on the lean path (arena-bash also with the warm pool) at "
+        "model latencies 2,10 s, levels 1,8,32 (~25 min)",
     )
     bench.add_argument(
         "--runtime", type=_csv, metavar="LIST", help=f"{','.join(get_args(RuntimeType))} (default docker,docker-lean)"

@@ -1,8 +1,9 @@
 """What one benchmark run measures: the configurations (runtime × harness × environment × toolset
 placement × model latency), the concurrency levels and how many rollouts each level runs.
 
-The docker runtime comes in two paths: `docker` (stock: verifiers' own docker runtime) and
-`docker-lean` (Arena's `LeanEnv` box over the Engine API), so one run puts them side by side.
+The docker runtime comes in three paths: `docker` (stock: verifiers' own docker runtime),
+`docker-lean` (Arena's `LeanEnv` box over the Engine API) and `docker-pool` (the lean path with its
+warm box pool on, `[env] pool = "auto"`), so one run puts them side by side.
 A level runs `max(rollouts, level)` rollouts, so every level fills its concurrency at least once.
 Combinations verifiers refuses (claude_code or codex on the subprocess runtime) are skipped with
 the reason, not run; the bench taskset's toolset placement is the only placement knob, since a
@@ -31,7 +32,7 @@ __all__ = [
     "RuntimeType",
 ]
 
-RuntimeType = Literal["docker", "docker-lean", "subprocess", "prime"]
+RuntimeType = Literal["docker", "docker-lean", "docker-pool", "subprocess", "prime"]
 Placement = Literal["shared", "task"]
 
 BENCH_ENV = "arena-bench"
@@ -40,8 +41,10 @@ BENCH_MODEL = "arena/bench"
 """The model name the bench's scripted policy is served under."""
 CONTAINER_HARNESSES = ("claude_code", "codex", "arena-codex")
 """Harnesses verifiers refuses on the subprocess runtime (NEEDS_CONTAINER)."""
-DOCKER_RUNTIMES = ("docker", "docker-lean")
-PATH_TITLES = {"docker": "stock", "docker-lean": "lean", "subprocess": "no container", "prime": "prime"}
+DOCKER_RUNTIMES = ("docker", "docker-lean", "docker-pool")
+LEAN_RUNTIMES = ("docker-lean", "docker-pool")
+"""The runtimes on the lean path (`LeanEnv`)."""
+PATH_TITLES = {"docker": "stock", "docker-lean": "lean", "docker-pool": "lean+pool", "subprocess": "no container", "prime": "prime"}
 """How the report names each runtime's docker path."""
 
 
@@ -92,7 +95,7 @@ class BenchConfig(BaseModel):
 
     runtimes: list[RuntimeType] = Field(default=["docker", "docker-lean"])
     """Runtimes to bench: `docker` (stock: verifiers' docker runtime), `docker-lean` (Arena's lean
-    box; the taskset must export `LeanEnv`), `subprocess` (the no-container baseline, bash only),
+    box; the taskset must export `LeanEnv`), `docker-pool` (the lean box from a warm pool), `subprocess` (the no-container baseline, bash only),
     `prime` (needs PRIME_API_KEY and a pullable image)."""
     harnesses: list[Harness] = Field(default=list(HARNESSES))
     pairs: list[str] | None = None
@@ -220,15 +223,15 @@ class BenchConfig(BaseModel):
         return BENCH_MODEL if self.environment == BENCH_ENV else f"arena/{self.environment}/oracle"
 
 
-QUICK = BenchConfig(pairs=["docker/bash", "docker-lean/arena-bash"], levels=[1, 8], rollouts=8)
-"""`arena bench --quick`: verifiers' bash on the stock path against arena-bash on the lean path, shared
-toolset, levels 1 and 8 (the goals'), 8 rollouts each: a few minutes."""
+QUICK = BenchConfig(pairs=["docker/bash", "docker-lean/arena-bash", "docker-pool/arena-bash"], levels=[1, 8], rollouts=8)
+"""`arena bench --quick`: verifiers' bash on the stock path against arena-bash on the lean path without and
+with the warm pool, shared toolset, levels 1 and 8 (the goals'), 8 rollouts each: a few minutes."""
 CAPACITY = BenchConfig(
-    pairs=["docker-lean/arena-bash", "docker-lean/claude_code", "docker-lean/codex"],
+    pairs=["docker-lean/arena-bash", "docker-lean/claude_code", "docker-lean/codex", "docker-pool/arena-bash"],
     latencies=[2.0, 10.0],
     levels=[1, 8, 32],
     rollouts=2,
 )
-"""`arena bench --capacity`: the three harnesses on the lean path at model latencies 2 s and 10 s,
+"""`arena bench --capacity`: the three harnesses on the lean path (arena-bash also from the warm pool) at model latencies 2 s and 10 s,
 levels 1, 8 and 32, max(2, level) rollouts each (~15-20 minutes on 2 cores: a c=1 rollout at 10 s
 latency alone takes over 30 s)."""

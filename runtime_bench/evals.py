@@ -23,7 +23,8 @@ from arena.evalrun import EvalRequest, eval_log_path, run_evals
 from arena.reaper import reap
 from arena.supervise import Supervised
 from arena.traces import Episode
-from runtime_bench.config import BENCH_ENV, BenchConfig, Combo
+from arena_kit.records import POOL_INFO
+from runtime_bench.config import BENCH_ENV, LEAN_RUNTIMES, BenchConfig, Combo
 from runtime_bench.containers import ContainerProbe, ContainerStats
 from runtime_bench.model import Cpu, Failure, LevelResult, Summary
 from runtime_bench import docker_side
@@ -49,7 +50,7 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
     waves = math.ceil(count / level)
     taskset_args: dict[str, Any] = {"num_tasks": count, "task": {"toolset": combo.toolset}}
     if combo.docker:
-        taskset_args["docker"] = "lean" if combo.runtime == "docker-lean" else "stock"
+        taskset_args["docker"] = "lean" if combo.runtime in LEAN_RUNTIMES else "stock"
     return EvalRequest(
         taskset=combo.environment,
         harness=combo.harness,
@@ -62,6 +63,7 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
         max_concurrent=level,
         taskset_args=taskset_args if bench else {},
         agent_args=agent_args,
+        env_args={"pool": "auto"} if combo.runtime == "docker-pool" else {},
         # Docker levels run with no egress but the interception (arena_kit.isolation); the bench task
         # itself leaves the network open only for the subprocess baseline, which has no box.
         runtime_args={"allow": []} if combo.docker else {},
@@ -130,7 +132,8 @@ def _rows(episodes: list[Episode], containers: dict[str, ContainerStats]) -> lis
     for episode in episodes:
         box = by_prefix.get(episode.runtime_id[:12])
         row: dict[str, Any] = rollout_row(
-            episode.timing, box.destroyed if box else None, (box.created or box.started) if box else None
+            episode.timing, box.destroyed if box else None, (box.created or box.started) if box else None,
+            claim=episode.info.get(POOL_INFO),
         )
         row["container"] = box.id[:12] if box else None
         row["cpu_s"] = box.cpu_s if box else None
@@ -180,12 +183,15 @@ def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir:
     if (missing := count - len(outcome.episodes)) > 0:
         reason = "vf-eval timed out" if outcome.timed_out else f"vf-eval exit {outcome.returncode}"
         failures += [Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")] * missing
-    # The docker side over the rollouts' window only (vf-eval's start-up leaves them to other work on the host).
-    daemon_s = trails[0].docker_side_since(min(starts)) if starts and trails else None
+    # The docker side over the rollouts' window only (vf-eval's start-up leaves them to other work on the
+    # host), which opens at the first box created: a warm pool boots boxes before the first rollout claims
+    # one. vf-eval's own CPU still counts from the first rollout (its start-up is not the pool's).
+    cpu_from = min([*starts, *(c.created for c in containers.values() if c.created)]) if starts else None
+    daemon_s = trails[0].docker_side_since(cpu_from) if cpu_from and trails else None
     if daemon_s is None and side_before is not None and side_after is not None:
         daemon_s = side_after - side_before
     startup_cpu = trails[0].at(min(starts)) if starts and trails else None
-    cli_s = trails[0].docker_cli_since(min(starts)) if starts and trails else None
+    cli_s = trails[0].docker_cli_since(cpu_from) if cpu_from and trails else None
     return LevelResult(
         level=level,
         rollouts=count,

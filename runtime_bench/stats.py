@@ -39,7 +39,8 @@ PHASES = (
     "overhead",
 )
 """Per-rollout spans, in seconds. `teardown` runs from the end of scoring until the rollout's
-container is destroyed; `total` from boot start to that point; `overhead` is `total` minus
+container is destroyed; `total` from boot start to that point (with the warm pool: from the box's
+claim to the end of scoring, since the pool removes the box off the critical path); `overhead` is `total` minus
 `agent_model`, the infrastructure's share of the rollout."""
 
 OVERHEAD_GOAL = 1.5
@@ -91,7 +92,8 @@ def _span(timing: Mapping[str, Any], name: str) -> float | None:
 
 
 def rollout_row(
-    timing: Mapping[str, Any], destroyed_at: float | None = None, created_at: float | None = None
+    timing: Mapping[str, Any], destroyed_at: float | None = None, created_at: float | None = None,
+    claim: Mapping[str, Any] | None = None,
 ) -> dict[str, float | None]:
     """One rollout's phases in seconds, from a trace's `timing` and its container's create and destroy times.
 
@@ -99,6 +101,11 @@ def rollout_row(
     its last recorded span end, and `teardown` is None. A container created before the trace's
     `boot` began (the lean path's env starts the box before the agent's boot) moves the rollout's
     start, and `boot`'s, back to its creation, so both docker paths count the box's start.
+
+    A rollout of a warm-pool eval (`claim`: the trace's `arena_box` info) starts when it began to
+    claim its box (its box may have been created long before, while nothing waited for it) and
+    ends at its last span: the pool removes the box in the background, so `teardown` (still
+    reported) is off the rollout's critical path and out of `total`.
     """
     agent = timing.get("agent") or {}
     row: dict[str, float | None] = {
@@ -110,7 +117,12 @@ def rollout_row(
         "scoring": _span(timing, "scoring"),
     }
     start = (timing.get("boot") or {}).get("start")
-    if created_at and start and created_at < start:
+    claimed = (claim or {}).get("claim_start")
+    if claimed and start:
+        start = min(float(claimed), float(start))
+        boot_end = (timing.get("boot") or {}).get("end")
+        row["boot"] = max(0.0, float(boot_end) - start) if boot_end else None
+    elif created_at and start and created_at < start:
         start = created_at
         boot_end = (timing.get("boot") or {}).get("end")
         row["boot"] = max(0.0, float(boot_end) - created_at) if boot_end else None
@@ -119,7 +131,7 @@ def rollout_row(
     ]
     last = max((e for e in ends if e), default=None)
     row["teardown"] = max(0.0, destroyed_at - last) if destroyed_at and last else None
-    end = destroyed_at if destroyed_at and last else last
+    end = destroyed_at if destroyed_at and last and not claimed else last
     row["total"] = max(0.0, end - start) if start and end else None
     model = row["agent_model"] or 0.0
     row["overhead"] = None if row["total"] is None else max(0.0, row["total"] - model)

@@ -57,8 +57,9 @@ def test_another_environment_uses_its_own_image_policy_and_toolset_placement():
     assert all(s["runtime"] == "docker" and "bench it as docker-lean" in s["reason"] for s in config.skipped())
 
 
-def test_quick_is_stock_bash_against_lean_arena_bash_at_the_goal_levels():
-    assert [(c.runtime, c.harness) for c in QUICK.combos()] == [("docker", "bash"), ("docker-lean", "arena-bash")]
+def test_quick_is_stock_bash_against_lean_arena_bash_without_and_with_the_pool_at_the_goal_levels():
+    assert [(c.runtime, c.harness) for c in QUICK.combos()] == [
+        ("docker", "bash"), ("docker-lean", "arena-bash"), ("docker-pool", "arena-bash")]
     assert QUICK.levels == [1, 8] and QUICK.latencies == [0.0]
 
 
@@ -66,19 +67,20 @@ def test_quick_supplies_defaults_and_explicit_flags_win():
     assert config_from_args(_args("--quick")) == QUICK
     config = config_from_args(_args("--quick", "--levels", "1,2", "-k", "2", "--toolset", "shared,task"))
     assert config.levels == [1, 2] and config.rollouts == 2
-    assert [(c.harness, c.toolset) for c in config.combos()] == [
-        ("bash", "shared"), ("bash", "task"), ("arena-bash", "shared"), ("arena-bash", "task")]
+    assert [(c.runtime, c.harness, c.toolset) for c in config.combos()] == [
+        ("docker", "bash", "shared"), ("docker", "bash", "task"), ("docker-lean", "arena-bash", "shared"),
+        ("docker-lean", "arena-bash", "task"), ("docker-pool", "arena-bash", "shared"), ("docker-pool", "arena-bash", "task")]
     # --runtime / --harness replace a preset's pairs with their cross product
     config = config_from_args(_args("--quick", "--runtime", "docker-lean", "--harness", "bash"))
     assert [(c.runtime, c.harness) for c in config.combos()] == [("docker-lean", "bash")]
 
 
-def test_capacity_runs_each_harness_on_the_lean_path_at_two_latencies():
+def test_capacity_runs_each_harness_on_the_lean_path_and_arena_bash_pooled_at_two_latencies():
     config = config_from_args(_args("--capacity", "--sweep", "500"))
     assert config.sweep == 500 and config.latencies == [2.0, 10.0] and config.levels == CAPACITY.levels
     assert {(c.runtime, c.harness, c.latency) for c in config.combos()} == {
         ("docker-lean", h, latency) for h in ("arena-bash", "claude_code", "codex") for latency in (2.0, 10.0)
-    }
+    } | {("docker-pool", "arena-bash", latency) for latency in (2.0, 10.0)}
     [combo] = [c for c in config.combos() if c.harness == "codex" and c.latency == 10.0]
     assert combo.label == "docker-lean/codex/arena-bench/shared@10s" and combo.slug == "docker-lean-codex-shared-l10"
     # every level's rollouts fill it once: the whole run must fit ~20 minutes on 2 cores

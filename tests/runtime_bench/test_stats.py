@@ -60,6 +60,17 @@ def test_without_a_container_a_rollout_ends_at_its_last_span_and_has_no_teardown
     assert row["total"] == pytest.approx(4.75)
 
 
+def test_a_pooled_rollout_runs_from_its_claim_to_its_score_and_its_background_teardown_is_reported_apart():
+    # its box was created at 50 (warm, waiting), claimed at 99.9, destroyed in the background at 107
+    row = rollout_row(_timing(), destroyed_at=107.0, created_at=50.0, claim={"pooled": True, "claim_start": 99.9})
+    assert row["start"] == pytest.approx(99.9) and row["end"] == pytest.approx(104.75)
+    assert row["boot"] == pytest.approx(1.1)  # the claim and the agent's boot, not the box's idle wait
+    assert row["teardown"] == pytest.approx(2.25)  # reported, out of `total`
+    assert row["total"] == pytest.approx(4.85) and row["overhead"] == pytest.approx(4.35)
+    unpooled = rollout_row(_timing(), destroyed_at=107.0, created_at=99.5)
+    assert unpooled["start"] == 99.5 and unpooled["total"] == pytest.approx(7.5)
+
+
 def test_phases_a_rollout_never_reached_are_missing_not_zero():
     timing = {"boot": {"start": 100.0, "end": 101.0}, "setup": {"start": 101.0, "end": None}}
     row = rollout_row(timing)

@@ -7,20 +7,36 @@ the box exactly as the rollout would (the task's resolved runtime config and env
 after scoring. Borrowing costs verifiers' per-agent retries (`[env.agent] retries`: a borrowed box is never
 retried) and the box's start time moves out of the trace's `boot` phase; episode retries (`[env] retries`)
 still apply. A taskset opts in by exporting `LeanEnv` from its package `__all__`.
+
+With `[env] pool` set, boxes come from a warm pool (`arena_kit.runtimes.lean_docker.pool`): booted while the
+eval starts up and refilled as rollouts claim them, so a box's create and start leave the rollout's
+critical path, and its removal runs in the background once the rollout is scored. The pool learns each
+spec's demand from the eval's plan (`slots`), so it boots no box no rollout will claim.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
 
 import verifiers.v1 as vf
+from pydantic import Field, model_validator
+from verifiers.v1.env import RunSlot
 from verifiers.v1.runtimes import register
 
 from arena_kit.isolation import ISOLATION
+from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
+from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
-from arena_kit.verifiers_seam.env import resolved_runtime_config
+from arena_kit.verifiers_seam.env import planned_runtime_config, resolved_runtime_config
 
-__all__ = ["LeanEnv", "LeanEnvConfig"]
+__all__ = ["CONCURRENCY_ENV", "POOL_INFO", "LeanEnv", "LeanEnvConfig", "pool_size"]
+
+logger = logging.getLogger(__name__)
+
 
 
 class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers ships no types
@@ -30,10 +46,82 @@ class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers
     read_only: bool = True
     """A lean box's root filesystem is read-only; its writable places are bounded tmpfs mounts
     (`arena_kit.isolation.Isolation.writable`: /tmp, the workdir, the agent's home)."""
+    pool: Annotated[int, Field(ge=0)] | Literal["auto"] = 0
+    """Warm lean boxes kept per box spec: 0 none (each rollout boots its own box), N at most N,
+    `auto` the eval's concurrency (`CONCURRENCY_ENV`; unset, the most rollouts seen claiming at once).
+    Never more than the rollouts the eval still plans for that spec. Lean path only."""
+
+    @model_validator(mode="after")
+    def _pool_needs_lean(self) -> LeanEnvConfig:
+        if self.pool != 0 and self.docker != "lean":
+            raise ValueError(f'`pool = {self.pool!r}` needs `docker = "lean"` (the stock path boots its own boxes); set pool = 0')
+        return self
+
+
+def pool_size(pool: int | str, environ: dict[str, str] | None = None) -> int | None:
+    """The pool size `[env] pool` means: N, or for `auto` the eval's concurrency (`CONCURRENCY_ENV`),
+    else None (learnt from the claims in flight).
+
+    Raises:
+        ValueError: `pool` is 0 (no pool).
+    """
+    if pool == 0:
+        raise ValueError("pool = 0 is no pool")
+    if pool != "auto":
+        return int(pool)
+    value = (os.environ if environ is None else environ).get(CONCURRENCY_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships no types
     """One `agent` seat, like `SingleAgentEnv`, whose docker rollouts run in a lean box."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__(config)
+        self.pool: BoxPool | None = None
+        """The warm pool while the env serves with `[env] pool` on (None otherwise)."""
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """verifiers' serving resources, and the warm pool: opened first, so its first boxes boot while
+        the shared tool servers and the interception start; closed last (every box it holds removed)."""
+        if self.config.docker != "lean" or self.config.pool == 0:
+            async with super().serving():
+                yield
+            return
+        pool = self.pool = BoxPool(pool_size(self.config.pool))
+        try:
+            if pool.size is not None and (first := next(iter(self.taskset.take(1)), None)) is not None:
+                if (spec := self._spec(first)) is not None:
+                    pool.warm(spec)
+            async with super().serving():
+                yield
+        finally:
+            self.pool = None
+            await pool.close()
+
+    def slots(self, task: vf.Task, n: int = 1) -> list[RunSlot]:
+        """verifiers' plan of `n` episodes of `task`, told to the pool (its demand for the task's box spec)."""
+        planned: list[RunSlot] = super().slots(task, n)
+        if self.pool is not None and (spec := self._spec(task)) is not None:
+            self.pool.plan(spec, n)
+        return planned
+
+    def _spec(self, task: vf.Task, config: Any = None) -> BoxSpec | None:
+        """The box spec of `task`'s rollout (None: it takes no lean box)."""
+        if config is None:
+            try:
+                config = planned_runtime_config(self, task)
+            except ValueError:  # a task this seat cannot run: its rollout reports it, the pool skips it
+                return None
+        if getattr(config, "type", None) != "docker":
+            return None
+        user = getattr(task.data, "agent_user", None)
+        return BoxSpec(
+            config, pids_limit=getattr(task.config, "pids_limit", None),
+            writable=ISOLATION.writable(str(config.workdir or "/app"), user) if self.config.read_only else None,
+            workdir_owner=user, env=dict(task.runtime_env()),
+        )
 
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:
         agent = agents.agent
@@ -41,13 +129,17 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         if self.config.docker == "stock" or getattr(config, "type", None) != "docker":
             await agent.run(task)
             return
-        user = getattr(task.data, "agent_user", None)
-        box = LeanDockerRuntime(
-            config, pids_limit=getattr(task.config, "pids_limit", None),
-            writable=ISOLATION.writable(str(config.workdir or "/app"), user) if self.config.read_only else None,
-            workdir_owner=user,
-        )
-        box.env = dict(task.runtime_env())
+        spec = self._spec(task, config)
+        assert spec is not None
+        if self.pool is not None:
+            claim = await self.pool.claim(spec)
+            try:
+                trace = await agent.run(task, runtime=claim.box)
+                trace.info[POOL_INFO] = claim.info()
+            finally:
+                self.pool.release(claim.box)  # removed in the background: the episode is recorded meanwhile
+            return
+        box: LeanDockerRuntime = spec.box()
         register(box)  # the atexit backstop removes it if a signal cuts the `finally` short
         try:
             await box.start()

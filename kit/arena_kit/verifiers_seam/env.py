@@ -6,7 +6,28 @@ from typing import Any
 
 from verifiers.v1.utils.compile import resolve_runtime_config
 
-__all__ = ["resolved_runtime_config"]
+__all__ = ["planned_runtime_config", "resolved_runtime_config"]
+
+
+def _warned(env: Any) -> Any:
+    from arena_kit.verifiers_seam.errors import SeamError
+
+    warned = getattr(env, "_warned_resources", None)
+    if warned is None:
+        raise SeamError("verifiers' Env has no _warned_resources: LeanEnv resolves a rollout's runtime config with it "
+                        "(arena_kit.verifiers_seam.env); re-read verifiers' env.py and update the seam")
+    return warned
+
+
+def planned_runtime_config(env: Any, task: Any) -> Any:
+    """The runtime config the env's `agent` seat would resolve for `task`, before any agent exists (a warm
+    pool's spec): the seat's configured runtime (`[env.agent] runtime`, which verifiers' `resolve_agent`
+    keeps) under verifiers' own per-task resolution.
+
+    Raises:
+        SeamError: the env keeps no `_warned_resources` (verifiers changed `Env`).
+    """
+    return resolve_runtime_config(env.config.agent.runtime, task, _warned(env))
 
 
 def resolved_runtime_config(env: Any, agent: Any, task: Any) -> Any:
@@ -16,10 +37,4 @@ def resolved_runtime_config(env: Any, agent: Any, task: Any) -> Any:
     Raises:
         SeamError: the env keeps no `_warned_resources` (verifiers changed `Env`).
     """
-    from arena_kit.verifiers_seam.errors import SeamError
-
-    warned = getattr(env, "_warned_resources", None)
-    if warned is None:
-        raise SeamError("verifiers' Env has no _warned_resources: LeanEnv resolves a rollout's runtime config with it "
-                        "(arena_kit.verifiers_seam.env); re-read verifiers' env.py and update the seam")
-    return resolve_runtime_config(agent.runtime_config, task, warned)
+    return resolve_runtime_config(agent.runtime_config, task, _warned(env))

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import logging
 import shlex
+import socket
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from pathlib import PurePosixPath
@@ -83,8 +84,11 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         """The user the read-only box's workdir mount belongs to (`arena_kit.isolation.confine` skips its chown)."""
         if self.writable is not None:
             baked_installs_in_read_only_boxes()
+        self.labels: dict[str, str] = {}
+        """Labels besides the run's and the runtime's (a pooled box's pool label)."""
         self._api: docker.APIClient | None = None
         self._stopped: bool = False
+        self._listener: socket.socket | None = None
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -129,6 +133,16 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         return bool(details["State"]["Running"])
 
     async def start(self) -> None:
+        await self.boot()
+        await self.attach()
+
+    async def boot(self) -> None:
+        """Create and start the box, up to a listener in its network namespace: everything of `start`
+        that binds to no rollout, so a warm pool (`arena_kit.runtimes.lean_docker.pool`) runs it ahead of demand.
+
+        Raises:
+            SandboxError: the engine failed the start (`engine_fault`), or the box exited at once.
+        """
         if self.config.gpu:
             raise SandboxError(f"the lean docker runtime has no GPU support (gpu={self.config.gpu!r}); use the stock runtime")
         # `engine_client` raises EngineUnreachableError, a SandboxError: it leaves `LeanEnv.run` as
@@ -169,10 +183,23 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             if not str(host_port).isdigit():
                 raise SandboxError(f"docker did not publish the service port: {ports!r}")
             self._service_url = f"http://127.0.0.1:{host_port}"
+        self._listener = listener_in_netns(int(container["State"]["Pid"]))
+
+    async def attach(self) -> None:
+        """Serve verifiers' egress proxy on the listener `boot` opened in the box's namespace: the
+        part of `start` a pooled box runs when a rollout claims it, on the rollout's event loop.
+
+        Raises:
+            SandboxError: the box was not booted (or its listener was already taken).
+        """
+        listener, self._listener = self._listener, None
+        if listener is None:
+            raise SandboxError("the lean docker box is not booted")
+        restricted = self.network_restricted
         self._proxy = EgressProxy(
             NetworkPolicy(NetworkPolicyConfig(allow=["*"] if restricted else []), [], allow_non_global=restricted)
         )
-        await self._proxy.start(listener=listener_in_netns(int(container["State"]["Pid"])))
+        await self._proxy.start(listener=listener)
         # No route out exists from the start, so the proxy is the box's only way out in every phase:
         # exec environments carry the proxy (the stock runtime's post-cut state) from the first exec.
         self._cut = restricted
@@ -201,7 +228,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             )
         api.create_container(
             self.config.image, entrypoint=["sleep"], command=["infinity"], name=self._container,
-            labels={"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
+            labels={**self.labels, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
             working_dir=self.config.workdir if make_workdir else None, host_config=host_config,
             ports=None if restricted else [SERVICE_PORT],
         )
@@ -453,6 +480,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if self._container is None or self._stopped:
             return
         self._stopped = True
+        if self._listener is not None:  # booted, never attached (a pooled box nobody claimed)
+            with contextlib.suppress(OSError):
+                self._listener.close()
         logger.debug("lean docker: removing container %s", self._container)
         with contextlib.suppress(Exception):
             (self._api or engine_client().api).remove_container(self._container, force=True)
