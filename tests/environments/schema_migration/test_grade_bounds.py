@@ -18,6 +18,7 @@ from schema_migration.grade import grade
 from schema_migration.score import MISS_CAP, REASON_CHARS
 from schema_migration.jail import Limits
 
+pytestmark = pytest.mark.slow  # graded hostile migrations: > 1 s of CPU each
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
 HARD_TIMEOUT_S = 240
 # Peak RSS is VmHWM of this process's own memory map: ru_maxrss would carry over, through fork

@@ -5,6 +5,8 @@ from schema_migration.families import BY_NAME, FAMILIES
 from schema_migration.generate import seeds, spec
 from schema_migration.grade import grade
 
+pytestmark = pytest.mark.slow  # sweeps of graded migrations: > 1 s of CPU each module
+
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
 
 

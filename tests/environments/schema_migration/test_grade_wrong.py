@@ -8,6 +8,8 @@ from schema_migration.generate import expected_rows, heldout_rows, seeds, spec, 
 from schema_migration.grade import grade
 from schema_migration.score import MISS_CAP
 
+pytestmark = pytest.mark.slow  # sweeps of graded migrations: > 1 s of CPU each module
+
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
 
 

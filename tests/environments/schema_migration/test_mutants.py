@@ -14,6 +14,8 @@ from schema_migration.mutants.operators import OPERATORS, apply, edits
 from schema_migration.mutants.report import tally
 from schema_migration.mutants.sweep import KILL_AT, family_seeds, sweep
 
+pytestmark = pytest.mark.slow  # sweeps of graded migrations: > 1 s of CPU each module
+
 ENTRY_SEEDS = [seed for split in ("dev", "test") for seed in family_seeds(split, 3)]
 """The seeds the gate sweeps (3 dev and 3 test per family): every table entry must name a mutant of one of them."""
 

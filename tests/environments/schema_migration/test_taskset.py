@@ -139,6 +139,7 @@ def test_efficiency_is_one_up_to_the_free_statements_then_falls_to_half_at_the_b
     assert values[9] < 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [*range(1_000_000, 1_000_050), *range(0, 20)])
 def test_held_out_secrets_never_occur_in_what_the_agent_sees_or_derives(seed):
     # The N=50 probe found the oracle's `SELECT * FROM addresses` withheld: a held-out city was the
