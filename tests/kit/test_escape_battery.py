@@ -37,6 +37,7 @@ from arena.policies import PolicyResolver, model_name
 from arena.server import start_in_thread
 from arena_kit.isolation import ISOLATION
 from arena_kit.policy import Action, Answer, Observation, Policy, RunShell
+from arena_testkit.rollouts import tool_results
 from arena_testkit.box_watch import (
     cpu_usage_ns, docker, docker_inspect, host_cgroup, host_get, in_thread, listeners, size_kib, size_rw, throttled,
 )
@@ -566,15 +567,5 @@ def test_the_box_refuses_every_escape_while_an_honest_rollout_scores_one(path, e
 
 def _results(outcome: EvalOutcome, episode: Any) -> list[str]:
     """The tool results of one episode (the run's traces, matched by the episode's box)."""
-    texts = []
-    for line in (outcome.run_dir / "traces.jsonl").read_text().splitlines():
-        for trace in json.loads(line).get("traces") or []:
-            if trace.get("agent", {}).get("runtime", {}).get("id") != episode.runtime_id:
-                continue
-            for node in trace.get("nodes") or []:
-                message = node.get("message") or node
-                if message.get("role") == "tool":
-                    content = message.get("content")
-                    texts.append(content if isinstance(content, str) else json.dumps(content))
-    return texts
+    return tool_results(outcome.run_dir, episode.runtime_id)
 

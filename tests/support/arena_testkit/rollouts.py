@@ -27,11 +27,14 @@ def smoke_eval(base_url: str, harness: str, model: str, image: str, output_dir: 
     return run_eval(request, progress=lambda _line: None)
 
 
-def tool_results(run_dir: Path) -> list[str]:
-    """Every tool-result text recorded in a run's traces (what the model saw)."""
+def tool_results(run_dir: Path, runtime_id: str | None = None) -> list[str]:
+    """Every tool-result text recorded in a run's traces (what the model saw); with `runtime_id`,
+    only those of the episode that ran in that box."""
     texts: list[str] = []
     for line in (run_dir / "traces.jsonl").read_text().splitlines():
         for trace in json.loads(line).get("traces") or []:
+            if runtime_id is not None and trace.get("agent", {}).get("runtime", {}).get("id") != runtime_id:
+                continue
             for node in trace.get("nodes") or []:
                 message = node.get("message") or node
                 if message.get("role") == "tool":
