@@ -1,6 +1,6 @@
 """Isolation by default: the limits every Arena rollout's box runs under, declared once for every taskset.
 
-A taskset spreads `ISOLATION.task_fields()` into its TaskData and awaits `confine(runtime, pids)`
+A taskset spreads `ISOLATION.task_fields()` into its TaskData and awaits `confine(runtime, pids, agent_user)`
 first thing in `Task.setup`. verifiers turns the task fields into `docker run --memory --cpus`, its
 restricted network policy (no egress but the interception and host tool servers; NET_ADMIN and
 NET_RAW dropped, no-new-privileges, IPv6 off) and a time limit on each stage. Its docker runtime has
@@ -109,10 +109,11 @@ def pids_update_argv(engine: str, container: str, pids: int) -> list[str]:
     return [engine, "update", "--pids-limit", str(pids), container]
 
 
-async def confine(runtime: vf.Runtime, pids: int, agent_user: str | None = None) -> None:
+async def confine(runtime: vf.Runtime, pids: int, agent_user: str | None) -> None:
     """Set the PIDs limit on the rollout's container (docker or podman; other runtimes bring
     their own limits and are left alone), then hand the workdir to `agent_user` (docker, podman,
-    prime), so the agent owns its workdir and nothing else.
+    prime), so the agent owns its workdir and nothing else. `agent_user` has no default: a task
+    passes its `TaskData.agent_user` (None only for a box whose agent is root).
 
     Raises:
         vf.SandboxError: the container has no id, or the engine refused or did not answer, or the

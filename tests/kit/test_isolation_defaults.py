@@ -38,18 +38,18 @@ def test_every_stage_has_a_time_limit():
 
 
 def test_confine_leaves_a_runtime_without_a_container_alone():
-    asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="subprocess", id=None)), 64))  # type: ignore[arg-type]
+    asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="subprocess", id=None)), 64, None))  # type: ignore[arg-type]
 
 
 def test_confine_refuses_a_container_runtime_without_a_container_id():
     with pytest.raises(vf.SandboxError, match="PIDs limit"):
-        asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id=None)), 64))  # type: ignore[arg-type]
+        asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id=None)), 64, None))  # type: ignore[arg-type]
 
 
 @pytest.mark.docker
 def test_confine_says_what_the_engine_refused():
     with pytest.raises(vf.SandboxError, match="vf-arena-no-such-container"):
-        asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id="vf-arena-no-such-container")), 64))  # type: ignore[arg-type]
+        asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id="vf-arena-no-such-container")), 64, None))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("stop", ["cancelled", "timed out"])
@@ -71,7 +71,7 @@ def test_a_stopped_confine_reaps_its_engine_cli_and_closes_its_pipe(monkeypatch,
     box = SimpleNamespace(name="stock", info=SimpleNamespace(type="docker", id="vf-a"))
 
     async def scenario() -> BaseException:
-        task = asyncio.create_task(confine(box, 64))  # type: ignore[arg-type]
+        task = asyncio.create_task(confine(box, 64, None))  # type: ignore[arg-type]
         if stop == "cancelled":
             while not spawned:
                 await asyncio.sleep(0.01)

@@ -156,8 +156,12 @@ async def box_evidence(runtime: Any) -> Any:
 
 def host_checked(operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     """`operation` (an in-box read or write), whose failure in a box the engine reports running is
-    marked as such ("in the running box: ..."), so no retry rule takes it for a lost box or engine."""
+    marked as such ("in the running box: ..."), so no retry rule takes it for a lost box or engine.
+    An operation already checked is returned as it is (a hook installed twice marks an error once)."""
     from verifiers.v1.errors import SandboxError
+
+    if getattr(operation, "host_checked", False):
+        return operation
 
     async def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -167,4 +171,5 @@ def host_checked(operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awai
                 raise SandboxError(f"in the running box: {error}") from error
             raise
 
+    checked.host_checked = True  # type: ignore[attr-defined]
     return checked

@@ -24,9 +24,8 @@ def restored(monkeypatch):
     """Whatever a test patches on verifiers' classes is put back after it."""
     for cls, names in ((ContainerRuntime, ("alive", "_read", "write", "_communicate_host")),
                        (DockerRuntime, ("alive", "_read", "write")), (HarnessSession, ("turn",))):
-        for name in names:
-            if name in vars(cls):
-                monkeypatch.setattr(cls, name, vars(cls)[name])
+        for name in names:  # an inherited name is recorded as absent from `cls`, so the undo deletes what a test set
+            monkeypatch.setattr(cls, name, getattr(cls, name))
     return monkeypatch
 
 

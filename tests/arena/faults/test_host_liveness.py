@@ -69,9 +69,11 @@ def test_without_the_hooks_a_faked_box_death_buys_a_retry(box):
 
 def test_with_the_hooks_the_engine_says_the_box_lives_and_nothing_is_retried(box, hooks):
     assert hooks() is True
+    assert hooks() is True  # installed twice (two evals in one process), the error is marked once
     alive, message = asyncio.run(_probe(box, f"{FAKE_TRUE} && {FAKE_CAT}"))
     assert alive is True
     assert message.startswith("in the running box: ") and not _retried(message), message
+    assert message.count("in the running box: ") == 1, message
 
 
 def test_with_the_hooks_a_box_that_really_stopped_is_still_retried(box, hooks):

@@ -17,7 +17,7 @@ class IsolationData(vf.TaskData):
 
 class IsolationTask(vf.Task[IsolationData, vf.State, IsolationTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
-        await confine(runtime, self.config.pids_limit)
+        await confine(runtime, self.config.pids_limit, self.data.agent_user)
 
     @vf.reward(weight=1.0)
     async def wrote_file(self, runtime: vf.Runtime) -> float:

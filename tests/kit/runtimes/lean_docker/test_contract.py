@@ -90,7 +90,7 @@ def test_confine_trusts_a_limit_set_at_create_and_runs_no_engine_command(monkeyp
 
     monkeypatch.setattr(isolation.asyncio, "create_subprocess_exec", no_cli)
     box = SimpleNamespace(name="b", created_pids_limit=64, info=SimpleNamespace(type="docker", id="vf-x"))
-    asyncio.run(isolation.confine(box, 64))  # type: ignore[arg-type]
+    asyncio.run(isolation.confine(box, 64, None))  # type: ignore[arg-type]
 
 
 def test_confine_still_updates_a_stock_box_or_a_lean_box_created_with_another_limit(monkeypatch):
@@ -112,5 +112,5 @@ def test_confine_still_updates_a_stock_box_or_a_lean_box_created_with_another_li
         SimpleNamespace(name="stock", info=SimpleNamespace(type="docker", id="vf-a")),
         SimpleNamespace(name="lean", created_pids_limit=32, info=SimpleNamespace(type="docker", id="vf-b")),
     ):
-        asyncio.run(isolation.confine(box, 64))  # type: ignore[arg-type]
+        asyncio.run(isolation.confine(box, 64, None))  # type: ignore[arg-type]
     assert seen == [("docker", "update", "--pids-limit", "64", "vf-a"), ("docker", "update", "--pids-limit", "64", "vf-b")]
