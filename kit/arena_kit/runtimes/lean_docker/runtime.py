@@ -39,6 +39,7 @@ from arena_kit.runtimes.lean_docker.engine import (
     CONNECTION_LOST, ENGINE_ERRORS, HangUp, engine_client, engine_fault, engine_socket, exec_sync, image_user, off_loop,
 )
 from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills
+from arena_kit.harnesses import acp_runner
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker.process import open_engine_process
@@ -410,9 +411,12 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         """verifiers' `prepare_uv_script` with its write and its `mv`+`uv sync` in one exec (one exec
         fewer per rollout for the claude_code and codex ACP runners): the same script directory (per
         user), temporary file, command, env and cache, then verifiers' own method builds the argv from
-        the cache. A runner the image synced ahead (`BAKED_INTERPRETERS`) skips `uv sync`: uv locks
+        the cache. verifiers' ACP runner is not prepared at all: Arena's stdlib port runs in its place
+        (`arena_kit.harnesses.acp_runner`, `_arena_acp_runner`). A runner the image synced ahead (`BAKED_INTERPRETERS`) skips `uv sync`: uv locks
         its cache even to read it, which a read-only box cannot, and the image already did the work."""
         data = script.encode() if isinstance(script, str) else script
+        if acp_runner.replaces(data):
+            return await self._arena_acp_runner()
         digest = hashlib.sha256(data).hexdigest()
         directory = self.scripts_dir if self.user is None else f"{self.scripts_dir}-{self.user}"
         path = f"{directory}/{digest}.py"
@@ -432,6 +436,23 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                     self._uv_interpreters[path] = result.stdout.strip().splitlines()[-1]
         argv: list[str] = await super().prepare_uv_script(script, env, activate=activate)
         return argv
+
+    async def _arena_acp_runner(self) -> list[str]:
+        """The argv of Arena's stdlib ACP runner (`arena_kit.harnesses.acp_runner`), in place of verifiers'
+        runner and its uv env: written once per box, by root, into a directory of its own (root's too,
+        so verifiers' per-user script directory stays the agent's), so an agent user can run and read
+        it but never rewrite it.
+
+        Raises:
+            SandboxError: the write failed or the engine failed the exec.
+        """
+        path = f"{self.scripts_dir}-arena/arena-acp-{hashlib.sha256(acp_runner.RUNNER_SOURCE).hexdigest()[:16]}.py"
+        if path not in self._uv_interpreters:
+            async with self._uv_script_locks.setdefault(path, asyncio.Lock()):
+                if path not in self._uv_interpreters:
+                    await self.with_user(None)._run_after_write(path, acp_runner.RUNNER_SOURCE, "", [], {}, operation=f"write {path!r}")
+                    self._uv_interpreters[path] = acp_runner.INTERPRETER[0]
+        return [*acp_runner.INTERPRETER, path]
 
     async def _run_after_write(
         self, path: str, data: bytes, then: str, argv: list[str], env: dict[str, str], operation: str = "exec"

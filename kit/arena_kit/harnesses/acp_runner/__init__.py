@@ -1,0 +1,27 @@
+"""Arena's stdlib ACP runner (`program`) and the one verifiers runner it stands in for on the lean docker path.
+
+verifiers' ACP harnesses (claude_code, codex) hand their in-box runner to `Runtime.prepare_uv_script`
+as a PEP 723 script on `agent-client-protocol` and `httpx`. The lean runtime
+(`arena_kit.runtimes.lean_docker.runtime`) recognises that script by its digest and runs `program`
+instead, on the image's `python3 -I`: same packets to the host, same ACP messages to the agent, a
+fraction of the CPU. Any other script, a later verifiers runner included, runs as verifiers wrote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+__all__ = ["INTERPRETER", "REPLACES_SHA256", "RUNNER_SOURCE", "replaces"]
+
+RUNNER_SOURCE = Path(__file__).with_name("program.py").read_bytes()
+"""The in-box program, written into each box that runs an ACP harness."""
+REPLACES_SHA256 = "b05b20d148167838e98e285e8d489d215db24daa558f5029d1c0d368492d8e42"
+"""verifiers 0.4.0's `acp/runner.py` (`verifiers.v1.acp.ACP_SOURCE`), the runner `program` was compared against."""
+INTERPRETER = ("python3", "-I")
+"""The image's own Python, isolated: no user site, no PYTHON* variables, no cwd on sys.path."""
+
+
+def replaces(script: bytes) -> bool:
+    """Whether `script` is the verifiers runner this program stands in for."""
+    return hashlib.sha256(script).hexdigest() == REPLACES_SHA256

@@ -1,0 +1,58 @@
+"""Drive an ACP runner (argv) as verifiers' host does (length-prefixed JSON packets), serve its tool gate,
+and print one JSON line per packet answered, then the gate's log. Variant (argv[1]): full, bare, stop."""
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+
+variant, runner = sys.argv[1], sys.argv[2:]
+decisions = {"c-allow": "allow", "c-deny": "deny", "c-stop": "stop" if variant == "stop" else "deny"}
+asked: list[dict] = []
+
+
+class Gate(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        asked.append({"authorization": self.headers.get("Authorization"), "type": self.headers.get("Content-Type"), **body})
+        out = json.dumps({"action": decisions[body["tool_call_id"]]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gate)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+process = subprocess.Popen(runner, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def exchange(packet: dict) -> None:
+    data = json.dumps(packet).encode()
+    process.stdin.write(len(data).to_bytes(8, "big") + data)
+    process.stdin.flush()
+    size = int.from_bytes(process.stdout.read(8), "big")
+    print(json.dumps(json.loads(process.stdout.read(size)), sort_keys=True))
+
+
+agent = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripted_agent.py")
+config = {"command": [sys.executable, agent], "user_contents": ["do the task", [{"type": "text", "text": "part two"}]],
+          "mcp_urls": {"tools": "http://127.0.0.1:9/mcp", "more": "http://127.0.0.1:9/more"}, "mcp_headers": {"tools": {"X-Key": "v"}},
+          "system_prompt": "be brief", "session_meta": {"claudeCode": {"options": {"strictMcpConfig": True}}},
+          "client_capabilities": {"_meta": {"jetbrains": {"air": {"version": 1}}}},
+          "tool_interception": {"url": f"http://127.0.0.1:{server.server_address[1]}/tool", "secret": "s3cret"}}
+if variant == "bare":
+    config.update(mcp_urls={}, mcp_headers={}, system_prompt="", session_meta={}, client_capabilities={}, tool_interception=None)
+exchange({"id": 1, "operation": "steer", "message": "early"})
+exchange({"id": 2, "operation": "prompt", "config": config})
+exchange({"id": 3, "operation": "steer", "message": "go on", "message_id": "x"})
+exchange({"id": 4, "operation": "prompt", "config": {**config, "user_contents": ["again"]}})
+exchange({"id": 5, "operation": "nonsense"})
+exchange({"id": 6, "operation": "shutdown"})
+process.stdin.close()
+print(json.dumps({"exit": process.wait(timeout=60), "gate": asked}, sort_keys=True))
