@@ -1,6 +1,9 @@
 """The bench taskset takes either docker path: its env is Arena's `LeanEnv`, and the taskset option
 `docker` (what a bench level sets) picks lean or stock."""
 
+import asyncio
+from types import SimpleNamespace
+
 import pytest
 from verifiers.v1.utils.loaders import env_config_type, environment_class
 
@@ -40,3 +43,13 @@ def test_a_pooled_bench_level_takes_the_lean_path_with_the_pool_sized_by_its_con
     request = _request(config, Combo("docker-pool", "arena-bash", "arena-bench", "shared"), 8, 8, "run", tmp_path, "http://x")
     assert request.taskset_args["docker"] == "lean" and request.env_args == {"pool": "auto"}
     assert request.max_concurrent == 8 and request.runtime_args == {"allow": []}
+
+
+def test_a_bench_task_sets_up_on_a_box_that_carries_its_limits():
+    """The bench task's setup runs whole (confine, then the baked scripts) on a box created with the
+    task's limits: it once called `confine` without the agent user and every bench rollout failed."""
+    from arena_bench.taskset import BenchTaskset, BenchTasksetConfig  # on the path only through the fixture
+
+    task = next(iter(BenchTaskset(BenchTasksetConfig()).load()))
+    box = SimpleNamespace(name="docker", info=SimpleNamespace(type="docker", id="c"), created_pids_limit=task.config.pids_limit)
+    asyncio.run(task.setup(trace=None, runtime=box))

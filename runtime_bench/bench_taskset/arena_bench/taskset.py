@@ -37,7 +37,7 @@ class BenchTaskConfig(IsolationTaskConfig):
 
 class BenchTask(vf.Task[BenchData, BenchState, BenchTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
-        await confine(runtime, self.config.pids_limit)
+        await confine(runtime, self.config.pids_limit, self.data.agent_user)
         await restore_baked_scripts(runtime)
 
     @classmethod
