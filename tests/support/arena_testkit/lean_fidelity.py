@@ -21,6 +21,7 @@ from verifiers.v1.env import RunSlot
 
 from arena.evalrun import API_KEY_VAR, EvalRequest, eval_config
 from arena.policies import model_name
+from arena_kit.records import POOL_INFO
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 AUDIT_VOLATILE = ("id", "time", "rollout", "run", "harness")
@@ -31,16 +32,20 @@ Docker = Literal["lean", "stock"]
 
 @dataclass(frozen=True)
 class RolloutPath:
-    """One way to roll out: a harness id on a docker path (`[env] docker`)."""
+    """One way to roll out: a harness id on a docker path (`[env] docker`), its boxes from a warm pool of
+    `pool` boxes (`[env] pool`; lean path only) or booted per rollout (0)."""
 
     harness: str
     docker: Docker
+    pool: int = 0
 
 
 REFERENCE = RolloutPath("bash", "stock")
 """Verifiers' own bash harness on verifiers' own docker runtime."""
 LEAN = RolloutPath("arena-bash", "lean")
 """Arena's lean harness in a lean box: what the environments run by default."""
+POOLED = RolloutPath("arena-bash", "lean", pool=2)
+"""The same, each box claimed from a warm pool."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class Rollout:
 
 def reduce(policy: str, trace: dict[str, Any], episode_errors: list[dict[str, Any]]) -> Rollout:
     info = dict(trace.get("info") or {})
+    info.pop(POOL_INFO, None)  # how the box was had (claimed warm or booted), not what the rollout did
     audits = [{k: v for k, v in record.items() if k not in AUDIT_VOLATILE} for record in info.pop("arena_rewrites", [])]
     data = (trace.get("task") or {}).get("data") or {}
     return Rollout(
@@ -93,7 +99,9 @@ def reduce(policy: str, trace: dict[str, Any], episode_errors: list[dict[str, An
 class Sweep:
     rollouts: list[Rollout]
     lean_boxes: int
-    """Lean boxes started during the sweep: one per rollout on the lean path, none on the stock one."""
+    """Lean boxes booted during the sweep: one per rollout on the lean path, none on the stock one."""
+    pooled: int
+    """Rollouts whose box was claimed warm from the pool."""
 
 
 def run_policies(env_id: str, path: RolloutPath, policies: list[str], server_url: str, tasks: int = 1,
@@ -104,6 +112,8 @@ def run_policies(env_id: str, path: RolloutPath, policies: list[str], server_url
                           base_url=server_url, run_name="lean-fidelity", taskset_args={"split": "dev"})
     config = eval_config(request)
     config["env"]["docker"] = path.docker
+    if path.pool:
+        config["env"]["pool"] = path.pool
     return asyncio.run(_run(config, env_id, policies, tasks, concurrency))
 
 
@@ -116,24 +126,30 @@ async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: 
     client = vf.EvalClientConfig.model_validate(config["client"])
     semaphore = asyncio.Semaphore(concurrency)
 
-    async def one(policy: str, task: Any) -> Rollout:
+    pooled: list[str] = []
+
+    async def one(policy: str, slot: RunSlot) -> Rollout:
         ctx = ModelContext(model=model_name(env_id, policy), client=client)
-        episode = await env.run_slot(RunSlot(task), ctx, semaphore)
+        episode = await env.run_slot(slot, ctx, semaphore)
         dumped = json.loads(episode.model_dump_json())
         traces = dumped.get("traces") or [{}]
+        if ((traces[0].get("info") or {}).get(POOL_INFO) or {}).get("pooled"):
+            pooled.append(policy)
         return reduce(policy, traces[0], dumped.get("errors") or [])
 
     started: list[LeanDockerRuntime] = []
-    start = LeanDockerRuntime.start
+    boot = LeanDockerRuntime.boot  # every lean box boots once: started for its rollout or warmed by the pool
 
-    async def counted_start(box: LeanDockerRuntime) -> None:
+    async def counted_boot(box: LeanDockerRuntime) -> None:
         started.append(box)
-        await start(box)
+        await boot(box)
 
-    LeanDockerRuntime.start = counted_start  # type: ignore[method-assign]  # counts the path taken, test-only
+    LeanDockerRuntime.boot = counted_boot  # type: ignore[method-assign]  # counts the path taken, test-only
     try:
         async with env.serving():
-            rollouts = list(await asyncio.gather(*(one(p, t) for p in policies for t in chosen)))
+            # Planned as vf-eval plans them (`Env.slots`): a pool learns its demand from the plan.
+            planned = [(p, slot) for p in policies for t in chosen for slot in env.slots(t, 1)]
+            rollouts = list(await asyncio.gather(*(one(p, slot) for p, slot in planned)))
     finally:
-        LeanDockerRuntime.start = start  # type: ignore[method-assign]
-    return Sweep(rollouts, len(started))
+        LeanDockerRuntime.boot = boot  # type: ignore[method-assign]
+    return Sweep(rollouts, len(started), len(pooled))

@@ -5,7 +5,8 @@ own `bash` harness on verifiers' own docker runtime, `[env] docker = "stock"`).
 Same task, same seed, same scripted model server: the whole message graph must match (every tool
 call with its id and arguments, every tool result as the model saw it, the final reply), and so
 must the rewards, metrics, stop condition, errors, info and the rewrite audits (less their ids,
-clocks and the harness name). CI runs every policy on one dev task per environment;
+clocks and the harness name). The lean path runs twice: each box booted for its rollout, and each
+claimed from a warm pool (`[env] pool = 2`). CI runs every policy on one dev task per environment;
 `ARENA_LEAN_FIDELITY_TASKS=5` widens the sweep.
 """
 
@@ -17,7 +18,7 @@ import pytest
 
 from arena.policies import PolicyResolver
 from arena.server import start_in_thread
-from arena_testkit.lean_fidelity import LEAN, REFERENCE, Rollout, run_policies
+from arena_testkit.lean_fidelity import LEAN, POOLED, REFERENCE, Rollout, run_policies
 
 pytestmark = pytest.mark.docker
 
@@ -45,13 +46,17 @@ def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_an
     with start_in_thread() as server:
         reference = run_policies(env_id, REFERENCE, policies, server.url, tasks=TASKS)
         lean = run_policies(env_id, LEAN, policies, server.url, tasks=TASKS)
+        pooled = run_policies(env_id, POOLED, policies, server.url, tasks=TASKS)
 
-    # Each side really took its path: a lean box per lean rollout, none for the reference.
-    assert (reference.lean_boxes, lean.lean_boxes) == (0, len(policies) * TASKS)
+    # Each side really took its path: a lean box per lean rollout, none for the reference, and on the
+    # pooled path boxes claimed warm (a claim that finds none ready boots its own, so not every one).
+    assert (reference.lean_boxes, lean.lean_boxes, lean.pooled) == (0, len(policies) * TASKS, 0)
+    assert pooled.lean_boxes == len(policies) * TASKS and pooled.pooled > 0
     ref_rollouts, lean_rollouts = reference.rollouts, lean.rollouts
     assert [(r.policy, r.task) for r in lean_rollouts] == [(r.policy, r.task) for r in ref_rollouts]
     assert all(r.ok and not r.errors for r in ref_rollouts), [(r.policy, r.errors) for r in ref_rollouts if r.errors]
-    problems = {f"{r.policy} on {r.task}": _differences(r, l) for r, l in zip(ref_rollouts, lean_rollouts)}
+    problems = {f"{side} {r.policy} on {r.task}": _differences(r, l)
+                for side, sweep in (("lean", lean), ("pooled", pooled)) for r, l in zip(ref_rollouts, sweep.rollouts)}
     assert not {k: v for k, v in problems.items() if v}
     # The comparison is not vacuous: the sweep ran real tools, scored apart, and audited cheaters.
     assert sum(len(r.tool_calls()) for r in lean_rollouts) > len(policies) * TASKS
