@@ -3,11 +3,11 @@ a lean box (Arena's engine client, read-only root, its stdlib ACP runner) as on 
 runtime (`[env] docker = "stock"`).
 
 Same task, same scripted model server, same harness: the whole message graph must match once the
-values verifiers draws afresh for every rollout are named alike on both sides (the harness's home
-under /tmp or the workdir, ids the model server derives from a request that names that home, a tool's
-measured wall time): two rollouts down the same path differ in exactly those. Rewards, metrics, stop,
-errors, info and the rewrite audits (less their ids, clocks and the harness name) must match as they
-are. CI runs three policies (the oracle, a cheater, the staller) on one dev task of each environment;
+values drawn afresh for every rollout are named alike on both sides (the harness's home under /tmp
+or the workdir, ids the model server derives from a request that names that home, a tool's measured
+wall time, codex's random id for a command's output): two rollouts down the same path differ in
+exactly those. Rewards, metrics, stop, errors, info and the rewrite audits (less their ids, clocks and
+the harness name) must match as they are. CI runs three policies (the oracle, a cheater, the staller) on one dev task of each environment;
 `ARENA_NODE_FIDELITY_POLICIES=all` runs every policy.
 """
 
@@ -33,9 +33,11 @@ FIELDS = ("parents", "rewards", "metrics", "stop", "ok", "errors", "info", "audi
 PER_ROLLOUT = [
     (re.compile(r"(vf-codex-home-|\.vf-claude/)[0-9a-f]{32}"), r"\1<rollout>"),
     (re.compile(r"Wall time: \d+(?:\.\d+)? seconds"), "Wall time: <s> seconds"),
+    (re.compile(r"Chunk ID: [0-9a-f]{6}\b"), "Chunk ID: <id>"),
 ]
-"""Values verifiers draws per rollout on either path: the harness's home dir (claude_code's config dir,
-codex's CODEX_HOME) and codex's measured tool wall time."""
+"""Values drawn afresh per rollout on either path: the harness's home dir (verifiers' claude_code config
+dir and codex CODEX_HOME), and codex's measured tool wall time and the random id it gives a command's
+output."""
 IDS = re.compile(r"\b(toolu|call|fc|msg)_[0-9a-f]{24}\b")
 """Ids the scripted model server derives from the request (which names the harness's home)."""
 
@@ -60,9 +62,9 @@ def _differences(ref: Rollout, lean: Rollout) -> list[str]:
 
 
 def test_the_canonical_form_names_only_per_rollout_values_alike():
-    one = [{"role": "system", "content": "memory at .vf-claude/" + "a" * 32 + "/x; Wall time: 0.0137 seconds"},
+    one = [{"role": "system", "content": "memory at .vf-claude/" + "a" * 32 + "/x; Chunk ID: 6bd27a\nWall time: 0.0137 seconds"},
            {"id": "toolu_" + "1" * 24, "tool_call_id": "toolu_" + "1" * 24}, {"id": "toolu_" + "2" * 24}]
-    two = [{"role": "system", "content": "memory at .vf-claude/" + "b" * 32 + "/x; Wall time: 2 seconds"},
+    two = [{"role": "system", "content": "memory at .vf-claude/" + "b" * 32 + "/x; Chunk ID: 635bb8\nWall time: 2 seconds"},
            {"id": "toolu_" + "3" * 24, "tool_call_id": "toolu_" + "3" * 24}, {"id": "toolu_" + "4" * 24}]
     assert _canonical(one) == _canonical(two)
     # A different call graph (one id where there were two) or other text stays different.
