@@ -7,8 +7,8 @@ values drawn afresh for every rollout are named alike on both sides (the harness
 or the workdir, ids the model server derives from a request that names that home, a tool's measured
 wall time, codex's random id for a command's output): two rollouts down the same path differ in
 exactly those. Rewards, metrics, stop, errors, info and the rewrite audits (less their ids, clocks and
-the harness name) must match as they are. CI runs three policies (the oracle, a cheater, the staller) on one dev task of each environment;
-`ARENA_NODE_FIDELITY_POLICIES=all` runs every policy.
+the harness name) must match as they are. CI runs three policies (the oracle, a cheater, the staller)
+on one dev task of each environment; `ARENA_NODE_FIDELITY_POLICIES=all` runs every policy.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ import pytest
 
 from arena.policies import PolicyResolver
 from arena.server import start_in_thread
-from arena_testkit.lean_fidelity import RolloutPath, Rollout, run_policies
+from arena_testkit.lean_fidelity import RolloutPath, differences, run_policies
 
 pytestmark = pytest.mark.docker
 
 POLICIES = {"fault-localisation": ["oracle", "cheater_read_store", "staller"],
             "schema-migration": ["oracle", "cheater_read_heldout", "staller"]}
-FIELDS = ("parents", "rewards", "metrics", "stop", "ok", "errors", "info", "audits", "request_rewrites")
 
 PER_ROLLOUT = [
     (re.compile(r"(vf-codex-home-|\.vf-claude/)[0-9a-f]{32}"), r"\1<rollout>"),
@@ -49,16 +48,6 @@ def _canonical(messages: list[dict[str, Any]]) -> list[Any]:
     seen: dict[str, str] = {}
     text = IDS.sub(lambda m: seen.setdefault(m.group(0), f"{m.group(1)}_<{len(seen)}>"), text)
     return json.loads(text)  # type: ignore[no-any-return]
-
-
-def _differences(ref: Rollout, lean: Rollout) -> list[str]:
-    out = [f"{name}: ref={str(getattr(ref, name))[:300]} lean={str(getattr(lean, name))[:300]}"
-           for name in FIELDS if getattr(ref, name) != getattr(lean, name)]
-    want, got = _canonical(ref.messages), _canonical(lean.messages)
-    if want != got:
-        index = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-        out.append(f"messages differ from #{index}: ref={str(want[index:index + 1])[:600]} lean={str(got[index:index + 1])[:600]}")
-    return out
 
 
 def test_the_canonical_form_names_only_per_rollout_values_alike():
@@ -83,7 +72,7 @@ def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(h
 
     assert (reference.lean_boxes, lean.lean_boxes) == (0, len(policies))  # each side took its path
     assert all(r.ok and not r.errors for r in reference.rollouts), [(r.policy, r.errors) for r in reference.rollouts]
-    problems = {r.policy: _differences(r, l) for r, l in zip(reference.rollouts, lean.rollouts)}
+    problems = {r.policy: differences(r, l, _canonical) for r, l in zip(reference.rollouts, lean.rollouts)}
     assert not {k: v for k, v in problems.items() if v}
     # Not vacuous: real tool calls, and the oracle scores apart from the staller.
     assert sum(len(r.tool_calls()) for r in lean.rollouts) > len(policies)

@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Literal
 
 import verifiers.v1 as vf
@@ -62,6 +63,8 @@ class Rollout:
     info: dict[str, Any]
     audits: list[dict[str, Any]]
     request_rewrites: list[Any]
+    pooled: bool = False
+    """Its box was claimed warm from the pool (how the box was had, not what the rollout did: never compared)."""
 
     @property
     def reward(self) -> float:
@@ -76,7 +79,7 @@ class Rollout:
 
 def reduce(policy: str, trace: dict[str, Any], episode_errors: list[dict[str, Any]]) -> Rollout:
     info = dict(trace.get("info") or {})
-    info.pop(POOL_INFO, None)  # how the box was had (claimed warm or booted), not what the rollout did
+    claim = info.pop(POOL_INFO, None) or {}
     audits = [{k: v for k, v in record.items() if k not in AUDIT_VOLATILE} for record in info.pop("arena_rewrites", [])]
     data = (trace.get("task") or {}).get("data") or {}
     return Rollout(
@@ -92,7 +95,24 @@ def reduce(policy: str, trace: dict[str, Any], episode_errors: list[dict[str, An
         info=info,
         audits=audits,
         request_rewrites=list(trace.get("request_rewrites") or []),
+        pooled=bool(claim.get("pooled")),
     )
+
+
+FIELDS = ("messages", "parents", "rewards", "metrics", "stop", "ok", "errors", "info", "audits", "request_rewrites")
+"""What fidelity compares of two rollouts."""
+
+
+def differences(ref: Rollout, other: Rollout,
+                canonical: Callable[[list[dict[str, Any]]], list[Any]] = lambda messages: messages) -> list[str]:
+    """Where `other` differs from `ref`, one line per field; messages are compared in `canonical` form."""
+    out = [f"{name}: ref={str(getattr(ref, name))[:300]} other={str(getattr(other, name))[:300]}"
+           for name in FIELDS if name != "messages" and getattr(ref, name) != getattr(other, name)]
+    want, got = canonical(ref.messages), canonical(other.messages)
+    if want != got:
+        index = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+        out.append(f"messages differ from #{index}: ref={str(want[index:index + 1])[:600]} other={str(got[index:index + 1])[:600]}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -100,8 +120,11 @@ class Sweep:
     rollouts: list[Rollout]
     lean_boxes: int
     """Lean boxes booted during the sweep: one per rollout on the lean path, none on the stock one."""
-    pooled: int
-    """Rollouts whose box was claimed warm from the pool."""
+
+    @property
+    def pooled(self) -> int:
+        """Rollouts whose box was claimed warm from the pool."""
+        return sum(r.pooled for r in self.rollouts)
 
 
 def run_policies(env_id: str, path: RolloutPath, policies: list[str], server_url: str, tasks: int = 1,
@@ -126,22 +149,18 @@ async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: 
     client = vf.EvalClientConfig.model_validate(config["client"])
     semaphore = asyncio.Semaphore(concurrency)
 
-    pooled: list[str] = []
-
     async def one(policy: str, slot: RunSlot) -> Rollout:
         ctx = ModelContext(model=model_name(env_id, policy), client=client)
         episode = await env.run_slot(slot, ctx, semaphore)
         dumped = json.loads(episode.model_dump_json())
         traces = dumped.get("traces") or [{}]
-        if ((traces[0].get("info") or {}).get(POOL_INFO) or {}).get("pooled"):
-            pooled.append(policy)
         return reduce(policy, traces[0], dumped.get("errors") or [])
 
-    started: list[LeanDockerRuntime] = []
+    booted: list[LeanDockerRuntime] = []
     boot = LeanDockerRuntime.boot  # every lean box boots once: started for its rollout or warmed by the pool
 
     async def counted_boot(box: LeanDockerRuntime) -> None:
-        started.append(box)
+        booted.append(box)
         await boot(box)
 
     LeanDockerRuntime.boot = counted_boot  # type: ignore[method-assign]  # counts the path taken, test-only
@@ -152,4 +171,4 @@ async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: 
             rollouts = list(await asyncio.gather(*(one(p, slot) for p, slot in planned)))
     finally:
         LeanDockerRuntime.boot = boot  # type: ignore[method-assign]
-    return Sweep(rollouts, len(started), len(pooled))
+    return Sweep(rollouts, len(booted))

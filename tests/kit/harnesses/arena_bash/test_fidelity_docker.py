@@ -18,26 +18,11 @@ import pytest
 
 from arena.policies import PolicyResolver
 from arena.server import start_in_thread
-from arena_testkit.lean_fidelity import LEAN, POOLED, REFERENCE, Rollout, run_policies
+from arena_testkit.lean_fidelity import LEAN, POOLED, REFERENCE, differences, run_policies
 
 pytestmark = pytest.mark.docker
 
 TASKS = int(os.environ.get("ARENA_LEAN_FIDELITY_TASKS", "1"))
-FIELDS = ("messages", "parents", "rewards", "metrics", "stop", "ok", "errors", "info", "audits", "request_rewrites")
-
-
-def _differences(ref: Rollout, lean: Rollout) -> list[str]:
-    out = []
-    for name in FIELDS:
-        want, got = getattr(ref, name), getattr(lean, name)
-        if want == got:
-            continue
-        if name == "messages":
-            index = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-            out.append(f"messages differ from #{index}: ref={str(want[index:index + 1])[:400]} lean={str(got[index:index + 1])[:400]}")
-        else:
-            out.append(f"{name}: ref={str(want)[:300]} lean={str(got)[:300]}")
-    return out
 
 
 @pytest.mark.parametrize("env_id", ["fault-localisation", "schema-migration"])
@@ -55,7 +40,7 @@ def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_an
     ref_rollouts, lean_rollouts = reference.rollouts, lean.rollouts
     assert [(r.policy, r.task) for r in lean_rollouts] == [(r.policy, r.task) for r in ref_rollouts]
     assert all(r.ok and not r.errors for r in ref_rollouts), [(r.policy, r.errors) for r in ref_rollouts if r.errors]
-    problems = {f"{side} {r.policy} on {r.task}": _differences(r, l)
+    problems = {f"{side} {r.policy} on {r.task}": differences(r, l)
                 for side, sweep in (("lean", lean), ("pooled", pooled)) for r, l in zip(ref_rollouts, sweep.rollouts)}
     assert not {k: v for k, v in problems.items() if v}
     # The comparison is not vacuous: the sweep ran real tools, scored apart, and audited cheaters.
