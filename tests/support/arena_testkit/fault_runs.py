@@ -27,16 +27,20 @@ boxes that `LeanEnv` starts and lends to the rollout (which verifiers' per-agent
 
 class CountingPolicy:
     """A scripted policy that sleeps a few seconds, writes the task's file and answers; it counts
-    the model calls it serves (the server runs every policy on one event loop thread)."""
+    the model calls it serves and the episodes it opened (served a first call, so that rollout is
+    now in its sleep and calls again `sleep_s` later). The server runs every policy on one event
+    loop thread."""
 
     def __init__(self, sleep_s: float = 3.0) -> None:
         self._script = ScriptedPolicy([RunShell(f"sleep {sleep_s}"), RunShell("echo arena-fault-ok > done.txt"), Answer("DONE")])
         self._lock = threading.Lock()
         self.calls = 0
+        self.opened = 0
 
     def __call__(self, obs: Observation) -> Action:
         with self._lock:
             self.calls += 1
+            self.opened += not obs.steps
         return self._script(obs)
 
 
@@ -50,12 +54,12 @@ def fault_request(
     )
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 180.0) -> None:
+def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 180.0, poll_s: float = 0.2) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
-        time.sleep(0.2)
+        time.sleep(poll_s)
 
 
 def finished_lines(run_dir: Path) -> int:
