@@ -45,7 +45,7 @@ def test_an_eval_survives_a_docker_daemon_restart(images, tmp_path, path):
         request = fault_request(run, tmp_path, server.url, images["harness"], tasks=TASKS, path=path)
 
         def restart_mid_eval() -> None:
-            wait_for(lambda: policy.calls >= 3, "rollouts to be running in their boxes")
+            wait_for(lambda: policy.opened >= 2, "a second rollout to be in its box's sleep", poll_s=0.02)
             fault["finished_before"] = finished_lines(request.run_dir)
             fault["killed"] = _kill_dockerd()
             time.sleep(DOWN_S)
