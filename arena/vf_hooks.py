@@ -24,6 +24,10 @@ way: in a box the engine reports running it becomes "in the running box: ...", w
 OOM kill in the box's memory cgroup, or a runner killed by a signal in a box that still runs, is the
 agent's doing (`arena_kit.box_faults`: `BoxOomError`, `AgentKilledBoxError`), scored 0 and never retried.
 
+**One listing client.** verifiers' interception server opens a new HTTP client (a new TLS context)
+for every `/v1/models` a harness asks; it relays them through one per server instead
+(`arena_kit.verifiers_seam.interception`).
+
 **Fail closed.** On another verifiers version no hook is installed (with a warning): the code they
 wrap may have moved. Without engine-side liveness, the retry rules a box could forge
 (`arena.retries.LIVENESS_FAULTS`) are dropped from the eval's config before vf-eval reads it, and
@@ -41,7 +45,7 @@ from arena_kit.verifiers_seam import VERIFIERS_VERSION, pinned
 from arena.vf_startup import fast_server_polls, hand_over_tool_server, lighten_imports, prewarm
 
 __all__ = ["DEFAULT_STARTS", "FAIL_CLOSED_SUFFIX", "LIVE_HARNESSES", "fail_closed", "install", "install_agent_faults",
-           "install_host_liveness", "main"]
+           "install_host_liveness", "install_models_client", "main"]
 
 LIVE_HARNESSES = frozenset({"claude_code", "codex", "arena-codex"})
 """Harnesses verifiers starts as a live process in the box (the ones the deadline can hit)."""
@@ -110,6 +114,20 @@ def install_agent_faults() -> bool:
     return True
 
 
+def install_models_client() -> bool:
+    """Relay `/v1/models` through one client per interception server (False: not installed; verifiers
+    then opens one per request, as it does by default)."""
+    if not _hookable():
+        return False
+    from arena_kit.verifiers_seam.interception import share_models_client
+
+    if not share_models_client():
+        logger.warning("verifiers' InterceptionServer.handle_models is not the code arena_kit.verifiers_seam.interception "
+                       "replaces: each /v1/models opens its own client")
+        return False
+    return True
+
+
 def fail_closed(args: list[str], reason: str) -> list[str]:
     """vf-eval `args` whose config (`@ <path>`) has no retry rule a box could forge
     (`arena.retries.without_liveness`): the config is rewritten beside the original, and the note
@@ -151,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     if not install_host_liveness():
         vf_args = fail_closed(vf_args, "engine-side liveness is not installed on this verifiers")
     install_agent_faults()
+    install_models_client()
     fast_server_polls()
     hand_over_tool_server(warm)
     from verifiers.v1.cli.eval.main import main as vf_eval
