@@ -78,7 +78,9 @@ async def _listings(count: int) -> tuple[list[tuple[int, Any]], list[httpx.Async
 @pytest.fixture
 def handler_as_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARENA_TEST_KEY", "arena-test-key")
-    monkeypatch.setattr(InterceptionServer, "handle_models", InterceptionServer.handle_models)  # undone after the test
+    # verifiers' own handler, even where an earlier test in this process installed the seam; undone after the test
+    handler = InterceptionServer.handle_models
+    monkeypatch.setattr(InterceptionServer, "handle_models", getattr(handler, "__wrapped__", handler))
 
 
 def test_verifiers_opens_a_client_per_listing_where_the_seam_keeps_one_per_server(handler_as_read: None) -> None:
