@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena_kit.envs.lean import LeanEnv
+from arena_kit.envs.lean import LeanEnv, LeanEnvConfig
 
 
-class BenchEnv(LeanEnv):  # type: ignore[misc]  # verifiers ships no types
+class BenchEnv(LeanEnv):
     def __init__(self, config: Any) -> None:
         super().__init__(config)
         chosen = getattr(self.taskset.config, "docker", None)
         if chosen is not None:
-            self.config = self.config.model_copy(update={"docker": chosen})
+            self.config: LeanEnvConfig = self.config.model_copy(update={"docker": chosen})

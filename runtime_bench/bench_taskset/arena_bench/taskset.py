@@ -8,6 +8,7 @@ is the placement the benchmark compares.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Literal
 
 import verifiers.v1 as vf
@@ -70,6 +71,6 @@ class BenchTaskset(vf.Taskset[BenchTask, BenchTasksetConfig]):
     def toolsets(cls, config: BenchTasksetConfig) -> list[vf.Toolset]:
         return [BenchToolset(vf.ToolsetConfig())] if config.task.toolset == "shared" else []
 
-    def load(self):
+    def load(self) -> Iterator[BenchTask]:
         for i in range(self.config.num_tasks):
             yield BenchTask(BenchData(prompt=PROMPT, name=f"bench#{i}", **LIMITS), self.config.task)
