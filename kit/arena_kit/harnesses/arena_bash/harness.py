@@ -39,9 +39,12 @@ INTERPRETER = ("python3", "-I")
 
 
 def runner_path(runtime: Runtime) -> str:
-    """Where the runner goes: verifiers' script directory (per user), named by content hash,
-    so the box's `/tmp` looks as it does under the reference harness."""
-    directory = runtime.scripts_dir if runtime.user is None else f"{runtime.scripts_dir}-{runtime.user}"
+    """Where the runner goes, named by content hash: verifiers' script directory for a root agent;
+    for an agent user, root's own directory beside it (`<scripts dir>-arena`, where the ACP runner
+    goes too), since root writes the runner and the directory it makes is root's: in the agent's
+    `<scripts dir>-<user>` it would leave that directory root-owned, closed to what the agent's
+    harness writes there."""
+    directory = runtime.scripts_dir if runtime.user is None else f"{runtime.scripts_dir}-arena"
     return f"{directory}/arena-lean-{hashlib.sha256(RUNNER_SOURCE).hexdigest()[:16]}.py"
 
 

@@ -91,9 +91,11 @@ def test_search_without_a_key_is_refused_with_a_worded_error(monkeypatch: pytest
         _launch(harness, TASK, None)
 
 
-def test_the_runner_sits_beside_verifiers_scripts_per_user() -> None:
+def test_the_runner_sits_in_root_s_script_directories_never_in_the_agent_s() -> None:
+    """Root writes the runner (making its directory): in the agent's `/tmp/vf-scripts-agent` that
+    directory would be root's, and closed to the agent's own harness files."""
     assert runner_path(RecordingRuntime()).startswith("/tmp/vf-scripts/arena-lean-")  # type: ignore[arg-type]
-    assert runner_path(RecordingRuntime(user="agent")).startswith("/tmp/vf-scripts-agent/arena-lean-")  # type: ignore[arg-type]
+    assert runner_path(RecordingRuntime(user="agent")).startswith("/tmp/vf-scripts-arena/arena-lean-")  # type: ignore[arg-type]
 
 
 def test_setup_installs_nothing() -> None:
