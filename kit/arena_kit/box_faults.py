@@ -30,9 +30,9 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifiers.v1.errors import SandboxError
+from verifiers.v1.errors import SandboxError, stop_condition
 
-__all__ = ["AGENT_FAULTS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "agent_fault",
+__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "agent_fault",
            "host_oom_kills", "killed_by"]
 
 
@@ -45,6 +45,8 @@ class AgentKilledBoxError(SandboxError):  # type: ignore[misc]  # verifiers ship
 
 
 AGENT_FAULTS: tuple[type[SandboxError], ...] = (BoxOomError, AgentKilledBoxError)
+AGENT_FAULT_STOPS = frozenset(stop_condition(fault("")) for fault in AGENT_FAULTS)
+"""The stop conditions verifiers writes for them (`boxoom_error`, `agentkilledbox_error`)."""
 KILL_SIGNALS = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGKILL, signal.SIGTERM})
 """Signals another process sends to stop one; a crash (SIGSEGV, SIGABRT, SIGBUS...) stays the harness's."""
 CGROUP_ROOT = Path("/sys/fs/cgroup")

@@ -12,6 +12,9 @@ With `[env] pool` set, boxes come from a warm pool (`arena_kit.runtimes.lean_doc
 eval starts up and refilled as rollouts claim them, so a box's create and start leave the rollout's
 critical path, and its removal runs in the background once the rollout is scored. The pool learns each
 spec's demand from the eval's plan (`slots`), so it boots no box no rollout will claim.
+
+`--resume` keeps what `complete` accepts: a finished episode, and one the agent ended by breaking its own
+box (`arena_kit.box_faults`), its outcome like any other, which a resume must not run again.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pydantic import Field, model_validator
 from verifiers.v1.env import RunSlot
 from verifiers.v1.runtimes import register
 
+from arena_kit.box_faults import AGENT_FAULT_STOPS
 from arena_kit.isolation import ISOLATION
 from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
@@ -99,6 +103,15 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         finally:
             self.pool = None
             await pool.close()
+
+    def complete(self, episode: vf.Episode) -> bool:
+        """What `--resume` keeps: verifiers' verdict (`episode.ok`), and an episode whose every failed
+        trace ended in an agent fault (`AGENT_FAULT_STOPS`): scored 0 and never retried, it is the
+        agent's result, and a resume that ran it again would hand the agent a second try."""
+        if episode.ok:
+            return True
+        traces = list(episode.traces)
+        return bool(traces) and all(trace.ok or trace.stop_condition in AGENT_FAULT_STOPS for trace in traces)
 
     def slots(self, task: vf.Task, n: int = 1) -> list[RunSlot]:
         """verifiers' plan of `n` episodes of `task`, told to the pool (its demand for the task's box spec)."""
