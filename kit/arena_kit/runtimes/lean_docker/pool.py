@@ -193,11 +193,13 @@ class BoxPool:
                 waiter = slot.waiters.popleft()
                 if not waiter.done():
                     waiter.set_result(None)
-        while self._tasks:
-            await run_shielded(asyncio.gather(*list(self._tasks), return_exceptions=True))
+        while True:
             for slot in self._slots.values():
                 while slot.ready:
                     self._remove(slot.ready.popleft())
+            if not self._tasks:
+                return
+            await run_shielded(asyncio.gather(*list(self._tasks), return_exceptions=True))
 
     # --- machinery ---------------------------------------------------------------------------
 

@@ -295,6 +295,25 @@ def test_close_removes_warm_boxes_and_those_still_booting_and_refuses_later_clai
     run(body)
 
 
+def test_close_of_an_idle_pool_removes_the_warm_boxes_no_rollout_claimed(engine):
+    """A warm pool boots `size` boxes before the plan says fewer rollouts come: with nothing booting or
+    removing at its close, those boxes were left running (a leak the bench's reap found)."""
+
+    async def body() -> None:
+        pool = BoxPool(size=3)
+        pool.warm(SPEC)
+        pool.plan(SPEC, 1)
+        await settle(pool)
+        claim = await pool.claim(SPEC)
+        pool.release(claim.box)
+        await settle(pool)
+        assert pool.ready(SPEC) == 2 and pool._tasks == set()
+        await pool.close()
+        assert engine.left == [] and len(engine.removed) == 3
+
+    run(body)
+
+
 def test_an_idle_full_pool_has_no_task_running(engine):
     async def body() -> None:
         pool = BoxPool(size=3)
