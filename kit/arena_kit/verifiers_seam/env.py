@@ -1,4 +1,4 @@
-"""What `LeanEnv` needs of verifiers' env internals: the runtime config a rollout would resolve, warnings shared."""
+"""What `LeanEnv` needs of verifiers' env internals: the runtime config a rollout would resolve, warnings shared, the seat's harness."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from verifiers.v1.utils.compile import resolve_runtime_config
 
-__all__ = ["planned_runtime_config", "resolved_runtime_config"]
+__all__ = ["planned_runtime_config", "resolved_runtime_config", "seat_harness_id"]
 
 
 def _warned(env: Any) -> Any:
@@ -38,3 +38,10 @@ def resolved_runtime_config(env: Any, agent: Any, task: Any) -> Any:
         SeamError: the env keeps no `_warned_resources` (verifiers changed `Env`).
     """
     return resolve_runtime_config(agent.runtime_config, task, _warned(env))
+
+
+def seat_harness_id(env: Any) -> str | None:
+    """The harness id the env's `agent` seat runs (its pin, else the taskset's default: verifiers'
+    `Env._agent_harness`); None when this verifiers keeps neither where the seam reads them."""
+    harness = getattr(env.config.agent, "harness", None) or getattr(env, "_default_harness", None)
+    return getattr(harness, "id", None)

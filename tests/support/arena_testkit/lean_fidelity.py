@@ -65,6 +65,8 @@ class Rollout:
     request_rewrites: list[Any]
     pooled: bool = False
     """Its box was claimed warm from the pool (how the box was had, not what the rollout did: never compared)."""
+    prestarted: bool = False
+    """Its harness ran the runner its pooled box prestarted, not an exec (never compared either)."""
 
     @property
     def reward(self) -> float:
@@ -96,6 +98,7 @@ def reduce(policy: str, trace: dict[str, Any], episode_errors: list[dict[str, An
         audits=audits,
         request_rewrites=list(trace.get("request_rewrites") or []),
         pooled=bool(claim.get("pooled")),
+        prestarted=bool(claim.get("prestarted")),
     )
 
 
@@ -125,6 +128,11 @@ class Sweep:
     def pooled(self) -> int:
         """Rollouts whose box was claimed warm from the pool."""
         return sum(r.pooled for r in self.rollouts)
+
+    @property
+    def prestarted(self) -> int:
+        """Rollouts whose harness ran the runner its pooled box prestarted."""
+        return sum(r.prestarted for r in self.rollouts)
 
 
 def run_policies(env_id: str, path: RolloutPath, policies: list[str], server_url: str, tasks: int = 1,

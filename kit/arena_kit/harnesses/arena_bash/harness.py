@@ -78,11 +78,15 @@ class LeanBashHarness(BashHarness):  # type: ignore[misc]  # verifiers ships no 
         path = runner_path(runtime)
         argv = [*INTERPRETER, path, *args]
         if isinstance(runtime, LeanDockerRuntime):
+            home = {"HOME": runtime.home} if runtime.user is not None and runtime.home else {}
+            # A pooled box may hold this very runner already loaded (as this user): then no exec.
+            prestarted = await runtime.run_prestarted(RUNNER_SOURCE, path, args, {**env, **home})
+            if prestarted is not None:
+                return prestarted
             if runtime.user is None:
                 return await runtime.run_program_with_file(path, RUNNER_SOURCE, argv, env)
             # The runner is the harness's file, not the agent's: root writes it (its directory too) and
             # hands the exec to the agent in the same exec, so the agent can read but never rewrite it.
-            home = {"HOME": runtime.home} if runtime.home else {}
             drop = ["setpriv", f"--reuid={runtime.user}", f"--regid={runtime.user}", "--init-groups", "--"]
             return await runtime.with_user(None).run_program_with_file(path, RUNNER_SOURCE, [*drop, *argv], {**env, **home})
         await runtime.write(path, RUNNER_SOURCE)

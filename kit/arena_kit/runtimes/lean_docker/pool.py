@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import time
@@ -46,6 +47,9 @@ POOL_LABEL = "arena.pool"
 MANAGED_LABEL = ("arena.managed", "true")
 """Arena images carry it; a pooled box also sets it, so the reaper finds one from any image."""
 REMOVALS = 4
+PRESTART_NAME = "<arena prestarted program>"
+"""The file name a prestarted program is compiled under (its tracebacks' name; `sys.argv[0]` is the path
+its harness gives at the run)."""
 """Box removals at once (released boxes, discards, the pool's leftovers at close)."""
 
 
@@ -58,12 +62,15 @@ class BoxSpec:
     writable: Mapping[str, str] | None = None
     workdir_owner: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    prestart: bytes | None = None
+    """A program to start in each pooled box once booted, loaded for the rollout's harness
+    (`LeanDockerRuntime.prestart`, as `workdir_owner`); None: none."""
 
     @property
     def key(self) -> str:
         return json.dumps(
             [self.config.model_dump(mode="json"), self.pids_limit, sorted((self.writable or {}).items()) if self.writable is not None else None,
-             self.workdir_owner, sorted(self.env.items())],
+             self.workdir_owner, sorted(self.env.items()), hashlib.sha256(self.prestart).hexdigest() if self.prestart else None],
             sort_keys=True,
         )
 
@@ -100,6 +107,8 @@ class _Slot:
     waiters: deque[asyncio.Future[LeanDockerRuntime | None]] = field(default_factory=deque)
     planned: int | None = None
     """Rollouts planned for this spec (None: not told; then only `size` bounds the pool)."""
+    warm_most: int | None = None
+    """Until a plan: at most this many boxes (`warm`)."""
     claimed: int = 0
 
 
@@ -126,9 +135,12 @@ class BoxPool:
         slot.planned = (slot.planned or 0) + rollouts
         self._refill(slot)
 
-    def warm(self, spec: BoxSpec) -> None:
-        """Boot boxes for `spec` before any rollout is planned (a fixed `size` only: a learnt size is 0 until claims)."""
-        self._refill(self._slot(spec))
+    def warm(self, spec: BoxSpec, most: int | None = None) -> None:
+        """Boot boxes for `spec` before any rollout is planned: `size` of them, or `most` if fewer (boxes
+        booted beyond the plan that follows are removed unused at `close`). A learnt size is 0 until claims."""
+        slot = self._slot(spec)
+        slot.warm_most = most
+        self._refill(slot)
 
     def ready(self, spec: BoxSpec) -> int:
         """Boxes of `spec` booted and waiting."""
@@ -210,6 +222,8 @@ class BoxPool:
         want = self.size if self.size is not None else self.peak
         if slot.planned is not None:
             want = min(want, max(0, slot.planned - slot.claimed))
+        elif slot.warm_most is not None:
+            want = min(want, slot.warm_most)
         return want + len(slot.waiters)
 
     def _refill(self, slot: _Slot) -> None:
@@ -252,6 +266,8 @@ class BoxPool:
         register(box)  # the atexit backstop removes it if a signal cuts the pool's close short
         try:
             await box.boot()
+            if slot.spec.prestart is not None:
+                await self._prestart(box, slot.spec)
         except Exception as error:  # noqa: BLE001 - a failed warm boot is logged; the claim boots its own
             logger.warning("lean pool: a warm box failed to boot: %s", error)
             slot.booting -= 1
@@ -277,6 +293,17 @@ class BoxPool:
         else:
             slot.ready.append(box)
         self._refill(slot)  # a learnt size boots the next box now, ahead of the next claim
+
+    @staticmethod
+    async def _prestart(box: LeanDockerRuntime, spec: BoxSpec) -> None:
+        """Start the spec's program in the booted box; one that fails to load leaves the box as good as
+        one without (the rollout's harness runs its exec), and is logged."""
+        assert spec.prestart is not None
+        try:
+            await box.with_user(spec.workdir_owner).prestart(spec.prestart, PRESTART_NAME)
+        except Exception as error:  # noqa: BLE001 - the box itself is fine
+            logger.warning("lean pool: box %s: its program did not prestart (%s); its rollout runs it as an exec",
+                           box.info.id, error)
 
     def _remove(self, box: LeanDockerRuntime) -> None:
         async def remove() -> None:

@@ -159,7 +159,7 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
         except TimeoutError as error:
             raise StartMissedError(
                 f"live process start: no PID within {whole_s or deadline_s:g} s "
-                f"({self._stderr_text() or 'PID unavailable'})"
+                f"({self.stderr_text() or 'PID unavailable'})"
             ) from error
 
     async def abort(self) -> None:
@@ -206,7 +206,8 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
         if code != 0 and self._returncode is None:
             raise SandboxError(f"container process signal failed: kill -{signal} {self._pid.result()} exited {code}")
 
-    def _stderr_text(self) -> str:
+    def stderr_text(self) -> str:
+        """The last of what the process wrote to stderr (a bounded tail), stripped."""
         return self._stderr_tail.decode(errors="replace").strip()
 
     @staticmethod
@@ -264,7 +265,7 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
             fault = StartMissedError if code is None else SandboxError
             self._pid.set_exception(fault(
                 f"live process start: exited with code {self._returncode} before reporting its PID: "
-                f"{self._stderr_text() or 'no output'}"
+                f"{self.stderr_text() or 'no output'}"
             ))
         if not self._done.done():
             self._done.set_result(self._returncode)
@@ -306,9 +307,11 @@ async def start_box_process(
 
 async def open_engine_process(
     api: docker.APIClient, socket_path: str, container: str, argv: list[str], env: dict[str, str], user: str | None,
-    workdir: str | None,
+    workdir: str | None, *, wrap: bool = True,
 ) -> BoxProcess:
-    """`argv` as a live process in `container` over the Engine API (see the module docstring).
+    """`argv` as a live process in `container` over the Engine API (see the module docstring); `wrap`
+    False runs `argv` itself as the exec's process (no shell, no process group of its own), which
+    must then print its own PID as its first stdout line.
 
     Raises:
         StartMissedError, SandboxError: the PID did not arrive within `START_DEADLINE_S`.
@@ -318,7 +321,7 @@ async def open_engine_process(
 
     def create() -> str:
         created: dict[str, str] = api.exec_create(
-            container, wrapped(argv), stdin=True, stdout=True, stderr=True, environment=env, user=user or "", workdir=workdir,
+            container, wrapped(argv) if wrap else argv, stdin=True, stdout=True, stderr=True, environment=env, user=user or "", workdir=workdir,
         )
         return created["Id"]
 

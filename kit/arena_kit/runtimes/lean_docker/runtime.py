@@ -42,6 +42,7 @@ from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom
 from arena_kit.harnesses import acp_runner
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
+from arena_kit.runtimes.lean_docker import prestart
 from arena_kit.runtimes.lean_docker.process import open_engine_process
 from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
 from arena_kit.verifiers_seam.harness_install import baked_installs_in_read_only_boxes
@@ -90,6 +91,10 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._api: docker.APIClient | None = None
         self._stopped: bool = False
         self._listener: socket.socket | None = None
+        self._prestarted: list[prestart.Prestarted] = []
+        """A program started with the box, waiting for its one run (`prestart`; at most one)."""
+        self.ran_prestarted = False
+        """A harness ran its program in the process `prestart` loaded (`run_prestarted`), not in an exec."""
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -392,6 +397,54 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
 
     async def write(self, path: str, data: bytes) -> None:
         await self._run_after_write(path, data, "", [], {}, operation=f"write {path!r}")
+
+    async def prestart(self, source: bytes, name: str) -> None:
+        """Start `source` in the box as this view's user, loaded up to its entry point, for one later
+        `run_prestarted` (`arena_kit.runtimes.lean_docker.prestart`).
+
+        Raises:
+            SandboxError: the engine failed the start, or the program did not load (the box is unchanged
+                but for a failed process; the rollout's harness then runs its exec as before).
+        """
+        path = engine_socket()
+        if path is None or self._api is None or self._container is None:
+            raise SandboxError("prestart: the box is not started, or its engine is not reached over a unix socket")
+        try:
+            # No exec env of its own: the host starts with what every exec of this user starts from (the
+            # engine's defaults and the box's env); a run's exec env goes over it as an exec's would.
+            # Unwrapped: the host is the exec's process, so the engine's exit code is the program's
+            # (a kill signal reads as 128+N, as `arena_kit.box_faults` reads an exec's).
+            process = await open_engine_process(self._api, path, self._container, ["python3", "-I", "-c", prestart.HOST],
+                                                {}, self.user, self.config.workdir, wrap=False)
+        except ENGINE_ERRORS as error:
+            raise await self._engine_failure("prestart", error) from error
+        try:
+            await process.started()
+            loaded = await prestart.load(process, source, name, self.user)
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                await process.abort()
+            raise
+        self._prestarted.append(loaded)
+
+    async def run_prestarted(self, source: bytes, path: str, args: list[str], env: dict[str, str]) -> ProgramResult | None:
+        """The main program `source` run as `python3 -I path *args` with `env` would run, in the process
+        `prestart` loaded, classified as `run_program` classifies it; None (nothing run) when no program
+        waits, or it is another source, another user's, or already ended: then run the exec.
+
+        Raises:
+            What `run_program` raises for a failed program (`BoxLostError`, the agent's box faults).
+        """
+        if not self._prestarted:
+            return None
+        loaded = self._prestarted.pop()
+        if loaded.digest != prestart.digest(source) or loaded.user != self.user or await loaded.process.poll() is not None:
+            with contextlib.suppress(Exception):
+                await loaded.process.abort()
+            return None
+        self.ran_prestarted = True
+        result = await prestart.run(loaded, path, args, self._exec_env(self.process_env(env)), str(self.config.workdir))
+        return await self._main_program_result(result)
 
     async def run_program_with_file(self, path: str, data: bytes, argv: list[str], env: dict[str, str]) -> ProgramResult:
         """`write(path, data)` then `run_program(argv, env)` in one exec, one exec fewer per rollout

@@ -6,7 +6,7 @@ Same task, same seed, same scripted model server: the whole message graph must m
 call with its id and arguments, every tool result as the model saw it, the final reply), and so
 must the rewards, metrics, stop condition, errors, info and the rewrite audits (less their ids,
 clocks and the harness name). The lean path runs twice: each box booted for its rollout, and each
-claimed from a warm pool (`[env] pool = 2`). CI runs every policy on one dev task per environment;
+claimed from a warm pool (`[env] pool = 2`), whose boxes hold the runner prestarted. CI runs every policy on one dev task per environment;
 `ARENA_LEAN_FIDELITY_TASKS=5` widens the sweep.
 """
 
@@ -37,6 +37,8 @@ def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_an
     # pooled path boxes claimed warm (a claim that finds none ready boots its own, so not every one).
     assert (reference.lean_boxes, lean.lean_boxes, lean.pooled) == (0, len(policies) * TASKS, 0)
     assert pooled.lean_boxes == len(policies) * TASKS and pooled.pooled > 0
+    # A warm box holds the runner prestarted, and the rollout ran it there (no exec).
+    assert pooled.prestarted == pooled.pooled and lean.prestarted == 0
     ref_rollouts, lean_rollouts = reference.rollouts, lean.rollouts
     assert [(r.policy, r.task) for r in lean_rollouts] == [(r.policy, r.task) for r in ref_rollouts]
     assert all(r.ok and not r.errors for r in ref_rollouts), [(r.policy, r.errors) for r in ref_rollouts if r.errors]

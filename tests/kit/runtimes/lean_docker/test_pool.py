@@ -10,7 +10,7 @@ import pytest
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.docker import DockerConfig
 
-from arena_kit.envs.lean import LeanEnvConfig, pool_size
+from arena_kit.envs.lean import AUTO_HEADROOM, LeanEnvConfig, pool_size
 from arena_kit.records import CONCURRENCY_ENV
 from arena_kit.runtimes.lean_docker.pool import MANAGED_LABEL, POOL_LABEL, REMOVALS, BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
@@ -91,9 +91,9 @@ async def settle(pool: BoxPool) -> None:
         await asyncio.gather(*list(pool._tasks), return_exceptions=True)
 
 
-def test_pool_size_is_n_or_the_eval_concurrency_or_learnt():
+def test_pool_size_is_n_or_the_eval_concurrency_with_headroom_or_learnt():
     assert pool_size(3, {}) == 3
-    assert pool_size("auto", {CONCURRENCY_ENV: "8"}) == 8
+    assert pool_size("auto", {CONCURRENCY_ENV: "8"}) == 8 + AUTO_HEADROOM == 10
     assert pool_size("auto", {}) is None
     assert pool_size("auto", {CONCURRENCY_ENV: "zero"}) is None
     with pytest.raises(ValueError):
@@ -143,6 +143,25 @@ def test_warm_boots_a_fixed_size_ahead_of_any_plan_and_a_learnt_size_boots_nothi
         await learnt.close()
 
     run(body)
+
+
+def test_warm_boots_at_most_what_it_is_told_until_a_plan_sizes_the_pool(engine):
+    async def body() -> None:
+        pool = BoxPool(size=3)
+        pool.warm(SPEC, most=2)
+        await settle(pool)
+        assert pool.ready(SPEC) == 2
+        pool.plan(SPEC, 5)
+        await settle(pool)
+        assert pool.ready(SPEC) == 3
+        await pool.close()
+
+    run(body)
+
+
+def test_an_auto_pool_warms_to_the_eval_concurrency_and_holds_headroom_once_planned():
+    assert pool_size("auto", {CONCURRENCY_ENV: "4"}, headroom=0) == 4
+    assert pool_size(3, {}, headroom=0) == 3
 
 
 def test_a_claim_hands_out_a_warm_running_box_attached_labelled_and_refills_behind_it(engine):
