@@ -47,10 +47,10 @@ POOL_LABEL = "arena.pool"
 MANAGED_LABEL = ("arena.managed", "true")
 """Arena images carry it; a pooled box also sets it, so the reaper finds one from any image."""
 REMOVALS = 4
+"""Box removals at once (released boxes, discards, the pool's leftovers at close)."""
 PRESTART_NAME = "<arena prestarted program>"
 """The file name a prestarted program is compiled under (its tracebacks' name; `sys.argv[0]` is the path
 its harness gives at the run)."""
-"""Box removals at once (released boxes, discards, the pool's leftovers at close)."""
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,11 @@ would (the env over the box's own, `PWD` as that exec's `sh` exports it, stdin f
 harness as from that exec (`LeanDockerRuntime.run_prestarted`).
 
 A program is used once, by the rollout that claimed its box, as the user it was started as, and
-only if it is the very source the harness would run (compared by digest): anything else leaves it
-blocked and the harness runs its exec as before; the box's removal ends it. It costs no CPU while
-it waits.
+only if it is the very source the harness would run (compared by digest): anything else kills it and
+the harness runs its exec as before; the box's removal ends one never asked. It costs no CPU while it
+waits. Where it differs from the exec, by design: its tracebacks name `<arena prestarted program>`
+(no source lines), its argv travels on stdin (no 128 KiB limit per argument, and no secret in the
+box's `/proc/*/cmdline`), and its user's groups and `python3` are the ones the box had at boot.
 """
 
 from __future__ import annotations

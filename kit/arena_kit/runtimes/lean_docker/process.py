@@ -137,6 +137,8 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
         self._pid: asyncio.Future[int] = loop.create_future()
         self._done: asyncio.Future[int] = loop.create_future()
         self._returncode: int | None = None
+        self.engine_exit_code: int | None = None
+        """The exit code as the engine reported it (None: not reported; `wait` then gives `KILLED_EXIT`)."""
         self.stdout: AsyncIterator[bytes] = self._iterate(self._stdout)
         self.stderr: AsyncIterator[bytes] = self._iterate(self._stderr)
         self._pump = asyncio.create_task(self._read_frames(), name="arena-lean-process")
@@ -199,6 +201,13 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
     async def kill(self) -> None:
         await self._signal("KILL")
 
+    async def kill_orphan(self) -> None:
+        """SIGKILL the target after its stream was lost: the engine reported no exit code, so it may run on
+        (`kill` takes the stream's end for the process's). A failed signal is left to the box's removal."""
+        if self.engine_exit_code is None and self._pid.done() and self._pid.exception() is None:
+            with contextlib.suppress(Exception):
+                await self._signal_in_box(signal_argv("KILL", self._pid.result()))
+
     async def _signal(self, signal: str) -> None:
         if self._returncode is not None or not self._pid.done() or self._pid.exception() is not None:
             return
@@ -258,6 +267,7 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
                 self._finish(code)
 
     def _finish(self, code: int | None) -> None:
+        self.engine_exit_code = code
         self._returncode = KILLED_EXIT if code is None else code
         if not self._pid.done():
             # The engine's word decides: an exec it lost (no exit code) is infrastructure; a process

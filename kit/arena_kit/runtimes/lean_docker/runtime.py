@@ -443,7 +443,15 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                 await loaded.process.abort()
             return None
         self.ran_prestarted = True
-        result = await prestart.run(loaded, path, args, self._exec_env(self.process_env(env)), str(self.config.workdir))
+        try:
+            result = await prestart.run(loaded, path, args, self._exec_env(self.process_env(env)), str(self.config.workdir))
+        except CONNECTION_LOST as error:  # the run line did not reach a host that died or lost its stream
+            raise await self._engine_failure("prestarted run", error) from error
+        if loaded.process.engine_exit_code is None:
+            # The stream ended and the engine reports no exit code: the engine's loss, never the agent's
+            # kill (the exec path raises the same), whatever `wait` stands in with.
+            await loaded.process.kill_orphan()
+            raise await self._in_box_failure("prestarted run: the exec stream ended without an exit code")
         return await self._main_program_result(result)
 
     async def run_program_with_file(self, path: str, data: bytes, argv: list[str], env: dict[str, str]) -> ProgramResult:

@@ -12,6 +12,8 @@ import docker
 import pytest
 import verifiers.v1 as vf
 
+from verifiers.v1.errors import SandboxError
+
 from arena_kit.box_faults import AgentKilledBoxError
 from arena_kit.isolation import ISOLATION
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
@@ -26,6 +28,9 @@ import json, os, sys
 def main(argv):
     if argv[0] == "kill":
         os.kill(os.getpid(), 9)
+    if argv[0] == "sleep":
+        import time
+        time.sleep(30)
     print(json.dumps({"argv": sys.argv[1:], "ids": [os.getuid(), os.getgid(), sorted(os.getgroups())], "cwd": os.getcwd(),
                       "env": dict(os.environ), "stdin": os.path.samestat(os.fstat(0), os.stat(os.devnull))}))
 if __name__ == "__main__":
@@ -107,5 +112,24 @@ def test_another_source_another_user_or_no_prestart_leaves_the_exec_to_the_harne
             assert await box.with_user(None).run_prestarted(PROBE, PATH, ["--x"], ENV) is None
         async for _, box in _claimed(image, prestart=None):
             assert await box.run_prestarted(PROBE, PATH, ["--x"], ENV) is None
+
+    asyncio.run(body())
+
+
+def test_a_run_whose_engine_stream_is_lost_is_the_engine_s_fault_never_the_agent_s(image: str) -> None:
+    """The engine cannot say how the run ended: that is no kill the agent sent (the exec path says the
+    same), and the runner left behind is killed."""
+
+    async def body() -> None:
+        async for _, box in _claimed(image):
+            [loaded] = box._prestarted
+            running = asyncio.ensure_future(box.run_prestarted(PROBE, PATH, ["sleep"], ENV))
+            await asyncio.sleep(1.0)
+            loaded.process._writer.transport.abort()  # the engine connection drops mid-run
+            with pytest.raises(SandboxError, match="in the running box: prestarted run") as raised:
+                await running
+            assert not isinstance(raised.value, AgentKilledBoxError)
+            probe = await box.run(["sh", "-c", 'kill -0 "$1" 2>/dev/null && echo running || echo gone', "sh", str(loaded.process.pid)], {})
+            assert probe.stdout.strip() == "gone"
 
     asyncio.run(body())
