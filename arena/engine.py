@@ -89,9 +89,10 @@ def labels(session: str, run: str) -> dict[str, str]:
 
 
 def list_containers(run: str | None = None) -> list[str]:
-    """Names of Arena containers (of one run, or all), running or not."""
+    """Names of Arena containers (of one run, or all), running or not. One removed between the engine's
+    listing and its inspect (a removal still under way when a run was killed) is not listed."""
     filters: dict[str, str | list[str] | bool] = {"label": [MANAGED] + ([f"{RUN_LABEL}={run}"] if run else [])}
-    return [str(c.name) for c in docker_client().containers.list(all=True, filters=filters)]
+    return [str(c.name) for c in docker_client().containers.list(all=True, filters=filters, ignore_removed=True)]
 
 
 def remove_containers(names: Sequence[str]) -> list[str]:

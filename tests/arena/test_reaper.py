@@ -66,3 +66,34 @@ def test_reap_without_a_scope_is_a_usage_error():
     result = _arena("reap")
     assert result.returncode == 2
     assert "--run ID" in result.stderr and "--all" in result.stderr
+
+
+def test_a_container_removed_while_the_reaper_lists_is_skipped_not_an_error(images, monkeypatch):
+    """The engine lists a container, then it is gone before its inspect (its removal was under way when
+    the run was killed): `arena reap` failed with NotFound."""
+    import docker.errors
+
+    from arena import engine
+
+    run = f"reap-race-{uuid.uuid4().hex[:8]}"
+    kept = subprocess.run(["docker", "run", "-d", "--label", "arena.managed=true", "--label", f"verifiers.run={run}",
+                           images["base"], "sleep", "300"], capture_output=True, text=True, check=True).stdout.strip()
+    gone = subprocess.run(["docker", "run", "-d", "--label", "arena.managed=true", "--label", f"verifiers.run={run}",
+                           images["base"], "sleep", "300"], capture_output=True, text=True, check=True).stdout.strip()
+    client = engine.docker_client()
+    inspect = client.api.inspect_container
+
+    def racing_inspect(container, *args, **kwargs):
+        if container.startswith(gone[:12]):
+            subprocess.run(["docker", "rm", "-f", gone], capture_output=True, check=True)
+        return inspect(container, *args, **kwargs)
+
+    monkeypatch.setattr(client.api, "inspect_container", racing_inspect)
+    monkeypatch.setattr(engine, "docker_client", lambda: client)
+    try:
+        names = leftovers(run)
+        assert len(names) == 1 and names[0] == client.containers.get(kept).name
+    finally:
+        subprocess.run(["docker", "rm", "-f", kept, gone], capture_output=True)
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(gone)
