@@ -39,12 +39,17 @@ INTERPRETER = ("python3", "-I")
 
 
 def runner_path(runtime: Runtime) -> str:
-    """Where the runner goes, named by content hash: verifiers' script directory for a root agent;
-    for an agent user, root's own directory beside it (`<scripts dir>-arena`, where the ACP runner
-    goes too), since root writes the runner and the directory it makes is root's: in the agent's
-    `<scripts dir>-<user>` it would leave that directory root-owned, closed to what the agent's
-    harness writes there."""
-    directory = runtime.scripts_dir if runtime.user is None else f"{runtime.scripts_dir}-arena"
+    """Where the runner goes, named by content hash: verifiers' script directory (per user, as verifiers
+    writes its own runner there, as that user, on the stock path). In a lean box with an agent user,
+    root writes it, into root's own directory beside it (`<scripts dir>-arena`, where the ACP runner
+    goes too): in the agent's `<scripts dir>-<user>`, root's `mkdir` would leave that directory
+    root-owned, closed to what the agent's harness writes there."""
+    if runtime.user is None:
+        directory = runtime.scripts_dir
+    elif isinstance(runtime, LeanDockerRuntime):
+        directory = f"{runtime.scripts_dir}-arena"
+    else:
+        directory = f"{runtime.scripts_dir}-{runtime.user}"
     return f"{directory}/arena-lean-{hashlib.sha256(RUNNER_SOURCE).hexdigest()[:16]}.py"
 
 

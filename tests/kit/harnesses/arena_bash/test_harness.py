@@ -16,6 +16,7 @@ from verifiers.v1.utils.loaders import harness_class, harness_config_type
 
 from arena_kit.harnesses.arena_bash.harness import LeanBashHarness
 from arena_kit.harnesses.arena_bash.harness import INTERPRETER, RUNNER_SOURCE, runner_path
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 TASK = vf.TaskData(prompt="Find the fault.", system_prompt="Task system prompt.")
 
@@ -91,11 +92,15 @@ def test_search_without_a_key_is_refused_with_a_worded_error(monkeypatch: pytest
         _launch(harness, TASK, None)
 
 
-def test_the_runner_sits_in_root_s_script_directories_never_in_the_agent_s() -> None:
-    """Root writes the runner (making its directory): in the agent's `/tmp/vf-scripts-agent` that
-    directory would be root's, and closed to the agent's own harness files."""
+def test_the_runner_sits_where_its_writer_owns_the_directory() -> None:
+    """In a lean box root writes the runner (making its directory): in the agent's `/tmp/vf-scripts-agent`
+    that directory would be root's, and closed to the agent's own harness files. On the stock path the
+    agent writes it into its own directory, as verifiers writes its runner."""
+    lean = LeanDockerRuntime(vf.DockerConfig(image="arena/harness:latest"))
+    assert runner_path(lean).startswith("/tmp/vf-scripts/arena-lean-")
+    assert runner_path(lean.with_user("agent", home="/home/agent")).startswith("/tmp/vf-scripts-arena/arena-lean-")
     assert runner_path(RecordingRuntime()).startswith("/tmp/vf-scripts/arena-lean-")  # type: ignore[arg-type]
-    assert runner_path(RecordingRuntime(user="agent")).startswith("/tmp/vf-scripts-arena/arena-lean-")  # type: ignore[arg-type]
+    assert runner_path(RecordingRuntime(user="agent")).startswith("/tmp/vf-scripts-agent/arena-lean-")  # type: ignore[arg-type]
 
 
 def test_setup_installs_nothing() -> None:
