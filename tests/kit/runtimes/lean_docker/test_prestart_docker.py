@@ -129,7 +129,9 @@ def test_a_run_whose_engine_stream_is_lost_is_the_engine_s_fault_never_the_agent
             with pytest.raises(SandboxError, match="in the running box: prestarted run") as raised:
                 await running
             assert not isinstance(raised.value, AgentKilledBoxError)
-            probe = await box.run(["sh", "-c", 'kill -0 "$1" 2>/dev/null && echo running || echo gone', "sh", str(loaded.process.pid)], {})
+            # Gone within a few seconds (a killed process lingers until the engine's shim reaps it).
+            gone = 'for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || { echo gone; exit; }; sleep 0.1; done; echo running'
+            probe = await box.run(["sh", "-c", gone, "sh", str(loaded.process.pid)], {})
             assert probe.stdout.strip() == "gone"
 
     asyncio.run(body())
