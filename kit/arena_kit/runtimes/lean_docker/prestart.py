@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from verifiers.v1.errors import SandboxError
@@ -110,8 +111,8 @@ async def run(prestarted: Prestarted, path: str, args: list[str], env: dict[str,
     process = prestarted.process
     out, err = bytearray(), bytearray()
 
-    async def drain(stream: object, into: bytearray) -> None:
-        async for chunk in stream:  # type: ignore[attr-defined]
+    async def drain(stream: AsyncIterator[bytes], into: bytearray) -> None:
+        async for chunk in stream:
             into.extend(chunk)
 
     try:

@@ -91,8 +91,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._api: docker.APIClient | None = None
         self._stopped: bool = False
         self._listener: socket.socket | None = None
-        self._prestarted: list[prestart.Prestarted] = []
-        """A program started with the box, waiting for its one run (`prestart`; at most one)."""
+        self._prestarted: prestart.Prestarted | None = None
+        """A program started with the box, waiting for its one run (`prestart`); views share it."""
         self.ran_prestarted = False
         """A harness ran its program in the process `prestart` loaded (`run_prestarted`), not in an exec."""
 
@@ -425,7 +425,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             with contextlib.suppress(BaseException):
                 await process.abort()
             raise
-        self._prestarted.append(loaded)
+        self._prestarted = loaded
 
     async def run_prestarted(self, source: bytes, path: str, args: list[str], env: dict[str, str]) -> ProgramResult | None:
         """The main program `source` run as `python3 -I path *args` with `env` would run, in the process
@@ -435,9 +435,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         Raises:
             What `run_program` raises for a failed program (`BoxLostError`, the agent's box faults).
         """
-        if not self._prestarted:
+        loaded, self._prestarted = self._prestarted, None
+        if loaded is None:
             return None
-        loaded = self._prestarted.pop()
         if loaded.digest != prestart.digest(source) or loaded.user != self.user or await loaded.process.poll() is not None:
             with contextlib.suppress(Exception):
                 await loaded.process.abort()

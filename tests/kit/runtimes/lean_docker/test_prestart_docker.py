@@ -8,7 +8,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
-import docker
 import pytest
 import verifiers.v1 as vf
 
@@ -21,7 +20,6 @@ from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 pytestmark = pytest.mark.docker
 
-IMAGE = "arena/harness:latest"
 PATH = "/tmp/vf-scripts-arena/probe.py"
 PROBE = b'''
 import json, os, sys
@@ -40,12 +38,8 @@ ENV = {"RUN_VAR": "run", "A": "1"}
 
 
 @pytest.fixture(scope="module")
-def image() -> str:
-    try:
-        docker.from_env().images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.fail(f"{IMAGE} is missing: build the images first (`arena images`)")
-    return IMAGE
+def image(images: dict[str, str]) -> str:
+    return images["harness"]
 
 
 def spec_of(image: str, prestart: bytes | None = PROBE) -> BoxSpec:
@@ -122,7 +116,8 @@ def test_a_run_whose_engine_stream_is_lost_is_the_engine_s_fault_never_the_agent
 
     async def body() -> None:
         async for _, box in _claimed(image):
-            [loaded] = box._prestarted
+            loaded = box._prestarted
+            assert loaded is not None
             running = asyncio.ensure_future(box.run_prestarted(PROBE, PATH, ["sleep"], ENV))
             await asyncio.sleep(1.0)
             loaded.process._writer.transport.abort()  # the engine connection drops mid-run
