@@ -3,6 +3,7 @@ a read-only root whose writable places are bounded tmpfs mounts (what the engine
 battery checks the running box)."""
 
 import asyncio
+import uuid
 from types import SimpleNamespace
 
 import pytest
@@ -10,7 +11,7 @@ import verifiers.v1 as vf
 
 from arena_kit.isolation import ISOLATION, confine
 from arena_kit.runtimes.lean_docker.runtime import BAKED_INTERPRETERS, LeanDockerRuntime
-from arena_kit.verifiers_seam.harness_install import baked_installs_in_read_only_boxes
+from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
 
 class _Box:
@@ -144,17 +145,73 @@ def test_a_runner_the_image_synced_is_used_without_uv_sync_and_one_it_did_not_fa
 def test_a_harness_install_in_a_read_only_box_is_checked_as_root_and_never_locked_or_chmodded():
     from verifiers.v1.harnesses.utils import install
 
-    baked_installs_in_read_only_boxes()
+    lean_harness_installs()
     box = _Box(writable={"/tmp": "size=1m"}).with_user("agent")
     asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X",
                                          ready="[ -f /var/tmp/vf-x/.ready ]"))
     assert box.ran == [(None, ["sh", "-c", "[ -f /var/tmp/vf-x/.ready ] || (make it)"])]
 
 
+def test_a_check_that_passed_in_a_box_is_not_run_again_in_a_box_with_the_same_image_mounts_env_and_script():
+    from verifiers.v1.harnesses.utils import install
+
+    lean_harness_installs()
+    writable = {"/tmp": "size=1m"}
+
+    def check(box: _Box, script: str = "make it", env: dict[str, str] | None = None) -> int:
+        before = len(box.ran)
+        asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install=script, env=env or {}, label="X",
+                                             ready="[ -f /var/tmp/vf-x/.ready ]"))
+        return len(box.ran) - before
+
+    image = f"sha256:{uuid.uuid4().hex}"  # this test's own: no other test's pass is remembered
+    assert check(_Box(writable=writable, image_id=image, env={})) == 1
+    assert check(_Box(writable=writable, image_id=image, env={})) == 0  # another fresh box, same answer
+    assert check(_Box(writable=writable, image_id=image, env={}).with_user("agent")) == 0  # checks run as root
+    # Anything the answer depends on, changed: checked again.
+    assert check(_Box(writable=writable, image_id=f"{image}2", env={})) == 1
+    assert check(_Box(writable={"/tmp": "size=2m"}, image_id=image, env={})) == 1
+    assert check(_Box(writable=writable, image_id=image, env={"PATH": "/x"})) == 1
+    assert check(_Box(writable=writable, image_id=image, env={}), script="make it again") == 1
+    assert check(_Box(writable=writable, image_id=image, env={}), env={"V": "2"}) == 1
+    assert check(_Box(writable=writable, env={})) == 1 and check(_Box(writable=writable, env={})) == 1  # image unknown
+    # A failed check is never remembered: it runs, and fails, every time.
+    failing = f"sha256:{uuid.uuid4().hex}"
+    for _ in range(2):
+        box = _Box(exit_code=1, writable=writable, image_id=failing, env={})
+        with pytest.raises(RuntimeError, match="X is not installed"):
+            check(box)
+        assert len(box.ran) == 1
+
+
+def test_a_harness_s_cleanup_is_skipped_only_in_a_box_removed_after_its_rollout():
+    import verifiers.v1.harnesses.claude_code.harness as claude_code
+    import verifiers.v1.harnesses.codex.harness as codex
+    from verifiers.v1.harnesses.utils import install
+
+    lean_harness_installs()
+    for module in (install, claude_code, codex):
+        kept, removed = _Box(), _Box(removed_after_rollout=True).with_user("agent")
+        asyncio.run(module.remove_dir(kept, ".vf-claude/x", "Claude config"))
+        asyncio.run(module.remove_dir(removed, ".vf-claude/x", "Claude config"))
+        assert kept.ran == [(None, ["rm", "-rf", ".vf-claude/x"])], module.__name__
+        assert removed.ran == [], module.__name__
+
+
+def test_a_lean_env_marks_every_box_it_lends_a_rollout_as_removed_after_it():
+    import inspect
+
+    from arena_kit.envs.lean import LeanEnv
+
+    source = inspect.getsource(LeanEnv.run)
+    assert source.count(".removed_after_rollout = True") == 2  # the pooled claim and the unpooled box
+    assert LeanDockerRuntime(vf.DockerConfig(image="arena/harness")).removed_after_rollout is False
+
+
 def test_a_harness_the_read_only_box_lacks_fails_setup_naming_it_and_the_way_out():
     from verifiers.v1.harnesses.utils import install
 
-    baked_installs_in_read_only_boxes()
+    lean_harness_installs()
     box = _Box(exit_code=1, writable={"/tmp": "size=1m"})
     with pytest.raises(RuntimeError, match=r"X is not installed in the image at /var/tmp/vf-x, and a read-only box cannot install it.*docker = \"stock\""):
         asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X"))
@@ -163,7 +220,7 @@ def test_a_harness_the_read_only_box_lacks_fails_setup_naming_it_and_the_way_out
 def test_a_box_with_a_writable_root_keeps_verifiers_install_with_its_lock():
     from verifiers.v1.harnesses.utils import install
 
-    baked_installs_in_read_only_boxes()
+    lean_harness_installs()
     box = _Box()
     asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X"))
     [(user, argv)] = box.ran
@@ -176,6 +233,6 @@ def test_every_harness_module_calls_the_read_only_aware_install():
     import verifiers.v1.harnesses.node as node
     from verifiers.v1.harnesses.utils import install
 
-    baked_installs_in_read_only_boxes()
+    lean_harness_installs()
     for module in (install, node, claude_code, codex):
         assert getattr(module.ensure_installed, "__arena_read_only_aware__", False), module.__name__

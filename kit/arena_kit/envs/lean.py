@@ -162,6 +162,7 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         assert spec is not None
         if self.pool is not None:
             claim = await self.pool.claim(spec)
+            claim.box.removed_after_rollout = True
             try:
                 trace = await agent.run(task, runtime=claim.box)
                 trace.info[POOL_INFO] = {**claim.info(), "prestarted": claim.box.ran_prestarted}
@@ -169,6 +170,7 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
                 self.pool.release(claim.box)  # removed in the background: the episode is recorded meanwhile
             return
         box: LeanDockerRuntime = spec.box()
+        box.removed_after_rollout = True
         register(box)  # the atexit backstop removes it if a signal cuts the `finally` short
         try:
             await box.start()

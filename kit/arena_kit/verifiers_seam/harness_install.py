@@ -1,4 +1,5 @@
-"""verifiers' harness installs in a read-only box: the baked install is checked, never written to.
+"""verifiers' harness installs and clean-ups in a lean box: the baked install is checked, never written to,
+once per image; a box removed after its rollout is not cleaned up first.
 
 verifiers' `ensure_installed` takes a lock file beside the install and, for a non-root agent, ends with
 `chmod -R a+rX <install dir>`; both write, so both fail on a read-only root even when the image baked
@@ -6,6 +7,15 @@ the install (Arena's harness image bakes Node, claude_code and codex with their 
 box whose root is read-only (`LeanDockerRuntime.writable` set) the same check runs without them:
 `{ready} || ({install})` as root, which writes nothing when the image holds the install and fails, with
 the harness's name, when it does not (a read-only box cannot install anything).
+
+The check is an exec per rollout (Node's and the harness's, two for claude_code and codex), and its answer
+is the image's: it runs before the agent, in a fresh box whose root is read-only. So a check that passed
+in one box passes in every box of the same image, writable mounts, box env, user, script and env, and is
+not run again in this process; a check that failed is run again (and fails again, with its words).
+
+verifiers' `remove_dir`, a harness's `cleanup` of its per-rollout state (claude_code's config dir, codex's
+home), is one more exec in a box that `arena_kit.envs.lean.LeanEnv` removes right after the rollout:
+skipped in a box marked `removed_after_rollout`.
 """
 
 from __future__ import annotations
@@ -14,19 +24,33 @@ import shlex
 import sys
 from typing import Any
 
-__all__ = ["baked_installs_in_read_only_boxes"]
+__all__ = ["lean_harness_installs"]
 
 _PATCHED = "__arena_read_only_aware__"
+_PASSED: set[tuple[Any, ...]] = set()
+"""Install checks that passed in this process, keyed by everything their answer depends on (`_check_key`)."""
 
 
-def baked_installs_in_read_only_boxes() -> None:
+def _check_key(runtime: Any, shell: tuple[str, ...], script: str, env: dict[str, str]) -> tuple[Any, ...] | None:
+    """What a read-only box's install check answers from: its image, writable mounts, box env, user,
+    shell, script and env. None: the box's image is not known (the check runs every time)."""
+    image = getattr(runtime, "image_id", None)
+    if not image:
+        return None
+    return (image, tuple(sorted(runtime.writable.items())), tuple(sorted(dict(runtime.env).items())),
+            shell, script, tuple(sorted(env.items())))
+
+
+def lean_harness_installs() -> None:
     """Make `verifiers.v1.harnesses.utils.install.ensure_installed` (and every harness module that
-    imported it by name) check, not install, in a read-only box. Idempotent."""
+    imported it by name) check, not install, in a read-only box, and `remove_dir` skip a box removed after
+    its rollout. Idempotent."""
     from verifiers.v1.harnesses.utils import install
 
     original = install.ensure_installed
     if getattr(original, _PATCHED, False):
         return
+    original_remove_dir = install.remove_dir
 
     async def ensure_installed(runtime: Any, *, directory: str, install: str, env: dict[str, str], label: str,
                                ready: str | None = None, lock: str | None = None,
@@ -36,7 +60,12 @@ def baked_installs_in_read_only_boxes() -> None:
                            ready=ready, lock=lock, shell=shell)
             return
         script = f"{ready} || ({install})" if ready else install
+        key = _check_key(runtime, shell, script, env)
+        if key is not None and key in _PASSED:
+            return
         result = await runtime.with_user(None).run([*shell, script], env)
+        if result.exit_code == 0 and key is not None:
+            _PASSED.add(key)
         if result.exit_code != 0:
             detail = (result.stderr.strip() or result.stdout.strip())[-500:]
             raise RuntimeError(
@@ -44,8 +73,15 @@ def baked_installs_in_read_only_boxes() -> None:
                 f"install it: bake it into the image (`arena images`) or run `[env] docker = \"stock\"` ({detail})"
             )
 
+    async def remove_dir(runtime: Any, path: str, label: str) -> None:
+        if not getattr(runtime, "removed_after_rollout", False):
+            await original_remove_dir(runtime, path, label)
+
     setattr(ensure_installed, _PATCHED, True)
-    install.ensure_installed = ensure_installed
+    install.ensure_installed, install.remove_dir = ensure_installed, remove_dir
     for name, module in list(sys.modules.items()):
-        if name.startswith("verifiers.v1.harnesses") and getattr(module, "ensure_installed", None) is original:
-            module.ensure_installed = ensure_installed  # type: ignore[attr-defined]
+        if name.startswith("verifiers.v1.harnesses"):
+            if getattr(module, "ensure_installed", None) is original:
+                module.ensure_installed = ensure_installed  # type: ignore[attr-defined]
+            if getattr(module, "remove_dir", None) is original_remove_dir:
+                module.remove_dir = remove_dir  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from pathlib import Path
 __all__ = ["INTERPRETER", "REPLACES_SHA256", "RUNNER_SOURCE", "replaces"]
 
 RUNNER_SOURCE = Path(__file__).with_name("program.py").read_bytes()
-"""The in-box program, written into each box that runs an ACP harness."""
+"""The in-box program, run (its source in the argv: `python3 -I -c`) in each box that runs an ACP harness."""
 REPLACES_SHA256 = "b05b20d148167838e98e285e8d489d215db24daa558f5029d1c0d368492d8e42"
 """verifiers 0.4.0's `acp/runner.py` (`verifiers.v1.acp.ACP_SOURCE`), the runner `program` was compared against."""
 INTERPRETER = ("python3", "-I")

@@ -45,7 +45,7 @@ from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
 from arena_kit.runtimes.lean_docker.process import open_engine_process
 from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
-from arena_kit.verifiers_seam.harness_install import baked_installs_in_read_only_boxes
+from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
 __all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
 
@@ -84,8 +84,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         (path → mount options) are the box's only writable places."""
         self.created_workdir_owner = workdir_owner if writable is not None else None
         """The user the read-only box's workdir mount belongs to (`arena_kit.isolation.confine` skips its chown)."""
-        if self.writable is not None:
-            baked_installs_in_read_only_boxes()
+        lean_harness_installs()
         self.labels: dict[str, str] = {}
         """Labels besides the run's and the runtime's (a pooled box's pool label)."""
         self._api: docker.APIClient | None = None
@@ -95,6 +94,11 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         """A program started with the box, waiting for its one run (`prestart`); views share it."""
         self.ran_prestarted = False
         """A harness ran its program in the process `prestart` loaded (`run_prestarted`), not in an exec."""
+        self.image_id: str | None = None
+        """The engine's id of the image the box was created from (set by `boot`)."""
+        self.removed_after_rollout = False
+        """Its env removes the box right after its one rollout, so the harness's own clean-up of it is
+        skipped (`arena_kit.verifiers_seam.harness_install`)."""
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -167,6 +171,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         except ENGINE_ERRORS as error:
             raise engine_fault("box start", error) from error
         self.info.id = container["Id"][:12]
+        self.image_id = container.get("Image") or None
         state = container.get("State") or {}
         if not state.get("Running") or not state.get("Pid"):
             # The box's init (`sleep infinity`) is not running: an image without `sleep`, say.
@@ -473,7 +478,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         fewer per rollout for the claude_code and codex ACP runners): the same script directory (per
         user), temporary file, command, env and cache, then verifiers' own method builds the argv from
         the cache. verifiers' ACP runner is not prepared at all: Arena's stdlib port runs in its place
-        (`arena_kit.harnesses.acp_runner`, `_arena_acp_runner`). A runner the image synced ahead (`BAKED_INTERPRETERS`) skips `uv sync`: uv locks
+        (`arena_kit.harnesses.acp_runner`, `_arena_acp_runner`), its source in the argv. A runner the image synced ahead (`BAKED_INTERPRETERS`) skips `uv sync`: uv locks
         its cache even to read it, which a read-only box cannot, and the image already did the work."""
         data = script.encode() if isinstance(script, str) else script
         if acp_runner.replaces(data):
@@ -500,20 +505,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
 
     async def _arena_acp_runner(self) -> list[str]:
         """The argv of Arena's stdlib ACP runner (`arena_kit.harnesses.acp_runner`), in place of verifiers'
-        runner and its uv env: written once per box, by root, into a directory of its own (root's too,
-        so verifiers' per-user script directory stays the agent's), so an agent user can run and read
-        it but never rewrite it.
-
-        Raises:
-            SandboxError: the write failed or the engine failed the exec.
-        """
-        path = f"{self.scripts_dir}-arena/arena-acp-{hashlib.sha256(acp_runner.RUNNER_SOURCE).hexdigest()[:16]}.py"
-        if path not in self._uv_interpreters:
-            async with self._uv_script_locks.setdefault(path, asyncio.Lock()):
-                if path not in self._uv_interpreters:
-                    await self.with_user(None)._run_after_write(path, acp_runner.RUNNER_SOURCE, "", [], {}, operation=f"write {path!r}")
-                    self._uv_interpreters[path] = acp_runner.INTERPRETER[0]
-        return [*acp_runner.INTERPRETER, path]
+        runner and its uv env: its source travels in the argv (`python3 -I -c`), so preparing it takes
+        no exec and leaves nothing on the box's disk for an agent to rewrite."""
+        return [*acp_runner.INTERPRETER, "-c", acp_runner.RUNNER_SOURCE.decode()]
 
     async def _run_after_write(
         self, path: str, data: bytes, then: str, argv: list[str], env: dict[str, str], operation: str = "exec"

@@ -1,10 +1,11 @@
 """In a default lean box (read-only root, the agent user), verifiers' ACP runner is prepared as Arena's
-stdlib program: one exec, no `uv`, a file root owns that the agent runs but cannot rewrite
-(`LeanDockerRuntime.prepare_uv_script`)."""
+stdlib program: no exec, no `uv`, no file an agent could rewrite, its source in the argv
+(`LeanDockerRuntime.prepare_uv_script`); and a claude_code harness's install checks run once per image."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 import verifiers.v1 as vf
@@ -12,29 +13,76 @@ from verifiers.v1.acp import ACP_SOURCE
 
 from arena_kit.harnesses.acp_runner import RUNNER_SOURCE
 from arena_kit.isolation import ISOLATION
+from arena_kit.runtimes.lean_docker import runtime as lean
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 pytestmark = pytest.mark.docker
 
 
-def test_a_lean_box_runs_the_stdlib_runner_in_place_of_verifiers_and_the_agent_cannot_rewrite_it(images):
-    config = vf.DockerConfig(image=images["harness"], allow=[], memory=1.0, cpu=1.0)
+def _counting(execs: list[list[str]]) -> Any:
+    exec_sync = lean.exec_sync
 
-    async def scenario() -> tuple[list[str], list[str], bytes, vf.ProgramResult, vf.ProgramResult]:
-        box = LeanDockerRuntime(config, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent").with_user("agent")
+    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
+        execs.append(argv)
+        return exec_sync(api, container, argv, *rest)
+
+    return counted
+
+
+def _box(image: str) -> vf.Runtime:
+    config = vf.DockerConfig(image=image, allow=[], memory=1.0, cpu=1.0)
+    return LeanDockerRuntime(config, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent").with_user("agent")
+
+
+def test_a_lean_box_runs_the_stdlib_runner_in_place_of_verifiers_from_its_argv(images, monkeypatch):
+    execs: list[list[str]] = []
+
+    async def scenario() -> tuple[list[str], list[str], int, vf.ProgramResult]:
+        box = _box(images["harness"])
         await box.start()
         try:
+            monkeypatch.setattr(lean, "exec_sync", _counting(execs))
             argv = await box.prepare_uv_script(ACP_SOURCE, {"UV_FROZEN": "false"})  # as ACPHarness.setup
             again = await box.prepare_uv_script(ACP_SOURCE, {}, activate=False)  # as the session's start
-            written = await box.read(argv[-1])
-            rewrite = await box.run(["sh", "-c", f"echo x >> {argv[-1]}"], {})
-            owner = await box.run(["stat", "-c", "%U %a", argv[-1]], {})
+            prepared = len(execs)
+            ran = await box.run(["sh", "-c", 'true | "$@"', "sh", *argv], {})  # an empty pipe: no packet, it ends
         finally:
             await box.stop()
-        return argv, again, written, rewrite, owner
+        return argv, again, prepared, ran
 
-    argv, again, written, rewrite, owner = asyncio.run(scenario())
-    assert argv == again and argv[:2] == ["python3", "-I"] and "/arena-acp-" in argv[-1]
-    assert written == RUNNER_SOURCE
-    assert rewrite.exit_code != 0 and "denied" in rewrite.stderr.lower()
-    assert owner.stdout.split() == ["root", "644"]
+    argv, again, prepared, ran = asyncio.run(scenario())
+    assert argv == again == ["python3", "-I", "-c", RUNNER_SOURCE.decode()]
+    assert prepared == 0
+    assert ran.exit_code == 0, ran.stderr
+
+
+def test_claude_code_checks_its_baked_install_once_per_image_and_leaves_the_cleanup_to_the_box_s_removal(images, monkeypatch):
+    from verifiers.v1.harnesses.claude_code import ClaudeCodeHarness, ClaudeCodeHarnessConfig
+
+    harness = ClaudeCodeHarness(ClaudeCodeHarnessConfig())
+
+    class Trace:
+        id = "0" * 32
+
+    async def one_rollout(removed_after: bool) -> list[list[str]]:
+        execs: list[list[str]] = []
+        box = _box(images["harness"])
+        box.removed_after_rollout = removed_after
+        await box.start()
+        try:
+            with monkeypatch.context() as patch:
+                patch.setattr(lean, "exec_sync", _counting(execs))
+                await harness.setup(box)
+                await harness.cleanup(Trace(), box)
+        finally:
+            await box.stop()
+        return execs
+
+    async def scenario() -> list[list[list[str]]]:
+        return [await one_rollout(False), await one_rollout(False), await one_rollout(True)]
+
+    first, second, removed = asyncio.run(scenario())
+    # The first box of the image (in this process) may check Node and the harness; no later one does.
+    assert len(first) <= 3 and first[-1] == ["rm", "-rf", ".vf-claude/" + "0" * 32]
+    assert second == [["rm", "-rf", ".vf-claude/" + "0" * 32]]
+    assert removed == []
