@@ -175,6 +175,10 @@ def test_a_check_that_passed_in_a_box_is_not_run_again_in_a_box_with_the_same_im
     assert check(_Box(writable=writable, image_id=image, env={}), script="make it again") == 1
     assert check(_Box(writable=writable, image_id=image, env={}), env={"V": "2"}) == 1
     assert check(_Box(writable=writable, env={})) == 1 and check(_Box(writable=writable, env={})) == 1  # image unknown
+    # An install dir in a writable mount: the task's setup could have written there, so every box checks.
+    in_mount = {"/var/tmp": "size=1m"}
+    assert check(_Box(writable=in_mount, image_id=image, env={})) == 1
+    assert check(_Box(writable=in_mount, image_id=image, env={})) == 1
     # A failed check is never remembered: it runs, and fails, every time.
     failing = f"sha256:{uuid.uuid4().hex}"
     for _ in range(2):

@@ -10,8 +10,9 @@ the harness's name, when it does not (a read-only box cannot install anything).
 
 The check is an exec per rollout (Node's and the harness's, two for claude_code and codex), and its answer
 is the image's: it runs before the agent, in a fresh box whose root is read-only. So a check that passed
-in one box passes in every box of the same image, writable mounts, box env, user, script and env, and is
-not run again in this process; a check that failed is run again (and fails again, with its words).
+in one box passes in every box of the same image, writable mounts, box env, script and env, and is not
+run again in this process, unless its install directory lies in a writable mount (the task's setup
+could have written there); a check that failed is run again (and fails again, with its words).
 
 verifiers' `remove_dir`, a harness's `cleanup` of its per-rollout state (claude_code's config dir, codex's
 home), is one more exec in a box that `arena_kit.envs.lean.LeanEnv` removes right after the rollout:
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import PurePosixPath
 from typing import Any
 
 __all__ = ["lean_harness_installs"]
@@ -31,14 +33,16 @@ _PASSED: set[tuple[Any, ...]] = set()
 """Install checks that passed in this process, keyed by everything their answer depends on (`_check_key`)."""
 
 
-def _check_key(runtime: Any, shell: tuple[str, ...], script: str, env: dict[str, str]) -> tuple[Any, ...] | None:
-    """What a read-only box's install check answers from: its image, writable mounts, box env, user,
-    shell, script and env. None: the box's image is not known (the check runs every time)."""
+def _check_key(runtime: Any, directory: str, shell: tuple[str, ...], script: str, env: dict[str, str]) -> tuple[Any, ...] | None:
+    """What a read-only box's install check answers from: its image, writable mounts, box env, shell,
+    script and env. None (the check runs every time): the box's image is not known, or the install
+    directory lies in a writable mount, where what the task's setup wrote could change the answer."""
     image = getattr(runtime, "image_id", None)
-    if not image:
+    install_dir = PurePosixPath(directory)
+    if not image or any(install_dir == PurePosixPath(m) or PurePosixPath(m) in install_dir.parents for m in runtime.writable):
         return None
     return (image, tuple(sorted(runtime.writable.items())), tuple(sorted(dict(runtime.env).items())),
-            shell, script, tuple(sorted(env.items())))
+            directory, shell, script, tuple(sorted(env.items())))
 
 
 def lean_harness_installs() -> None:
@@ -60,7 +64,7 @@ def lean_harness_installs() -> None:
                            ready=ready, lock=lock, shell=shell)
             return
         script = f"{ready} || ({install})" if ready else install
-        key = _check_key(runtime, shell, script, env)
+        key = _check_key(runtime, directory, shell, script, env)
         if key is not None and key in _PASSED:
             return
         result = await runtime.with_user(None).run([*shell, script], env)
