@@ -12,7 +12,10 @@ The check is an exec per rollout (Node's and the harness's, two for claude_code 
 is the image's: it runs before the agent, in a fresh box whose root is read-only. So a check that passed
 in one box passes in every box of the same image, writable mounts, box env, script and env, and is not
 run again in this process, unless its install directory lies in a writable mount (the task's setup
-could have written there); a check that failed is run again (and fails again, with its words).
+could have written there) or the box mounts a volume (`mounted_image_id`); a check that failed is run
+again (and fails again, with its words). Not seen: an install dir reached through a symlink into a
+writable mount, or a check that reads a marker under a `HOME` the task points into one (verifiers'
+prime_agent); Arena's images have neither, and such a box would fail in its session instead of its setup.
 
 verifiers' `remove_dir`, a harness's `cleanup` of its per-rollout state (claude_code's config dir, codex's
 home), is one more exec in a box that `arena_kit.envs.lean.LeanEnv` removes right after the rollout:

@@ -63,6 +63,12 @@ ROOT_USERS = ("", "0", "root", "0:0", "root:root")
 _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
 
 
+def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:
+    """The image id of an inspected box whose only mounts are its tmpfs; None when the engine mounted
+    anything else (a volume the image declares, a bind), where the root's files are not the image's alone."""
+    return None if inspected.get("Mounts") else (inspected.get("Image") or None)
+
+
 class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types
     """verifiers' docker runtime over the Engine API (see the module docstring).
 
@@ -95,7 +101,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self.ran_prestarted = False
         """A harness ran its program in the process `prestart` loaded (`run_prestarted`), not in an exec."""
         self.image_id: str | None = None
-        """The engine's id of the image the box was created from (set by `boot`)."""
+        """The engine's id of the image the box was created from, when the box mounts nothing but its
+        tmpfs (`boot`, `mounted_image_id`): what a check of its read-only root answers from."""
         self.removed_after_rollout = False
         """Its env removes the box right after its one rollout, so the harness's own clean-up of it is
         skipped (`arena_kit.verifiers_seam.harness_install`)."""
@@ -171,7 +178,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         except ENGINE_ERRORS as error:
             raise engine_fault("box start", error) from error
         self.info.id = container["Id"][:12]
-        self.image_id = container.get("Image") or None
+        self.image_id = mounted_image_id(container)
         state = container.get("State") or {}
         if not state.get("Running") or not state.get("Pid"):
             # The box's init (`sleep infinity`) is not running: an image without `sleep`, say.
