@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-__all__ = ["INTERPRETER", "REPLACES_SHA256", "RUNNER_SOURCE", "replaces"]
+__all__ = ["ARGV", "INTERPRETER", "REPLACES_SHA256", "RUNNER_SOURCE", "replaces"]
 
 RUNNER_SOURCE = Path(__file__).with_name("program.py").read_bytes()
 """The in-box program, run (its source in the argv: `python3 -I -c`) in each box that runs an ACP harness."""
@@ -20,6 +20,8 @@ REPLACES_SHA256 = "b05b20d148167838e98e285e8d489d215db24daa558f5029d1c0d368492d8
 """verifiers 0.4.0's `acp/runner.py` (`verifiers.v1.acp.ACP_SOURCE`), the runner `program` was compared against."""
 INTERPRETER = ("python3", "-I")
 """The image's own Python, isolated: no user site, no PYTHON* variables, no cwd on sys.path."""
+ARGV = (*INTERPRETER, "-c", RUNNER_SOURCE.decode())
+"""How a box runs it: its source in the argv, so no exec writes it and no file of it exists to rewrite."""
 
 
 def replaces(script: bytes) -> bool:

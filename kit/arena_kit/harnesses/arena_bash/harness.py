@@ -41,9 +41,9 @@ INTERPRETER = ("python3", "-I")
 def runner_path(runtime: Runtime) -> str:
     """Where the runner goes, named by content hash: verifiers' script directory (per user, as verifiers
     writes its own runner there, as that user, on the stock path). In a lean box with an agent user,
-    root writes it, into root's own directory beside it (`<scripts dir>-arena`, where the ACP runner
-    goes too): in the agent's `<scripts dir>-<user>`, root's `mkdir` would leave that directory
-    root-owned, closed to what the agent's harness writes there."""
+    root writes it, into root's own directory beside it (`<scripts dir>-arena`): in the agent's
+    `<scripts dir>-<user>`, root's `mkdir` would leave that directory root-owned, closed to what the
+    agent's harness writes there."""
     if runtime.user is None:
         directory = runtime.scripts_dir
     elif isinstance(runtime, LeanDockerRuntime):

@@ -485,11 +485,11 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         fewer per rollout for the claude_code and codex ACP runners): the same script directory (per
         user), temporary file, command, env and cache, then verifiers' own method builds the argv from
         the cache. verifiers' ACP runner is not prepared at all: Arena's stdlib port runs in its place
-        (`arena_kit.harnesses.acp_runner`, `_arena_acp_runner`), its source in the argv. A runner the image synced ahead (`BAKED_INTERPRETERS`) skips `uv sync`: uv locks
+        (`arena_kit.harnesses.acp_runner.ARGV`), its source in the argv. A runner the image synced ahead (`BAKED_INTERPRETERS`) skips `uv sync`: uv locks
         its cache even to read it, which a read-only box cannot, and the image already did the work."""
         data = script.encode() if isinstance(script, str) else script
         if acp_runner.replaces(data):
-            return await self._arena_acp_runner()
+            return list(acp_runner.ARGV)
         digest = hashlib.sha256(data).hexdigest()
         directory = self.scripts_dir if self.user is None else f"{self.scripts_dir}-{self.user}"
         path = f"{directory}/{digest}.py"
@@ -509,12 +509,6 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                     self._uv_interpreters[path] = result.stdout.strip().splitlines()[-1]
         argv: list[str] = await super().prepare_uv_script(script, env, activate=activate)
         return argv
-
-    async def _arena_acp_runner(self) -> list[str]:
-        """The argv of Arena's stdlib ACP runner (`arena_kit.harnesses.acp_runner`), in place of verifiers'
-        runner and its uv env: its source travels in the argv (`python3 -I -c`), so preparing it takes
-        no exec and leaves nothing on the box's disk for an agent to rewrite."""
-        return [*acp_runner.INTERPRETER, "-c", acp_runner.RUNNER_SOURCE.decode()]
 
     async def _run_after_write(
         self, path: str, data: bytes, then: str, argv: list[str], env: dict[str, str], operation: str = "exec"

@@ -5,7 +5,6 @@ stdlib program: no exec, no `uv`, no file an agent could rewrite, its source in 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 import verifiers.v1 as vf
@@ -13,20 +12,10 @@ from verifiers.v1.acp import ACP_SOURCE
 
 from arena_kit.harnesses.acp_runner import RUNNER_SOURCE
 from arena_kit.isolation import ISOLATION
-from arena_kit.runtimes.lean_docker import runtime as lean
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
+from arena_testkit.exec_count import counting_execs
 
 pytestmark = pytest.mark.docker
-
-
-def _counting(execs: list[list[str]]) -> Any:
-    exec_sync = lean.exec_sync
-
-    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
-        execs.append(argv)
-        return exec_sync(api, container, argv, *rest)
-
-    return counted
 
 
 def _box(image: str) -> vf.Runtime:
@@ -34,16 +23,14 @@ def _box(image: str) -> vf.Runtime:
     return LeanDockerRuntime(config, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent").with_user("agent")
 
 
-def test_a_lean_box_runs_the_stdlib_runner_in_place_of_verifiers_from_its_argv(images, monkeypatch):
-    execs: list[list[str]] = []
-
+def test_a_lean_box_runs_the_stdlib_runner_in_place_of_verifiers_from_its_argv(images):
     async def scenario() -> tuple[list[str], list[str], int, vf.ProgramResult]:
         box = _box(images["harness"])
         await box.start()
         try:
-            monkeypatch.setattr(lean, "exec_sync", _counting(execs))
-            argv = await box.prepare_uv_script(ACP_SOURCE, {"UV_FROZEN": "false"})  # as ACPHarness.setup
-            again = await box.prepare_uv_script(ACP_SOURCE, {}, activate=False)  # as the session's start
+            with counting_execs() as execs:
+                argv = await box.prepare_uv_script(ACP_SOURCE, {"UV_FROZEN": "false"})  # as ACPHarness.setup
+                again = await box.prepare_uv_script(ACP_SOURCE, {}, activate=False)  # as the session's start
             prepared = len(execs)
             ran = await box.run(["sh", "-c", 'true | "$@"', "sh", *argv], {})  # an empty pipe: no packet, it ends
         finally:
@@ -56,7 +43,7 @@ def test_a_lean_box_runs_the_stdlib_runner_in_place_of_verifiers_from_its_argv(i
     assert ran.exit_code == 0, ran.stderr
 
 
-def test_claude_code_checks_its_baked_install_once_per_image_and_leaves_the_cleanup_to_the_box_s_removal(images, monkeypatch):
+def test_claude_code_checks_its_baked_install_once_per_image_and_leaves_the_cleanup_to_the_box_s_removal(images):
     from verifiers.v1.harnesses.claude_code import ClaudeCodeHarness, ClaudeCodeHarnessConfig
 
     harness = ClaudeCodeHarness(ClaudeCodeHarnessConfig())
@@ -65,13 +52,11 @@ def test_claude_code_checks_its_baked_install_once_per_image_and_leaves_the_clea
         id = "0" * 32
 
     async def one_rollout(removed_after: bool) -> list[list[str]]:
-        execs: list[list[str]] = []
         box = _box(images["harness"])
         box.removed_after_rollout = removed_after
         await box.start()
         try:
-            with monkeypatch.context() as patch:
-                patch.setattr(lean, "exec_sync", _counting(execs))
+            with counting_execs() as execs:
                 await harness.setup(box)
                 await harness.cleanup(Trace(), box)
         finally:

@@ -7,7 +7,7 @@ import asyncio
 import subprocess
 import threading
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from verifiers.v1.utils.scope import run_scope
 import arena_kit.runtimes.lean_docker.engine as engine
 import arena_kit.runtimes.lean_docker.runtime as lean
 from arena.vf_hooks import install_host_liveness
+from arena_testkit.exec_count import counting_execs
 from arena_testkit.rollouts import docker_gateway, http_listener
 from arena_kit.runtimes.lean_docker.runtime import BOX_CAPABILITIES, LeanDockerRuntime, engine_client
 
@@ -34,23 +35,6 @@ async def started(box: vf.Runtime, env: dict[str, str] | None = None) -> AsyncIt
         yield box
     finally:
         await box.stop()
-
-
-@contextlib.contextmanager
-def counting_execs() -> Iterator[list[list[str]]]:
-    """The argv of every exec the lean runtime makes while the block runs."""
-    execs: list[list[str]] = []
-    exec_sync = lean.exec_sync
-
-    def counted(api: Any, container: str, argv: list[str], *rest: Any) -> tuple[int, bytes, bytes]:
-        execs.append(argv)
-        return exec_sync(api, container, argv, *rest)
-
-    lean.exec_sync = counted
-    try:
-        yield execs
-    finally:
-        lean.exec_sync = exec_sync
 
 
 def fetch(url: str, proxy: bool) -> list[str]:
