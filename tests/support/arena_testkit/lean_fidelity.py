@@ -121,8 +121,9 @@ def differences(ref: Rollout, other: Rollout,
 @dataclass(frozen=True)
 class Sweep:
     rollouts: list[Rollout]
-    lean_boxes: int
-    """Lean boxes booted during the sweep: one per rollout on the lean path, none on the stock one."""
+    lean_boxes: list[str]
+    """The short container ids of the lean boxes booted during the sweep: one per rollout on the lean path, none
+    on the stock one."""
 
     @property
     def pooled(self) -> int:
@@ -164,12 +165,12 @@ async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: 
         traces = dumped.get("traces") or [{}]
         return reduce(policy, traces[0], dumped.get("errors") or [])
 
-    booted: list[LeanDockerRuntime] = []
+    booted: list[str] = []
     boot = LeanDockerRuntime.boot  # every lean box boots once: started for its rollout or warmed by the pool
 
     async def counted_boot(box: LeanDockerRuntime) -> None:
-        booted.append(box)
         await boot(box)
+        booted.append(box.info.id)
 
     LeanDockerRuntime.boot = counted_boot  # type: ignore[method-assign]  # counts the path taken, test-only
     try:
@@ -179,4 +180,4 @@ async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: 
             rollouts = list(await asyncio.gather(*(one(p, slot) for p, slot in planned)))
     finally:
         LeanDockerRuntime.boot = boot  # type: ignore[method-assign]
-    return Sweep(rollouts, len(booted))
+    return Sweep(rollouts, booted)

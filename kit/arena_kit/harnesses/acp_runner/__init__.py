@@ -12,9 +12,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-__all__ = ["ARGV", "INTERPRETER", "REPLACES_SHA256", "RUNNER_SOURCE", "replaces"]
+from arena_kit.harnesses.arena_bash.bundle import bundle
 
-RUNNER_SOURCE = Path(__file__).with_name("program.py").read_bytes()
+__all__ = ["ARGV", "INTERPRETER", "REPLACES_SHA256", "RUNNER_MODULES", "RUNNER_SOURCE", "replaces"]
+
+RUNNER_MODULES = ("claude_stream", "program")
+"""Splice order (`arena_bash.bundle`): `claude_stream` (Claude Code without its node adapter), then `program`."""
+RUNNER_SOURCE = bundle(Path(__file__).parent, __name__, RUNNER_MODULES)
 """The in-box program, run (its source in the argv: `python3 -I -c`) in each box that runs an ACP harness."""
 REPLACES_SHA256 = "b05b20d148167838e98e285e8d489d215db24daa558f5029d1c0d368492d8e42"
 """verifiers 0.4.0's `acp/runner.py` (`verifiers.v1.acp.ACP_SOURCE`), the runner `program` was compared against."""

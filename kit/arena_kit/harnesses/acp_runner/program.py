@@ -8,7 +8,8 @@ verifiers' runner does this on `agent-client-protocol` and `httpx`, whose import
 pydantic models) costs more CPU than the rest of its work. This port sends the agent the same
 messages (the same fields that library's serialiser keeps), answers it the same way, and returns the
 same packets; `tests/kit/harnesses/acp_runner` runs both against one scripted agent and compares
-every line. It runs on the image's `python3 -I`.
+every line. For verifiers' claude_code harness it drives Claude Code itself in place of its node ACP adapter
+(`claude_stream`). It runs on the image's `python3 -I`, spliced with `claude_stream` into one file (`RUNNER_SOURCE`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import urllib.request
 from contextlib import suppress
 from typing import Any
 
+from arena_kit.harnesses.acp_runner.claude_stream import ClaudeStreamAgent, RequestError, speaks_for
+
 MAX_PACKET_BYTES = 128 * 1024 * 1024
 PROTOCOL_VERSION = 1
 SHUTDOWN_TIMEOUT_S = 2.0
@@ -32,14 +35,6 @@ NULL_RESULT = frozenset({"fs/write_text_file", "fs/read_text_file", "terminal/cr
                          "terminal/wait_for_exit", "terminal/kill"})
 """Client methods verifiers' client inherits unimplemented from the library: answered `null`
 (`terminal/release`: `{}`); any other request from the agent is "Method not found"."""
-
-
-class RequestError(Exception):
-    """A JSON-RPC error the agent answered with."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.data = code, data
 
 
 def gate_decision(url: str, secret: str, tool_call_id: str, arguments: Any) -> str:
@@ -200,7 +195,7 @@ class Session:
 
     def __init__(self) -> None:
         self.gate: tuple[str, str] | None = None
-        self.agent: Agent | None = None
+        self.agent: Agent | ClaudeStreamAgent | None = None
         self.capabilities: dict[str, Any] = {}
         self.supports_steering = False
         self.session_id: str | None = None
@@ -251,7 +246,10 @@ class Session:
         return {"outcome": {"outcome": "selected", "optionId": option["optionId"]} if option else {"outcome": "cancelled"}}
 
     async def start(self, config: dict[str, Any]) -> None:
-        self.agent = await Agent.spawn(config["command"], self)
+        if speaks_for(config, dict(os.environ), os.getcwd()):
+            self.agent = ClaudeStreamAgent(self)  # Claude Code itself, as its ACP adapter would drive it
+        else:
+            self.agent = await Agent.spawn(config["command"], self)
         try:
             capabilities = config["client_capabilities"]
             params: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION}

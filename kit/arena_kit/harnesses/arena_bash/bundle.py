@@ -1,4 +1,4 @@
-"""The in-box program as one file: `program/`'s modules spliced in dependency order, their imports of each other dropped.
+"""An in-box program as one file (arena-bash's `program/`, the ACP runner): its modules spliced in dependency order, their imports of each other dropped.
 
 verifiers' `bundle_program` (`harnesses/utils/launch.py`) joins whole module sources under a PEP 723
 header, its modules reaching each other through `TYPE_CHECKING` imports that the flat file resolves.
@@ -95,10 +95,10 @@ def bundle(directory: Path, package: str, modules: Sequence[str]) -> bytes:
                 if bound.setdefault(binding, key) != key:
                     raise BundleError(f"{name}: {binding!r} is bound as {key} here and as {bound[binding]} before")
         chunks.append(f"# --- {name}: {summary}\n\n{body}\n")
-    header = (f'"""The `arena-bash` in-box program, spliced from `{package}` ({", ".join(modules)}):\n'
+    header = (f'"""An in-box program, spliced from `{package}` ({", ".join(modules)}):\n'
               'edit those modules, not this file."""\n\nfrom __future__ import annotations\n')
     source = "\n\n".join([header, *chunks])
-    compile(source, "arena-bash-program.py", "exec")
+    compile(source, f"{package}.py", "exec")
     return source.encode("utf-8")
 
 

@@ -1,5 +1,6 @@
 """Drive an ACP runner (argv) as verifiers' host does (length-prefixed JSON packets), serve its tool gate,
-and print one JSON line per packet answered, then the gate's log. Variant (argv[1]): full, bare, stop."""
+and print one JSON line per packet answered, then the gate's log. Variant (argv[1]): full, bare, stop, and
+claude / claude-stop (verifiers' claude_code config, `scripted_claude.py` as `CLAUDE_CODE_EXECUTABLE`)."""
 
 import http.server
 import json
@@ -9,7 +10,7 @@ import sys
 import threading
 
 variant, runner = sys.argv[1], sys.argv[2:]
-decisions = {"c-allow": "allow", "c-deny": "deny", "c-stop": "stop" if variant == "stop" else "deny"}
+decisions = {"c-allow": "allow", "c-deny": "deny", "c-stop": "stop" if variant.endswith("stop") else "deny"}
 asked: list[dict] = []
 
 
@@ -29,7 +30,11 @@ class Gate(http.server.BaseHTTPRequestHandler):
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gate)
 threading.Thread(target=server.serve_forever, daemon=True).start()
-process = subprocess.Popen(runner, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+here = os.path.dirname(os.path.abspath(__file__))
+env = dict(os.environ)
+if variant.startswith("claude"):
+    env.update(CLAUDE_CODE_EXECUTABLE=os.path.join(here, "scripted_claude.py"), NODE_OPTIONS="--inspect", DEBUG="1")
+process = subprocess.Popen(runner, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
 
 
 def exchange(packet: dict) -> None:
@@ -40,12 +45,17 @@ def exchange(packet: dict) -> None:
     print(json.dumps(json.loads(process.stdout.read(size)), sort_keys=True))
 
 
-agent = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripted_agent.py")
+agent = os.path.join(here, "scripted_agent.py")
 config = {"command": [sys.executable, agent], "user_contents": ["do the task", [{"type": "text", "text": "part two"}]],
           "mcp_urls": {"tools": "http://127.0.0.1:9/mcp", "more": "http://127.0.0.1:9/more"}, "mcp_headers": {"tools": {"X-Key": "v"}},
           "system_prompt": "be brief", "session_meta": {"claudeCode": {"options": {"strictMcpConfig": True}}},
           "client_capabilities": {"_meta": {"jetbrains": {"air": {"version": 1}}}},
           "tool_interception": {"url": f"http://127.0.0.1:{server.server_address[1]}/tool", "secret": "s3cret"}}
+if variant.startswith("claude"):  # as verifiers' claude_code harness configures its adapter
+    config.update(command=["/var/tmp/vf-node/bin/node", "/var/tmp/vf-claude-agent-acp-2.1.278-0.79.0/packages/node_modules/.bin/claude-agent-acp"],
+                  system_prompt="", client_capabilities={}, mcp_headers={},
+                  session_meta={"claudeCode": {"options": {"strictMcpConfig": True, "disallowedTools": ["WebSearch"], "extraArgs": {"name": "trace-1"}}},
+                                "systemPrompt": {"append": "be brief"}})
 if variant == "bare":
     config.update(mcp_urls={}, mcp_headers={}, system_prompt="", session_meta={}, client_capabilities={}, tool_interception=None)
 exchange({"id": 1, "operation": "steer", "message": "early"})

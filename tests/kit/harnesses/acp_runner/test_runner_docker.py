@@ -9,22 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from arena_kit.harnesses.acp_runner import REPLACES_SHA256
+from arena_kit.harnesses.acp_runner import REPLACES_SHA256, RUNNER_SOURCE
 
 pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).parent
-PROGRAM = Path(__file__).parents[4] / "kit" / "arena_kit" / "harnesses" / "acp_runner" / "program.py"
 
 
-def _run(image: str, variant: str, runner: str) -> tuple[list[dict], list[dict]]:
+def _run(image: str, variant: str, runner: str, tmp_path: Path) -> tuple[list[dict], list[dict]]:
     """(the packets the driver got back, then its gate log; the lines the agent read), one box per run."""
     verifiers = f'"$(cat /opt/vf-uv/arena-interpreters/vf-scripts/{REPLACES_SHA256})" /opt/vf-scripts/{REPLACES_SHA256}.py'
-    argv = verifiers if runner == "verifiers" else "python3 -I /arena/program.py"
+    argv = verifiers if runner == "verifiers" else "python3 -I /arena/runner.py"
+    (tmp_path / "runner.py").write_bytes(RUNNER_SOURCE)  # what the lean box runs from its argv (`python3 -I -c`)
     script = f"cd /tmp && AGENT_LOG=/tmp/agent.log python3 /x/drive_runner.py {variant} {argv} && echo --- && cat /tmp/agent.log"
     done = subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "--label", "arena.managed=true",
-         "-v", f"{HERE}:/x:ro", "-v", f"{PROGRAM}:/arena/program.py:ro", "--entrypoint", "sh", image, "-c", script],
+         "-v", f"{HERE}:/x:ro", "-v", f"{tmp_path}:/arena:ro", "--entrypoint", "sh", image, "-c", script],
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     host, agent = done.stdout.split("---\n")
@@ -44,9 +44,9 @@ def _segments(agent: list[dict]) -> list[list[str]]:
 
 
 @pytest.mark.parametrize("variant", ["full", "bare", "stop"])
-def test_the_stdlib_runner_answers_the_host_and_the_agent_as_verifiers_runner_does(images, variant):
-    want = _run(images["harness"], variant, "verifiers")
-    got = _run(images["harness"], variant, "arena")
+def test_the_stdlib_runner_answers_the_host_and_the_agent_as_verifiers_runner_does(images, variant, tmp_path):
+    want = _run(images["harness"], variant, "verifiers", tmp_path)
+    got = _run(images["harness"], variant, "arena", tmp_path)
     assert got[0] == want[0]
     assert _segments(got[1]) == _segments(want[1])
     packets, agent = want

@@ -35,8 +35,8 @@ def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_an
 
     # Each side really took its path: a lean box per lean rollout, none for the reference, and on the
     # pooled path boxes claimed warm (a claim that finds none ready boots its own, so not every one).
-    assert (reference.lean_boxes, lean.lean_boxes, lean.pooled) == (0, len(policies) * TASKS, 0)
-    assert pooled.lean_boxes == len(policies) * TASKS and pooled.pooled > 0
+    assert (len(reference.lean_boxes), len(lean.lean_boxes), lean.pooled) == (0, len(policies) * TASKS, 0)
+    assert len(pooled.lean_boxes) == len(policies) * TASKS and pooled.pooled > 0
     # A warm box holds the runner prestarted, and the rollout ran it there (no exec).
     assert pooled.prestarted == pooled.pooled and lean.prestarted == 0
     ref_rollouts, lean_rollouts = reference.rollouts, lean.rollouts
