@@ -1,6 +1,6 @@
 """Fidelity of verifiers' node harnesses on the lean path: claude_code and codex give the same rollout in
-a lean box (Arena's engine client, read-only root, its stdlib ACP runner, which drives Claude Code without its
-node ACP adapter) as on verifiers' own docker runtime (`[env] docker = "stock"`).
+a lean box (Arena's engine client, read-only root, its stdlib ACP runner, which drives Claude Code and Codex
+without their node ACP adapters) as on verifiers' own docker runtime (`[env] docker = "stock"`).
 
 Same task, same scripted model server, same harness: the whole message graph must match once the
 values drawn afresh for every rollout are named alike on both sides (the harness's home under /tmp
@@ -38,6 +38,8 @@ PER_ROLLOUT = [
 """Values drawn afresh per rollout on either path: the harness's home dir (verifiers' claude_code config
 dir and codex CODEX_HOME), and codex's measured tool wall time and the random id it gives a command's
 output."""
+ADAPTERS = {"claude_code": b"/.bin/claude-agent-acp\x00", "codex": b"/.bin/codex-acp\x00"}
+"""How each harness's node ACP adapter appears in a process's command line (`node <adapter>`)."""
 IDS = re.compile(r"\b(toolu|call|fc|msg)_[0-9a-f]{24}\b")
 """Ids the scripted model server derives from the request (which names the harness's home)."""
 
@@ -68,15 +70,15 @@ def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(h
     every = os.environ.get("ARENA_NODE_FIDELITY_POLICIES") == "all"
     policies = [*PolicyResolver().environment_policies(env_id), "staller"] if every else POLICIES[env_id]
     with start_in_thread() as server:
-        with processes_matching(b"/.bin/claude-agent-acp\x00") as adapter_on_stock:
+        with processes_matching(ADAPTERS[harness]) as adapter_on_stock:
             reference = run_policies(env_id, RolloutPath(harness, "stock"), policies, server.url)
-        with processes_matching(b"/.bin/claude-agent-acp\x00") as adapter_on_lean:
+        with processes_matching(ADAPTERS[harness]) as adapter_on_lean:
             lean = run_policies(env_id, RolloutPath(harness, "lean"), policies, server.url)
 
     assert (len(reference.lean_boxes), len(lean.lean_boxes)) == (0, len(policies))  # each side took its path
-    if harness == "claude_code":  # the lean runner drove Claude Code itself; verifiers' ran its node adapter
-        assert adapter_on_stock and not [cgroups for _, cgroups in adapter_on_lean if any(box in cgroups for box in lean.lean_boxes)]
-        assert all(len(box) == 12 for box in lean.lean_boxes)  # ids a cgroup path names, not empty strings
+    # The lean runner drove the agent itself; verifiers' ran the node adapter.
+    assert adapter_on_stock and not [cgroups for _, cgroups in adapter_on_lean if any(box in cgroups for box in lean.lean_boxes)]
+    assert all(len(box) == 12 for box in lean.lean_boxes)  # ids a cgroup path names, not empty strings
     assert all(r.ok and not r.errors for r in reference.rollouts), [(r.policy, r.errors) for r in reference.rollouts]
     problems = {r.policy: differences(r, l, _canonical) for r, l in zip(reference.rollouts, lean.rollouts)}
     assert not {k: v for k, v in problems.items() if v}

@@ -16,8 +16,8 @@ from arena_kit.harnesses.arena_bash.bundle import bundle
 
 __all__ = ["ARGV", "INTERPRETER", "REPLACES_SHA256", "RUNNER_MODULES", "RUNNER_SOURCE", "replaces"]
 
-RUNNER_MODULES = ("claude_stream", "program")
-"""Splice order (`arena_bash.bundle`): `claude_stream` (Claude Code without its node adapter), then `program`."""
+RUNNER_MODULES = ("claude_stream", "codex_stream", "program")
+"""Splice order (`arena_bash.bundle`): Claude Code and Codex without their node adapters, then `program`."""
 RUNNER_SOURCE = bundle(Path(__file__).parent, __name__, RUNNER_MODULES)
 """The in-box program, run (its source in the argv: `python3 -I -c`) in each box that runs an ACP harness."""
 REPLACES_SHA256 = "b05b20d148167838e98e285e8d489d215db24daa558f5029d1c0d368492d8e42"

@@ -8,8 +8,8 @@ verifiers' runner does this on `agent-client-protocol` and `httpx`, whose import
 pydantic models) costs more CPU than the rest of its work. This port sends the agent the same
 messages (the same fields that library's serialiser keeps), answers it the same way, and returns the
 same packets; `tests/kit/harnesses/acp_runner` runs both against one scripted agent and compares
-every line. For verifiers' claude_code harness it drives Claude Code itself in place of its node ACP adapter
-(`claude_stream`). It runs on the image's `python3 -I`, spliced with `claude_stream` into one file (`RUNNER_SOURCE`).
+every line. For verifiers' claude_code and codex harnesses it drives the agent itself in place of its node ACP
+adapter (`claude_stream`, `codex_stream`). It runs on the image's `python3 -I`, spliced with them into one file (`RUNNER_SOURCE`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from contextlib import suppress
 from typing import Any
 
 from arena_kit.harnesses.acp_runner.claude_stream import ClaudeStreamAgent, RequestError, speaks_for
+from arena_kit.harnesses.acp_runner.codex_stream import CodexStreamAgent, speaks_for_codex
 
 MAX_PACKET_BYTES = 128 * 1024 * 1024
 PROTOCOL_VERSION = 1
@@ -195,7 +196,7 @@ class Session:
 
     def __init__(self) -> None:
         self.gate: tuple[str, str] | None = None
-        self.agent: Agent | ClaudeStreamAgent | None = None
+        self.agent: Agent | ClaudeStreamAgent | CodexStreamAgent | None = None
         self.capabilities: dict[str, Any] = {}
         self.supports_steering = False
         self.session_id: str | None = None
@@ -248,6 +249,8 @@ class Session:
     async def start(self, config: dict[str, Any]) -> None:
         if speaks_for(config, dict(os.environ), os.getcwd()):
             self.agent = ClaudeStreamAgent(self)  # Claude Code itself, as its ACP adapter would drive it
+        elif speaks_for_codex(config, dict(os.environ)):
+            self.agent = CodexStreamAgent(self, config["command"])  # Codex's app server, as codex-acp would drive it
         else:
             self.agent = await Agent.spawn(config["command"], self)
         try:
