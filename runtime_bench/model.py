@@ -196,6 +196,11 @@ class Meta(_Model):
     """What the docker-side CPU counts (`runtime_bench.docker_side.scope`)."""
     load_before: str | None = None
     load_after: str | None = None
+    gauge_before_s: float | None = None
+    """CPU-s this host spent on `runner.GAUGE_LOOP` pure-Python additions, before the run (lower: a faster host)."""
+    gauge_after_s: float | None = None
+    """The same after the run. CPU-s figures of two runs compare only at like gauges: on a shared VM the same
+    work can take 70 % more CPU-s from one hour to the next."""
     elapsed_s: float | None = None
     levels: list[int] = Field(default_factory=list)
     rollouts: int | None = None

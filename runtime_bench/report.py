@@ -204,7 +204,9 @@ def render_markdown(report: BenchReport) -> str:
         f"Host: {meta.cpus} CPUs, {_s(meta.memory_gib, 1)} GiB, "
         f"Docker {meta.docker_version or '?'}, cgroup {meta.cgroup or '?'}; docker side: {meta.docker_side or '?'}. "
         f"Started {meta.started or '?'}, took {_s(meta.elapsed_s, 0)} s; "
-        f"load average {meta.load_before or '?'} before, {meta.load_after or '?'} after."
+        f"load average {meta.load_before or '?'} before, {meta.load_after or '?'} after; "
+        f"CPU gauge {_s(meta.gauge_before_s)} s before, {_s(meta.gauge_after_s)} s after "
+        f"(CPU-s of a fixed pure-Python loop: compare CPU figures across runs only at like gauges)."
     )
     latencies = ", ".join(f"{v:g}" for v in meta.latencies)
     policy = (

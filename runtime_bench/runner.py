@@ -81,6 +81,7 @@ def _meta(config: BenchConfig, bench_id: str) -> Meta:
         memory_gib=_memory_gib(),
         platform=platform.platform(),
         load_before=_load(),
+        gauge_before_s=cpu_gauge(),
         levels=config.levels,
         rollouts=config.rollouts,
         model=config.model_name(),
@@ -104,6 +105,18 @@ def _memory_gib() -> float | None:
 
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+GAUGE_LOOP = 5_000_000
+"""The gauge's fixed work: that many additions in pure Python (about 0.4 CPU-s on a quiet 2-core VM)."""
+
+
+def cpu_gauge() -> float:
+    """CPU-s this host spends on `GAUGE_LOOP` additions right now: how fast it runs a fixed piece of work."""
+    started, total = time.process_time(), 0
+    for number in range(GAUGE_LOOP):
+        total += number
+    return round(time.process_time() - started, 3)
 
 
 def _s(value: float | None, digits: int = 2, unit: str = "") -> str:
@@ -187,7 +200,8 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
     finally:
         scope = docker_side.scope()
         docker_side.release()
-    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load(), "docker_side": scope})
+    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load(), "gauge_after_s": cpu_gauge(),
+                                   "docker_side": scope})
     configs = [
         ConfigResult(
             label=combo.label, runtime=combo.runtime, latency=combo.latency, harness=combo.harness,

@@ -210,3 +210,18 @@ def test_rendering_what_is_not_a_report_exits_2_in_words(tmp_path, capsys):
     assert main(["--render", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
     assert "is not a bench report.json" in err and "cannot read" in err and "Traceback" not in err
+
+
+def test_the_header_gives_the_host_s_cpu_gauge_before_and_after_the_run():
+    report = _report()
+    gauged = report.model_copy(update={"meta": report.meta.model_copy(update={"gauge_before_s": 0.412, "gauge_after_s": 0.697})})
+    assert "CPU gauge 0.41 s before, 0.70 s after" in render_markdown(gauged)
+    assert "CPU gauge – s before, – s after" in render_markdown(report)  # a report saved before the gauge existed
+
+
+def test_the_gauge_is_the_cpu_of_a_fixed_loop_so_more_work_costs_more(monkeypatch):
+    from runtime_bench import runner
+
+    one = runner.cpu_gauge()
+    monkeypatch.setattr(runner, "GAUGE_LOOP", runner.GAUGE_LOOP * 4)
+    assert 0 < one < runner.cpu_gauge()
