@@ -19,6 +19,7 @@ import os
 import re
 import uuid
 from contextlib import suppress
+from collections.abc import Callable
 from typing import Any, Protocol
 
 CLAUDE_VERSION = "2.1.278"
@@ -155,6 +156,15 @@ def permission_result(tool_name: str, tool_input: Any, tool_use_id: str, outcome
     raise RuntimeError(f"Permission option was not offered: {option}")
 
 
+async def read_objects(stream: asyncio.StreamReader, dispatch: Callable[[dict[str, Any]], None]) -> None:
+    """Each newline-delimited JSON object on `stream` to `dispatch`, until EOF (lines that are not one are skipped)."""
+    while line := await stream.readline():
+        with suppress(ValueError):
+            message = json.loads(line)
+            if isinstance(message, dict):
+                dispatch(message)
+
+
 class Turn:
     """One prompt in flight: its user message ids, the steers whose echo is pending, its reply's bookkeeping."""
 
@@ -257,11 +267,7 @@ class ClaudeStreamAgent:
     async def _receive(self) -> None:
         assert self.process is not None and self.process.stdout is not None
         try:
-            while line := await self.process.stdout.readline():
-                with suppress(ValueError):
-                    message = json.loads(line)
-                    if isinstance(message, dict):
-                        self._dispatch(message)
+            await read_objects(self.process.stdout, self._dispatch)
         finally:
             for future in [*self.pending.values(), *([self.turn.done] if self.turn else [])]:
                 if not future.done():

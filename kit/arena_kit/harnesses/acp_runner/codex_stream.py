@@ -22,7 +22,7 @@ import signal
 from contextlib import suppress
 from typing import Any, Protocol
 
-from arena_kit.harnesses.acp_runner.claude_stream import MAX_LINE_BYTES, RequestError
+from arena_kit.harnesses.acp_runner.claude_stream import MAX_LINE_BYTES, RequestError, read_objects
 
 CODEX_VERSION = "0.155.1"
 CODEX_ACP_VERSION = "1.12.0"
@@ -254,11 +254,7 @@ class CodexStreamAgent:
     async def _receive(self) -> None:
         assert self.process is not None and self.process.stdout is not None
         try:
-            while line := await self.process.stdout.readline():
-                with suppress(ValueError):
-                    message = json.loads(line)
-                    if isinstance(message, dict):
-                        self._dispatch(message)
+            await read_objects(self.process.stdout, self._dispatch)
         finally:
             error = RequestError(-32603, "Internal error: Codex process exited")
             for future in [*self.pending.values(), *([self.turn.done] if self.turn else [])]:
