@@ -40,6 +40,7 @@ from arena_kit.runtimes.lean_docker.engine import (
 )
 from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills
 from arena_kit.harnesses import acp_runner
+from arena_kit.runtimes.lean_docker.box_files import BoxRoot
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
@@ -98,6 +99,10 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._listener: socket.socket | None = None
         self._prestarted: prestart.Prestarted | None = None
         """A program started with the box, waiting for its one run (`prestart`); views share it."""
+        self._root: BoxRoot | None = None
+        """The booted box's files as this host reads them without an exec (`box_files`; None: every read execs)."""
+        self._image_user: str | None = None
+        """The user the box's execs run as when a view names none (the image's)."""
         self.ran_prestarted = False
         """A harness ran its program in the process `prestart` loaded (`run_prestarted`), not in an exec."""
         self.image_id: str | None = None
@@ -174,6 +179,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             # The engine makes a missing workdir as root: right for a root image, and the stock
             # runtime's own mkdir + chown (one exec) otherwise.
             root = user in ROOT_USERS
+            self._image_user = user
             container = await off_loop(self._create, api, restricted, root)
         except ENGINE_ERRORS as error:
             raise engine_fault("box start", error) from error
@@ -202,6 +208,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                 raise SandboxError(f"docker did not publish the service port: {ports!r}")
             self._service_url = f"http://127.0.0.1:{host_port}"
         self._listener = listener_in_netns(int(container["State"]["Pid"]))
+        self._root = BoxRoot.pin(int(container["State"]["Pid"]), str(container["Id"]))
 
     async def attach(self) -> None:
         """Serve verifiers' egress proxy on the listener `boot` opened in the box's namespace: the
@@ -401,6 +408,14 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             raise await self._engine_failure("live process start", error) from error
 
     async def _read(self, path: str, max_bytes: int | None = None) -> bytes:
+        # A read as root (what the exec would be) of a regular file: straight from the box's root, no
+        # exec (`box_files`); any other read, and any the host cannot make so, is the exec's.
+        # (A relative path with no workdir configured is the exec's: it resolves from the image's.)
+        absolute = path if path.startswith("/") else self.config.workdir and f"{self.config.workdir}/{path}"
+        if self._root is not None and absolute and (self.user or self._image_user or "") in ROOT_USERS:
+            data = await off_loop(self._root.read, absolute, max_bytes)
+            if data is not None:
+                return data
         argv = ["cat"] if max_bytes is None else ["head", "-c", str(max_bytes)]
         code, data, err = await self._exec_api(f"read {path!r}", [*argv, "--", path], {})
         if code != 0:
@@ -557,6 +572,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if self._container is None or self._stopped:
             return
         self._stopped = True
+        if self._root is not None:
+            self._root.close()
         if self._listener is not None:  # booted, never attached (a pooled box nobody claimed)
             with contextlib.suppress(OSError):
                 self._listener.close()

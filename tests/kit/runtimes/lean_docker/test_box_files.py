@@ -1,0 +1,157 @@
+"""A lean box's regular files are read from the host without an exec, and never from outside the box:
+planted links, `..`, a stopped box and a PID that is not the box's all leave the host's files unread."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import verifiers.v1 as vf
+
+from arena_kit.runtimes.lean_docker.box_files import BoxRoot
+from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime, engine_client
+from arena_testkit.exec_count import counting_execs
+
+pytestmark = pytest.mark.docker
+
+RESTRICTED = {"allow": [], "memory": 1.0, "cpu": 1.0}
+WRITABLE = {"/tmp": "rw,size=16m", "/app": "rw,size=16m"}
+
+
+def _box(images: dict[str, str]) -> LeanDockerRuntime:
+    return LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED), writable=WRITABLE)
+
+
+async def _sh(box: vf.Runtime, script: str) -> None:
+    result = await box.run(["sh", "-c", script], {})
+    assert result.exit_code == 0, result
+
+
+async def _raises(read: Awaitable[bytes]) -> str:
+    with pytest.raises(vf.SandboxError) as caught:
+        await read
+    return str(caught.value)
+
+
+def test_a_regular_file_is_read_without_an_exec_and_as_the_exec_reads_it(images):
+    payload = bytes(range(256)) * 4096  # 1 MiB: more than one chunk
+
+    async def scenario() -> tuple[list[Any], list[list[str]]]:
+        box = _box(images)
+        await box.start()
+        try:
+            await box.write("data/blob.bin", payload)
+            await _sh(box, "ln -s /app/data/blob.bin /tmp/link")
+            with counting_execs() as execs:
+                answers = [
+                    await box.read("data/blob.bin") == payload,              # the workdir's tmpfs, relative
+                    await box.read("/app/data/blob.bin", max_bytes=len(payload)) == payload,
+                    await box.read("/tmp/link") == payload,                  # a link inside the box
+                    await box.read("/etc/hostname") != b"",                  # the read-only image root
+                    await _raises(box.read("data/blob.bin", max_bytes=10)),
+                ]
+            return answers, execs
+        finally:
+            await box.stop()
+
+    answers, execs = asyncio.run(scenario())
+    assert answers[:4] == [True, True, True, True]
+    assert "over the 10 byte limit" in answers[4]
+    assert execs == []
+
+
+def test_links_and_dots_the_agent_plants_never_reach_the_host_s_files(images, tmp_path: Path):
+    # A file only the host has, at a path the box knows: every way to it must fail or read the box's own.
+    secret = Path(f"/tmp/arena-host-only-{uuid.uuid4().hex}")
+    secret.write_text("HOST")
+    try:
+        async def scenario() -> tuple[list[str], list[bytes], list[list[str]]]:
+            box = _box(images)
+            await box.start()
+            try:
+                await _sh(box, f"cd /app && ln -s {secret} abs && ln -s ../../../../../..{secret} rel && "
+                               f"ln -s /proc/self/root{secret} magic && ln -s /proc/1/root{secret} init && "
+                               f"mkdir d && ln -s / d/up")
+                missing = [await _raises(box.read(path)) for path in
+                           ("abs", "rel", "magic", "init", f"../../../../..{secret}", f"d/up{secret}")]
+                await _sh(box, f"echo BOX > {secret}")
+                with counting_execs() as execs:
+                    own = [await box.read(path) for path in ("abs", "rel", f"../../../..{secret}")]
+                return missing, own, execs
+            finally:
+                await box.stop()
+
+        missing, own, execs = asyncio.run(scenario())
+    finally:
+        secret.unlink()
+    assert all("No such file" in message for message in missing), missing
+    assert own == [b"BOX\n"] * 3
+    assert execs == []  # the box's own file, read from the host: inside the box's root
+
+
+def test_a_file_that_is_not_regular_is_the_exec_s_to_read(images):
+    async def scenario() -> tuple[str, list[list[str]]]:
+        box = _box(images)
+        await box.start()
+        try:
+            await _sh(box, "ln -s /dev/zero /app/zeros")
+            with counting_execs() as execs:
+                message = await _raises(box.read("zeros", max_bytes=10))
+            return message, execs
+        finally:
+            await box.stop()
+
+    message, execs = asyncio.run(scenario())
+    assert "over the 10 byte limit" in message
+    assert len(execs) == 1  # the host opened no device of the box's
+
+
+def test_a_read_as_another_user_is_the_exec_s_with_that_user_s_permissions(images):
+    async def scenario() -> tuple[bytes, str, list[list[str]]]:
+        box = _box(images)
+        await box.start()
+        try:
+            await _sh(box, "echo private > /app/root-only && chmod 600 /app/root-only")
+            with counting_execs() as execs:
+                as_root = await box.read("root-only")
+                as_nobody = await _raises(box.with_user("nobody").read("root-only"))
+            return as_root, as_nobody, execs
+        finally:
+            await box.stop()
+
+    as_root, as_nobody, execs = asyncio.run(scenario())
+    assert as_root == b"private\n"
+    assert "Permission denied" in as_nobody
+    assert [argv[0] for argv in execs] == ["cat"]  # nobody's read, not root's
+
+
+def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid(images):
+    async def scenario() -> tuple[bytes | None, bytes | None, str]:
+        box = _box(images)
+        await box.start()
+        try:
+            await box.write("x.txt", b"x")
+            root = box._root
+            assert root is not None
+            before = root.read("/app/x.txt")
+            engine_client().api.kill(box._container)
+            for _ in range(50):
+                if not await box.alive():
+                    break
+                await asyncio.sleep(0.1)
+            after = root.read("/app/x.txt")
+            lost = await _raises(box.read("x.txt"))
+            return before, after, lost
+        finally:
+            await box.stop()
+
+    before, after, lost = asyncio.run(scenario())
+    assert before == b"x" and after is None
+    assert "the engine reports the box gone" in lost  # the exec's answer
+    # This test's own process is no box: its PID does not name the container in its cgroup.
+    assert BoxRoot.pin(os.getpid(), uuid.uuid4().hex) is None
