@@ -6,7 +6,8 @@ the stock runtime) listens on a socket the host opens *inside the box's network 
 (`setns` in a throwaway thread). That replaces the stock runtime's python probe, its helper
 container that passes a listener over a unix socket, and its second helper container that cuts
 egress with iptables; every limit (memory, CPUs, PIDs, capabilities, no-new-privileges) is set at
-create time, and every exec is one Engine API exchange instead of a `docker` CLI process.
+create time, and every exec is one Engine API exchange instead of a `docker` CLI process; a root
+read of a regular file is no exec at all (`arena_kit.runtimes.lean_docker.box_files`).
 An unrestricted box keeps the stock bridge network and published service port.
 
 A live process (`open_process`, the claude_code and codex ACP runners) is one hijacked exec stream
