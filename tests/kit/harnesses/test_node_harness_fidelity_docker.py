@@ -8,7 +8,9 @@ or the workdir, ids the model server derives from a request that names that home
 wall time, codex's random id for a command's output): two rollouts down the same path differ in
 exactly those. Rewards, metrics, stop, errors, info and the rewrite audits (less their ids, clocks and
 the harness name) must match as they are. CI runs three policies (the oracle, a cheater, the staller)
-on one dev task of each environment; `ARENA_NODE_FIDELITY_POLICIES=all` runs every policy.
+on one dev task of each environment; `ARENA_NODE_FIDELITY_POLICIES=all` runs every policy. The lean
+side of one environment boots a box per rollout, of the other claims its boxes from a warm pool
+(`[env] pool = 2`): both ways a lean box is had, for each harness, at no extra run.
 """
 
 from __future__ import annotations
@@ -65,17 +67,18 @@ def test_the_canonical_form_names_only_per_rollout_values_alike():
 
 
 @pytest.mark.parametrize("harness", ["claude_code", "codex"])
-@pytest.mark.parametrize("env_id", ["fault-localisation", "schema-migration"])
-def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(harness: str, env_id: str) -> None:
+@pytest.mark.parametrize(("env_id", "pool"), [("fault-localisation", 0), ("schema-migration", 2)])
+def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(harness: str, env_id: str, pool: int) -> None:
     every = os.environ.get("ARENA_NODE_FIDELITY_POLICIES") == "all"
     policies = [*PolicyResolver().environment_policies(env_id), "staller"] if every else POLICIES[env_id]
     with start_in_thread() as server:
         with processes_matching(ADAPTERS[harness]) as adapter_on_stock:
             reference = run_policies(env_id, RolloutPath(harness, "stock"), policies, server.url)
         with processes_matching(ADAPTERS[harness]) as adapter_on_lean:
-            lean = run_policies(env_id, RolloutPath(harness, "lean"), policies, server.url)
+            lean = run_policies(env_id, RolloutPath(harness, "lean", pool=pool), policies, server.url)
 
     assert (len(reference.lean_boxes), len(lean.lean_boxes)) == (0, len(policies))  # each side took its path
+    assert lean.pooled > 0 if pool else lean.pooled == 0  # warm boxes claimed (a claim finding none boots its own)
     # The lean runner drove the agent itself; verifiers' ran the node adapter.
     assert adapter_on_stock and not [cgroups for _, cgroups in adapter_on_lean if any(box in cgroups for box in lean.lean_boxes)]
     assert all(len(box) == 12 for box in lean.lean_boxes)  # ids a cgroup path names, not empty strings
