@@ -112,13 +112,15 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
             await pool.close()
 
     def complete(self, episode: vf.Episode) -> bool:
-        """What `--resume` keeps: verifiers' verdict (`episode.ok`), and an episode whose every failed
-        trace ended in an agent fault (`AGENT_FAULT_STOPS`): scored 0 and never retried, it is the
-        agent's result, and a resume that ran it again would hand the agent a second try."""
+        """What `--resume` keeps: verifiers' verdict (`episode.ok`), and an episode the agent ended by
+        breaking its box: some trace failed, and every failed one in an agent fault (`AGENT_FAULT_STOPS`).
+        Scored 0 and never retried, it is the agent's result, and a resume that ran it again would hand
+        the agent a second try. An episode whose traces all passed but which failed itself (a hook
+        raised, its deadline expired) is the platform's failure, run again like any other."""
         if episode.ok:
             return True
-        traces = list(episode.traces)
-        return bool(traces) and all(trace.ok or trace.stop_condition in AGENT_FAULT_STOPS for trace in traces)
+        failed = [trace for trace in episode.traces if not trace.ok]
+        return bool(failed) and not episode.is_timeout and all(trace.stop_condition in AGENT_FAULT_STOPS for trace in failed)
 
     def slots(self, task: vf.Task, n: int = 1) -> list[RunSlot]:
         """verifiers' plan of `n` episodes of `task`, told to the pool (its demand for the task's box spec)."""

@@ -59,3 +59,18 @@ def test_resume_runs_again_only_what_failed_on_the_platform_s_side(env: Any, tmp
     assert owed == {"finished": 0, "box out of memory": 0, "runner killed in its box": 0, "harness failed": 1, "box lost": 1}
     kept = [json.loads(line)["traces"][0]["stop_condition"] for line in (tmp_path / "traces.jsonl").read_text().splitlines()]
     assert kept == ["agent_completed", "boxoom_error", "agentkilledbox_error"]
+
+
+def test_resume_runs_again_an_episode_that_failed_itself_after_its_agent_s_traces(env: Any, tmp_path: Path) -> None:
+    """The agent's traces passed or broke their box, but the episode failed on its own: a hook raised
+    after them, or the episode's deadline expired. Neither is the agent's result."""
+    tasks = list(env.taskset.take(2))
+    hook_failed = _saved(tasks[0], *ENDS["finished"])
+    hook_failed["ok"] = False
+    hook_failed["errors"] = [{"type": "EnvError", "message": "LeanEnv.run(): RuntimeError: removal failed"}]
+    deadline = _saved(tasks[1], *ENDS["box out of memory"])
+    deadline["is_timeout"] = True
+    deadline["errors"] = [{"type": "TimeoutError", "message": "LeanEnv.run() exceeded its 60s deadline"}]
+    (tmp_path / "traces.jsonl").write_text(json.dumps(hook_failed) + "\n" + json.dumps(deadline) + "\n")
+    plan = resume.load(tmp_path, tasks, 1, env.complete)
+    assert [n for _, _, n in plan] == [1, 1]
