@@ -4,7 +4,9 @@ planted links, `..`, a stopped box and a PID that is not the box's all leave the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import socket
 import uuid
 from collections.abc import Awaitable
 from pathlib import Path
@@ -52,7 +54,7 @@ def test_a_regular_file_is_read_without_an_exec_and_as_the_exec_reads_it(images)
                     await box.read("data/blob.bin") == payload,              # the workdir's tmpfs, relative
                     await box.read("/app/data/blob.bin", max_bytes=len(payload)) == payload,
                     await box.read("/tmp/link") == payload,                  # a link inside the box
-                    await box.read("/etc/hostname") != b"",                  # the read-only image root
+                    await box.read("/etc/os-release") != b"",                # the read-only image root
                     await _raises(box.read("data/blob.bin", max_bytes=10)),
                 ]
             return answers, execs
@@ -109,6 +111,59 @@ def test_a_file_that_is_not_regular_is_the_exec_s_to_read(images):
     message, execs = asyncio.run(scenario())
     assert "over the 10 byte limit" in message
     assert len(execs) == 1  # the host opened no device of the box's
+
+
+def test_kernel_files_and_oversized_ones_are_the_exec_s_to_read(images, monkeypatch):
+    """procfs and sysfs compute a file from its reader: read from the host, a planted link to
+    /proc/sys/kernel/hostname gave the host's name, and one to /proc/kmsg drained the host's kernel log.
+    A file past `MOST_BYTES` (a sparse terabyte, say) is the exec's too, whose read a cancel stops."""
+    import arena_kit.runtimes.lean_docker.box_files as box_files
+
+    monkeypatch.setattr(box_files, "MOST_BYTES", 4096)
+
+    async def scenario() -> tuple[list[Any], list[list[str]], str]:
+        box = _box(images)
+        await box.start()
+        try:
+            await _sh(box, "ln -s /proc/sys/kernel/hostname /app/name && ln -s /proc/kmsg /app/log && "
+                           "ln -s /sys/kernel/mm/transparent_hugepage/enabled /app/sys && "
+                           "head -c 5000 /dev/zero > /app/big && head -c 3000 /dev/zero > /app/small && "
+                           "truncate -s 1T /app/sparse")
+            boxed = (await box.run(["cat", "/proc/sys/kernel/hostname"], {})).stdout.encode()
+            with counting_execs() as execs:
+                answers = [
+                    await box.read("name"),
+                    await _raises(box.read("log", max_bytes=100)),
+                    await box.read("big") == bytes(5000),
+                    await _raises(box.read("sparse", max_bytes=8192)),
+                    await box.read("small") == bytes(3000),  # within the bound: the host's
+                ]
+                with contextlib.suppress(vf.SandboxError):  # a kernel without the file: the exec's error
+                    await box.read("sys", max_bytes=200)
+            return answers, execs, boxed.decode()
+        finally:
+            await box.stop()
+
+    answers, execs, boxed = asyncio.run(scenario())
+    assert answers[0] == boxed.encode() and boxed.strip() != socket.gethostname()  # the box's name, not the host's
+    assert "Operation not permitted" in answers[1] or "Permission denied" in answers[1]  # the box's root may not read it
+    assert answers[2] is True and "over the 8192 byte limit" in answers[3] and answers[4] is True
+    assert [argv[-1] for argv in execs] == ["name", "log", "big", "sparse", "sys"]
+
+
+def test_a_path_no_exec_could_take_is_not_read_from_the_host(images):
+    async def scenario() -> list[bytes | None]:
+        box = _box(images)
+        await box.start()
+        try:
+            root = box._root
+            assert root is not None
+            return [root.read("/etc/os-release\x00/../../etc/passwd"), root.read("/app/\ud800"), root.read("/etc/os-release")]
+        finally:
+            await box.stop()
+
+    cut, surrogate, plain = asyncio.run(scenario())
+    assert cut is None and surrogate is None and plain  # the last: the same root reads a plain path
 
 
 def test_a_read_as_another_user_is_the_exec_s_with_that_user_s_permissions(images):
