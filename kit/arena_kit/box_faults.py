@@ -32,7 +32,7 @@ from pathlib import Path
 
 from verifiers.v1.errors import SandboxError, stop_condition
 
-__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "agent_fault",
+__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "agent_fault", "box_cgroups",
            "host_oom_kills", "killed_by"]
 
 
@@ -97,18 +97,26 @@ def agent_fault(evidence: BoxEvidence, exit_code: int | None, detail: str, tool_
     return None
 
 
+def box_cgroups(pid: int, container_id: str) -> list[tuple[str, str]]:
+    """(controllers, path) of each cgroup of host PID `pid` whose path names `container_id`: none when
+    this host cannot see the box so (a remote engine's PID, another PID namespace, a process gone)."""
+    try:
+        lines = (PROC / str(pid) / "cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    named = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if container_id and container_id in path:
+            named.append((controllers, path))
+    return named
+
+
 def host_oom_kills(pid: int, container_id: str) -> int | None:
     """The OOM kill count of the memory cgroup of the box whose init is host PID `pid`, read on this
     host (cgroup v1 `memory.oom_control`, v2 `memory.events`); None when this host cannot see it (a
     remote engine, another PID namespace: the cgroup path must name `container_id`)."""
-    try:
-        lines = (PROC / str(pid) / "cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if container_id not in path:
-            continue
+    for controllers, path in box_cgroups(pid, container_id):
         if "memory" in controllers.split(","):
             files = [CGROUP_ROOT / "memory" / path.lstrip("/") / "memory.oom_control"]
         elif controllers == "":

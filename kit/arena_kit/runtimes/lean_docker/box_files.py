@@ -29,6 +29,8 @@ import signal
 import stat
 import threading
 
+from arena_kit.box_faults import box_cgroups
+
 __all__ = ["BoxRoot"]
 
 SYS_OPENAT2 = 437
@@ -38,8 +40,9 @@ RESOLVE_IN_ROOT = 0x10
 CHUNK = 1 << 20
 MOST_BYTES = 64 << 20
 """The largest read made from the host; a bigger one is the exec's (cancellable, streamed by the engine)."""
-BOX_STORAGE = {0x01021994: "tmpfs", 0x794C7630: "overlayfs"}
-"""The filesystems (`statfs` magic) a box's own files live on; a file on any other is the exec's to read."""
+BOX_STORAGE = frozenset({0x01021994, 0x794C7630})
+"""The filesystems a box's own files live on (`statfs` magic of tmpfs and overlayfs); a file on any
+other is the exec's to read."""
 
 
 class _OpenHow(ctypes.Structure):
@@ -96,12 +99,7 @@ class BoxRoot:
         except (OSError, AttributeError):
             return None
         box = cls(pid, pidfd)
-        try:
-            with open(f"/proc/{pid}/cgroup", encoding="utf-8") as cgroups:
-                named = bool(container_id) and container_id in cgroups.read()
-        except OSError:
-            named = False
-        if not named or not box._alive():
+        if not box_cgroups(pid, container_id) or not box._alive():
             box.close()
             return None
         return box

@@ -8,7 +8,7 @@ import contextlib
 import os
 import socket
 import uuid
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,14 @@ RESTRICTED = {"allow": [], "memory": 1.0, "cpu": 1.0}
 WRITABLE = {"/tmp": "rw,size=16m", "/app": "rw,size=16m"}
 
 
-def _box(images: dict[str, str]) -> LeanDockerRuntime:
-    return LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED), writable=WRITABLE)
+@contextlib.asynccontextmanager
+async def _started(images: dict[str, str]) -> AsyncIterator[LeanDockerRuntime]:
+    box = LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED), writable=WRITABLE)
+    await box.start()
+    try:
+        yield box
+    finally:
+        await box.stop()
 
 
 async def _sh(box: vf.Runtime, script: str) -> None:
@@ -44,9 +50,7 @@ def test_a_regular_file_is_read_without_an_exec_and_as_the_exec_reads_it(images)
     payload = bytes(range(256)) * 4096  # 1 MiB: more than one chunk
 
     async def scenario() -> tuple[list[Any], list[list[str]]]:
-        box = _box(images)
-        await box.start()
-        try:
+        async with _started(images) as box:
             await box.write("data/blob.bin", payload)
             await _sh(box, "ln -s /app/data/blob.bin /tmp/link")
             with counting_execs() as execs:
@@ -58,8 +62,6 @@ def test_a_regular_file_is_read_without_an_exec_and_as_the_exec_reads_it(images)
                     await _raises(box.read("data/blob.bin", max_bytes=10)),
                 ]
             return answers, execs
-        finally:
-            await box.stop()
 
     answers, execs = asyncio.run(scenario())
     assert answers[:4] == [True, True, True, True]
@@ -73,9 +75,7 @@ def test_links_and_dots_the_agent_plants_never_reach_the_host_s_files(images, tm
     secret.write_text("HOST")
     try:
         async def scenario() -> tuple[list[str], list[bytes], list[list[str]]]:
-            box = _box(images)
-            await box.start()
-            try:
+            async with _started(images) as box:
                 await _sh(box, f"cd /app && ln -s {secret} abs && ln -s ../../../../../..{secret} rel && "
                                f"ln -s /proc/self/root{secret} magic && ln -s /proc/1/root{secret} init && "
                                f"mkdir d && ln -s / d/up")
@@ -85,8 +85,6 @@ def test_links_and_dots_the_agent_plants_never_reach_the_host_s_files(images, tm
                 with counting_execs() as execs:
                     own = [await box.read(path) for path in ("abs", "rel", f"../../../..{secret}")]
                 return missing, own, execs
-            finally:
-                await box.stop()
 
         missing, own, execs = asyncio.run(scenario())
     finally:
@@ -98,15 +96,11 @@ def test_links_and_dots_the_agent_plants_never_reach_the_host_s_files(images, tm
 
 def test_a_file_that_is_not_regular_is_the_exec_s_to_read(images):
     async def scenario() -> tuple[str, list[list[str]]]:
-        box = _box(images)
-        await box.start()
-        try:
+        async with _started(images) as box:
             await _sh(box, "ln -s /dev/zero /app/zeros")
             with counting_execs() as execs:
                 message = await _raises(box.read("zeros", max_bytes=10))
             return message, execs
-        finally:
-            await box.stop()
 
     message, execs = asyncio.run(scenario())
     assert "over the 10 byte limit" in message
@@ -122,9 +116,7 @@ def test_kernel_files_and_oversized_ones_are_the_exec_s_to_read(images, monkeypa
     monkeypatch.setattr(box_files, "MOST_BYTES", 4096)
 
     async def scenario() -> tuple[list[Any], list[list[str]], str]:
-        box = _box(images)
-        await box.start()
-        try:
+        async with _started(images) as box:
             await _sh(box, "ln -s /proc/sys/kernel/hostname /app/name && ln -s /proc/kmsg /app/log && "
                            "ln -s /sys/kernel/mm/transparent_hugepage/enabled /app/sys && "
                            "head -c 5000 /dev/zero > /app/big && head -c 3000 /dev/zero > /app/small && "
@@ -141,8 +133,6 @@ def test_kernel_files_and_oversized_ones_are_the_exec_s_to_read(images, monkeypa
                 with contextlib.suppress(vf.SandboxError):  # a kernel without the file: the exec's error
                     await box.read("sys", max_bytes=200)
             return answers, execs, boxed.decode()
-        finally:
-            await box.stop()
 
     answers, execs, boxed = asyncio.run(scenario())
     assert answers[0] == boxed.encode() and boxed.strip() != socket.gethostname()  # the box's name, not the host's
@@ -153,14 +143,10 @@ def test_kernel_files_and_oversized_ones_are_the_exec_s_to_read(images, monkeypa
 
 def test_a_path_no_exec_could_take_is_not_read_from_the_host(images):
     async def scenario() -> list[bytes | None]:
-        box = _box(images)
-        await box.start()
-        try:
+        async with _started(images) as box:
             root = box._root
             assert root is not None
             return [root.read("/etc/os-release\x00/../../etc/passwd"), root.read("/app/\ud800"), root.read("/etc/os-release")]
-        finally:
-            await box.stop()
 
     cut, surrogate, plain = asyncio.run(scenario())
     assert cut is None and surrogate is None and plain  # the last: the same root reads a plain path
@@ -168,16 +154,12 @@ def test_a_path_no_exec_could_take_is_not_read_from_the_host(images):
 
 def test_a_read_as_another_user_is_the_exec_s_with_that_user_s_permissions(images):
     async def scenario() -> tuple[bytes, str, list[list[str]]]:
-        box = _box(images)
-        await box.start()
-        try:
+        async with _started(images) as box:
             await _sh(box, "echo private > /app/root-only && chmod 600 /app/root-only")
             with counting_execs() as execs:
                 as_root = await box.read("root-only")
                 as_nobody = await _raises(box.with_user("nobody").read("root-only"))
             return as_root, as_nobody, execs
-        finally:
-            await box.stop()
 
     as_root, as_nobody, execs = asyncio.run(scenario())
     assert as_root == b"private\n"
@@ -187,9 +169,7 @@ def test_a_read_as_another_user_is_the_exec_s_with_that_user_s_permissions(image
 
 def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid(images):
     async def scenario() -> tuple[bytes | None, bytes | None, str]:
-        box = _box(images)
-        await box.start()
-        try:
+        async with _started(images) as box:
             await box.write("x.txt", b"x")
             root = box._root
             assert root is not None
@@ -202,8 +182,6 @@ def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid
             after = root.read("/app/x.txt")
             lost = await _raises(box.read("x.txt"))
             return before, after, lost
-        finally:
-            await box.stop()
 
     before, after, lost = asyncio.run(scenario())
     assert before == b"x" and after is None
