@@ -36,6 +36,7 @@ __all__ = [
     "TraceLog",
     "read_live_rewrites",
     "read_traces",
+    "no_constant",
     "reward_of",
     "task_rewards",
 ]
@@ -98,6 +99,12 @@ class Episode:
     """The trace id (what audit records call the rollout)."""
     rewrites: tuple[AuditRecord, ...] = ()
     """Every rewrite or denial recorded in the episode's traces (`trace.info.arena_rewrites`)."""
+    usage: Mapping[str, int] = field(default_factory=dict)
+    """Tokens the episode's model calls used: `input`, `output`, and where the calls report them
+    `cached_input` and `reasoning` (summed over `trace.calls[].usage`, else the trace's
+    `num_input_tokens` / `num_output_tokens`); empty when the trace records none."""
+    model: str = ""
+    """The model its calls went to (the first call's)."""
 
     @property
     def failed(self) -> bool:
@@ -247,7 +254,7 @@ class TraceFollower:
     def _parse(self, raw: bytes, cut: bool) -> dict[str, Any] | None:
         where = f"line {self.number} of {self.path}"
         try:
-            value = json.loads(raw.decode("utf-8", errors="replace"))
+            value = json.loads(raw.decode("utf-8", errors="replace"), parse_constant=no_constant)
         except json.JSONDecodeError as exc:
             self._bad = (self.number, f"{where} is not JSON ({exc.msg} at column {exc.colno})")
             return None
@@ -259,6 +266,12 @@ class TraceFollower:
         if not isinstance(traces, list) or not traces or not isinstance(traces[0], dict):
             raise TraceError(f"{where} is JSON but not a vf-eval episode (no \"traces\" list): is this a traces.jsonl vf-eval wrote?")
         return value
+
+
+def no_constant(name: str) -> None:
+    """`json.loads`'s `parse_constant`: NaN and ±Infinity (which Python writes and no other JSON
+    reader accepts) read as null, so nothing non-finite travels on to a report or a page."""
+    return None
 
 
 def read_live_rewrites(run_dir: Path) -> tuple[list[AuditRecord], str | None]:
@@ -340,7 +353,27 @@ def _episode(path: Path, number: int, row: Mapping[str, Any]) -> Episode:
         runtime_id=str(_obj(_obj(trace.get("agent")).get("runtime")).get("id") or ""),
         id=str(trace.get("id") or ""),
         rewrites=tuple(_record(path, number, raw) for raw in _rewrites(traces)),
+        usage=_usage(trace),
+        model=next((str(c["model"]) for c in _list(trace.get("calls")) if isinstance(c, dict) and c.get("model")), ""),
     )
+
+
+USAGE_KEYS = {"input": "prompt_tokens", "output": "completion_tokens", "cached_input": "cached_input_tokens", "reasoning": "reasoning_tokens"}
+
+
+def _usage(trace: Mapping[str, Any]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for call in _list(trace.get("calls")):
+        usage = _obj(_obj(call).get("usage"))
+        for name, key in USAGE_KEYS.items():
+            value = usage.get(key)
+            if _number(value):
+                totals[name] = totals.get(name, 0) + int(value)
+    for name, key in (("input", "num_input_tokens"), ("output", "num_output_tokens")):
+        value = trace.get(key)
+        if name not in totals and _number(value):
+            totals[name] = int(value)
+    return totals
 
 
 def _rewrites(traces: Iterable[Mapping[str, Any]]) -> list[object]:
