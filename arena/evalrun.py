@@ -188,13 +188,15 @@ def run_evals(
     parallel: int,
     on_done: OnDone = lambda _r, _o: None,
     on_start: OnStart = lambda _r, _p: None,
+    on_tick: Callable[[], None] = lambda: None,
 ) -> list[EvalOutcome]:
     """Run the requests' vf-evals, `parallel` at a time, and return their outcomes in order.
 
-    `on_start` hears of each process as it starts, `on_done` of each outcome as it ends. A request
-    past its `deadline_s` is stopped (its outcome says `timed_out`). Ctrl-C (or any error) starts no
-    more and stops the running ones, which lets each vf-eval tear its containers down, before it
-    propagates.
+    `on_start` hears of each process as it starts, `on_done` of each outcome as it ends, `on_tick`
+    of every poll (progress). A request past its `deadline_s` is stopped (its outcome says
+    `timed_out`). Ctrl-C, a stop signal (SIGTERM, SIGHUP under `arena.supervise.stop_on_signals`) or
+    any error starts no more and stops the running ones, which lets each vf-eval tear its
+    containers down, removes what they left, and propagates.
 
     Raises:
         ArenaError: `parallel` is below 1.
@@ -217,11 +219,15 @@ def run_evals(
                     del running[index]
                     outcomes[index] = _finish(requests[index], done, time.monotonic() - proc.started)
                     on_done(requests[index], outcomes[index])
+            on_tick()
             if running:
                 time.sleep(POLL_S)
     except BaseException:
-        for proc in running.values():
+        # Ctrl-C, a stop signal (arena.supervise.Stopped) or an error: stop what runs, then remove
+        # whatever boxes a stopped vf-eval could not tear down in its grace.
+        for index, proc in running.items():
             proc.stop()
+            _reap_leftovers(requests[index], launched=time.time() - (time.monotonic() - proc.started) - CLOCK_SLACK_S)
         raise
     return [outcomes[i] for i in range(len(requests))]
 

@@ -146,11 +146,8 @@ def run_server(catalog: Catalog, host: str, port: int, announce: Callable[[str],
             if host in ("127.0.0.1", "localhost", "::1"):
                 runner.app[HOSTS].update(f"{name}:{bound}" for name in ("127.0.0.1", "localhost", "[::1]"))
             episodes = sum(len(r.rows) for r in catalog.runs.values())
-            broken = [r for r in catalog.runs.values() if r.problem]
             announce(f"arena view: http://{'127.0.0.1' if host == '0.0.0.0' else host}:{bound}/ "
                      f"({len(catalog.runs)} run(s), {episodes} episode(s); following them as they grow; Ctrl-C stops)")
-            for run in broken:
-                announce(f"arena view: {run.path} cannot be read: {run.problem}")
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()
