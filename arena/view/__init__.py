@@ -6,12 +6,12 @@ front end."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from arena.view.catalog import Catalog, load_catalog
 
-__all__ = ["Catalog", "export_html", "load_catalog", "serve_view"]
+__all__ = ["Catalog", "export_html", "load_catalog"]
 
 
 def export_html(paths: Sequence[Path], out: Path) -> int:
@@ -24,16 +24,3 @@ def export_html(paths: Sequence[Path], out: Path) -> int:
     from arena.view.export import export_page
 
     return export_page(load_catalog(paths), out)
-
-
-def serve_view(paths: Sequence[Path], host: str = "127.0.0.1", port: int = 8777,
-               announce: Callable[[str], None] = print) -> None:
-    """Serve the runs under `paths` until interrupted, following them as they grow.
-
-    Raises:
-        PrerequisiteError: a path is missing or holds no run.
-        OSError: the address could not be bound.
-    """
-    from arena.view.server import run_server
-
-    run_server(load_catalog(paths), host, port, announce)

@@ -1,9 +1,12 @@
 """`arena view --export`: the whole catalog as one HTML file that opens from `file://` with no
 network. The runs page's data is a JSON block; each run's rows, and each episode's transcript, are
 deflate-compressed base64 blocks the page inflates (the browser's own DecompressionStream) when they
-are opened, so 1,000 demo-sized episodes weigh a few MB, not 30. Written block by block, so memory
-stays that of one episode. Raw `traces.jsonl` lines are not embedded (they would double the size):
-the served viewer shows them."""
+are opened. A run's episodes share most of their shape and much of their text (system prompt, prompt
+template, task data), which one episode's compression cannot see: each is compressed after the run's
+first transcript as a preset (`Packer`), whose compressed form is stored once per run and put in
+front of an episode's bytes when it is inflated. Written block by block, so memory stays that of one
+episode. Raw `traces.jsonl` lines are not embedded (they would double the size): the served viewer
+shows them."""
 
 from __future__ import annotations
 
@@ -16,7 +19,10 @@ from arena.errors import UsageError
 from arena.view.catalog import Catalog
 from arena.view.page import export_shell, json_block, to_json
 
-__all__ = ["export_page"]
+__all__ = ["WINDOW", "Packer", "export_page"]
+
+WINDOW = 32768
+"""Deflate's window: how much of a preset an episode's compression can refer back to."""
 
 
 def export_page(catalog: Catalog, out: Path) -> int:
@@ -40,9 +46,12 @@ def export_page(catalog: Catalog, out: Path) -> int:
             f.write(head)
             f.write(json_block("arena-index", {**index, "export": True, "pairs": catalog.pairs(ids)}))
             for n, rid in enumerate(ids):
-                f.write(_packed(f"run-{n}", to_json(catalog.rows(rid))))
-                for i in range(len(catalog.runs[rid].rows)):
-                    f.write(_packed(f"ep-{n}-{i}", to_json(_page(catalog, rid, i))))
+                f.write(_block(f"run-{n}", Packer(b"").pack(to_json(catalog.rows(rid)))))
+                count = len(catalog.runs[rid].rows)
+                packer = Packer(to_json(_page(catalog, rid, 0)).encode()[-WINDOW:] if count else b"")
+                f.write(_block(f"preset-{n}", packer.prefix, skip=packer.skip))
+                for i in range(count):
+                    f.write(_block(f"ep-{n}-{i}", packer.pack(to_json(_page(catalog, rid, i))), preset=f"preset-{n}"))
             f.write(tail)
         os.replace(partial, out)
     except OSError as exc:
@@ -58,9 +67,23 @@ def _page(catalog: Catalog, rid: str, index: int) -> dict[str, object]:
         return {"run": rid, "i": index, "missing": str(exc)}
 
 
-def _packed(element_id: str, text: str) -> str:
-    """`text` deflated (raw, no header: DecompressionStream('deflate-raw')) and base64'd: nothing in
-    it the HTML parser reads as markup."""
-    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
-    data = deflate.compress(text.encode()) + deflate.flush()
-    return f'<script type="application/x-arena-deflate" id="{element_id}">{base64.b64encode(data).decode()}</script>\n'
+class Packer:
+    """Raw deflate after a preset text: `prefix` is the preset compressed and flushed to a byte
+    boundary, the same for every `pack`; `prefix + pack(text)` inflates to `preset + text`, so a
+    reader inflates both and drops the preset's `skip` bytes."""
+
+    def __init__(self, preset: bytes) -> None:
+        self._state = zlib.compressobj(9, zlib.DEFLATED, -15)
+        self.prefix = self._state.compress(preset) + self._state.flush(zlib.Z_SYNC_FLUSH)
+        self.skip = len(preset)
+
+    def pack(self, text: str) -> bytes:
+        state = self._state.copy()
+        return state.compress(text.encode()) + state.flush()
+
+
+def _block(element_id: str, data: bytes, preset: str = "", skip: int = 0) -> str:
+    """Bytes as a base64 data block: nothing in it the HTML parser reads as markup. The ids and
+    numbers in its attributes are ours, never a trace's."""
+    extra = (f' data-preset="{preset}"' if preset else "") + (f' data-skip="{skip}"' if skip else "")
+    return f'<script type="application/x-arena-deflate" id="{element_id}"{extra}>{base64.b64encode(data).decode()}</script>\n'

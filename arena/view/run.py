@@ -64,7 +64,9 @@ class RunView:
         if lines:
             self.numbers = run_numbers(self.rows)
             if self.budget is None:
-                self.budget = _budget(self.follower.path)
+                self.budget, verifiers = _first_line_facts(self.follower.path)
+                if verifiers:
+                    self.versions.setdefault("verifiers", verifiers)
         return True
 
     def summary(self, now: float | None = None) -> dict[str, Any]:
@@ -184,16 +186,21 @@ def _versions(path: Path) -> dict[str, str]:
     return {}
 
 
-def _budget(path: Path) -> float | None:
-    """The run's budget of queries or statements: a `*budget` number in its first task's data
-    (the environments set it per taskset, so one task speaks for the run); None if there is none."""
+def _first_line_facts(path: Path) -> tuple[float | None, str]:
+    """The run's budget of queries or statements (a `*budget` number in its first task's data: the
+    environments set it per taskset, so one task speaks for the run; None if there is none) and
+    the verifiers version its first trace records ('' if none)."""
     try:
         with path.open("rb") as f:
-            first = f.readline(1 << 22)
-        data = _obj(_obj(_obj(json.loads(first)).get("task")).get("data")) if first.strip() else {}
+            first = f.readline(1 << 24)
+        row = _obj(json.loads(first, parse_constant=no_constant)) if first.strip() else {}
     except (OSError, ValueError, RecursionError):
-        return None
-    return next((float(v) for k, v in data.items() if str(k).endswith("budget") and isinstance(v, (int, float))), None)
+        return None, ""
+    data = _obj(_obj(row.get("task")).get("data"))
+    budget = next((float(v) for k, v in data.items() if str(k).endswith("budget") and isinstance(v, (int, float))), None)
+    traces = row.get("traces")
+    trace = _obj(traces[0] if isinstance(traces, list) and traces else None)
+    return budget, str(_obj(trace.get("verifiers")).get("version") or "")
 
 
 def _obj(value: object) -> dict[str, Any]:

@@ -41,8 +41,6 @@ def transcript(row: Mapping[str, Any]) -> dict[str, Any]:
         "task": _obj(_obj(trace.get("task") or row.get("task")).get("data")),
         "info": {k: v for k, v in info.items() if k not in ("grade", "submission", "arena_rewrites")},
         "model_calls": len(calls),
-        "versions": {"verifiers": str(_obj(trace.get("verifiers")).get("version") or "")},
-        "agent": _obj(_obj(trace.get("agent")).get("config")),
     }
 
 

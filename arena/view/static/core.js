@@ -53,14 +53,23 @@ window.AV = (function () {
     return body;
   }
 
-  async function inflate(id) {
-    const block = document.getElementById(id);
-    if (!block) throw new Error(`${id} is not in this file`);
+  function bytesOf(block) {
     const binary = atob(block.textContent.trim());
     const bytes = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
-    return JSON.parse(await new Response(stream).text());
+    return bytes;
+  }
+
+  // A block is raw deflate; one with a preset (arena/view/export.py's Packer) continues the
+  // preset's stream: inflate both and drop the preset's bytes.
+  async function inflate(id) {
+    const block = document.getElementById(id);
+    if (!block) throw new Error(`${id} is not in this file`);
+    const preset = block.dataset.preset ? document.getElementById(block.dataset.preset) : null;
+    const parts = preset ? [bytesOf(preset), bytesOf(block)] : [bytesOf(block)];
+    const stream = new Blob(parts).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    return JSON.parse(new TextDecoder().decode(preset ? bytes.subarray(Number(preset.dataset.skip || 0)) : bytes));
   }
 
   const enc = encodeURIComponent;

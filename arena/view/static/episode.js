@@ -288,7 +288,6 @@
         el('td', { class: 'n', text: fmt(p.model, 2) }), el('td', { class: 'n', text: fmt(p.harness, 2) })))))));
     parts.push(el('section', {}, el('h2', { text: 'rewards and metrics' }), jsonTree({ rewards: data.rewards, metrics: data.metrics }, 2)));
     parts.push(el('details', {}, el('summary', { text: 'task data' }), jsonTree(data.task, 1)));
-    parts.push(el('details', {}, el('summary', { text: 'agent config and versions' }), jsonTree({ versions: data.versions, agent: data.agent }, 1)));
     if (Object.keys(data.info).length) parts.push(el('details', {}, el('summary', { text: 'other trace info' }), jsonTree(data.info, 1)));
     parts.push(rawSection(runId, i));
     AV.app.replaceChildren(...parts);
