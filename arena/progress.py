@@ -43,7 +43,7 @@ class _Eval:
 
     @property
     def label(self) -> str:
-        return self.request.model.removeprefix("arena/").replace("/", " ")
+        return f"{self.request.taskset} {self.request.model.rsplit('/', 1)[-1]}"
 
     def status(self) -> str:
         mean = mean_so_far(self.episodes)

@@ -208,7 +208,8 @@
 
     function heads() {
       if (grouped()) {
-        return el('thead', {}, el('tr', {}, ['task', 'rollouts', 'passed', 'mean', 'rollouts (open one)'].map((h) => el('th', { text: h }))));
+        return el('thead', {}, el('tr', {}, [['task', 'task'], ['n', 'rollouts'], ['passed', 'passed'], ['mean', 'mean'], ['links', 'rollouts (open one)']]
+          .map(([key, h]) => el('th', { 'data-key': key, text: h }))));
       }
       const sort = state.get('sort') || 'i';
       const desc = state.get('desc') === '1';
