@@ -220,6 +220,8 @@ class TraceFollower:
             return []
         if self.path.is_dir():
             raise TraceError(f"{self.path} is a directory, not a traces file: give the directory of one vf-eval run")
+        if not self.path.is_file():  # a FIFO or a device (/dev/zero) would block or never end
+            raise TraceError(f"{self.path} is not a regular file: vf-eval writes traces.jsonl as one")
         try:
             with self.path.open("rb") as f:
                 if f.seek(0, 2) < self.offset:

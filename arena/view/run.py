@@ -117,8 +117,10 @@ class RunView:
         verifiers' log of each launch attempt."""
         candidates = [self.path / "vf-eval.log", self.path.parent / f"{self.path.name}.vf-eval.log"]
         candidates += sorted((self.path / "logs").glob("attempt_*/eval.log"), key=lambda p: _attempt(p.parent.name))
+        # Only regular files that are where a log belongs (a symlink out of the run's folder is not served).
+        home = self.path.parent.resolve()
         return [{"name": str(p.relative_to(self.path)) if p.is_relative_to(self.path) else p.name, "path": str(p), "bytes": p.stat().st_size}
-                for p in candidates if p.is_file()]
+                for p in candidates if p.is_file() and p.resolve().is_relative_to(home)]
 
     def line(self, index: int) -> bytes:
         """The raw `traces.jsonl` line of episode `index`.

@@ -102,9 +102,12 @@ def serve(path: Path, timeout: float = 60) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "view", str(path), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
-    line = proc.stdout.readline() if ready else ""
-    assert line.startswith("arena view: http://127.0.0.1:"), line
+    deadline = time.monotonic() + timeout
+    line = ""
+    while not line.startswith("arena view: http://127.0.0.1:"):  # past the lines naming runs it cannot read
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        line = proc.stdout.readline() if ready else ""
+        assert line, "arena view printed no URL"
     return proc, line.split()[2]
 
 
@@ -472,3 +475,31 @@ def test_the_policy_itself_refuses_html_from_strings_and_inline_handlers(driver,
         outcome = driver.execute_script(f"try {{ {code}; return 'allowed'; }} catch (e) {{ return e.name; }}")
         assert outcome == "TypeError", name
     untouched(driver)
+
+
+def test_a_folder_of_malformed_runs_opens_every_page_without_a_script_error(driver, tmp_path):
+    from arena_testkit.malformed_runs import GOOD, make_malformed
+
+    folder = make_malformed(tmp_path / "malformed")
+    proc, url = serve(folder)
+    try:
+        driver.get_log("browser")  # drop what earlier tests left
+        open_(driver, url)
+        wait(driver, "document.querySelectorAll('#runs tbody tr').length === 12")
+        problems = [p.get_attribute("data-run") for p in driver.find_elements("css selector", "p.problem")]
+        assert sorted(problems) == ["a-device", "garbled-middle", "nested", "not-episodes", "traces-a-folder"]
+        assert "empty: no episodes" in driver.find_element("tag name", "main").text
+        for rid in GOOD:
+            open_(driver, f"{url}#/run/{rid}")
+            wait(driver, "document.querySelector('#episodes tbody tr.ep')")
+            open_(driver, f"{url}#/run/{rid}/ep/0")
+            wait(driver, "document.querySelector('#transcript') || document.querySelector('#problem')")
+            assert not driver.find_elements("id", "problem"), rid
+            untouched(driver)
+        open_(driver, f"{url}#/run/garbled-middle")
+        wait(driver, "document.querySelector('#run-header .problem')")
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+        assert not errors, errors
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -239,3 +239,21 @@ def test_the_export_is_one_file_with_compressed_transcripts_and_a_policy_that_pi
 def test_an_export_of_a_thousand_demo_sized_episodes_is_under_ten_megabytes(tmp_path):
     run = write_run(tmp_path / "big", [real_variant(i, float(i % 2)) for i in range(1000)])
     assert export_html([run], tmp_path / "big.html") < 10_000_000
+
+
+def test_a_dozen_malformed_runs_open_and_each_broken_one_is_named(tmp_path):
+    from arena_testkit.malformed_runs import GOOD, make_malformed
+
+    folder = make_malformed(tmp_path / "malformed")
+    catalog = load_catalog([folder])
+    broken = {rid for rid, run in catalog.runs.items() if run.problem}
+    assert broken == {"traces-a-folder", "not-episodes", "garbled-middle", "nested", "a-device"}
+    assert {rid for rid, run in catalog.runs.items() if run.rows} == set(GOOD)
+    assert catalog.runs["cut-short"].summary()["warning"] == "" or "incomplete" in catalog.runs["cut-short"].summary()["warning"]
+    json.loads(to_json(catalog.index()))
+    for rid in GOOD:
+        for i in range(len(catalog.runs[rid].rows)):
+            json.loads(to_json(catalog.episode(rid, i)))
+        catalog.search(rid, "query")
+    assert catalog.runs["nan-and-odd-timing"].rows[0]["reward"] is None  # an infinite score is no score
+    assert export_html([folder], tmp_path / "malformed.html") > 0

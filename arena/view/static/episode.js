@@ -161,8 +161,8 @@
   function timeline(data) {
     const spans = data.timeline.filter((s) => Number.isFinite(s.start) && Number.isFinite(s.end));
     if (!spans.length) return el('p', { class: 'note', text: 'no timing recorded' });
-    const t0 = Math.min(...spans.map((s) => s.start));
-    const t1 = Math.max(...spans.map((s) => s.end));
+    const t0 = spans.reduce((m, s) => Math.min(m, s.start), Infinity);
+    const t1 = spans.reduce((m, s) => Math.max(m, s.end), -Infinity);
     const width = Math.max(t1 - t0, 1e-6);
     const totals = Object.fromEntries(LANES.map((lane) => [lane, spans.filter((s) => s.lane === lane).reduce((sum, s) => sum + (s.end - s.start), 0)]));
     const box = el('div', { id: 'timeline', class: 'timeline' });
