@@ -78,7 +78,8 @@ class Catalog:
         """A run's summary, details and its episode rows from `start` (a live page asks for the new ones)."""
         run = self.run(rid)
         with self.lock:
-            return {"summary": run.summary(), **run.details(), "start": start, "rows": run.rows[start:], "generation": self.generation}
+            return {"summary": run.summary(), **run.details(), "start": start, "count": len(run.rows), "rows": run.rows[start:],
+                    "generation": self.generation}
 
     def episode(self, rid: str, index: int) -> dict[str, Any]:
         """One episode's page: its row and its transcript.
@@ -98,7 +99,9 @@ class Catalog:
         """Episodes of run `rid` whose transcript holds `query` (case-insensitive)."""
         run = self.run(rid)
         with self.lock:
-            index = self._searches.setdefault(rid, SearchIndex())
+            index = self._searches.get(rid)
+            if index is None or index.rows is not run.rows:  # a run read anew gets a new index
+                index = self._searches[rid] = SearchIndex(rows=run.rows)
             count = len(run.rows)
 
         def text_of(i: int) -> str:

@@ -46,8 +46,10 @@ class RunView:
     def refresh(self) -> bool:
         """Read what was appended since the last refresh; whether anything changed."""
         size = _size(self.follower.path)
-        if size == self._size or self.problem:
+        if size == self._size:
             return False
+        if size < self.follower.offset or self.problem:
+            self._restart()  # the file was started again (vf-eval --clean) or rewritten: read it anew
         self._size = size
         if not self.config:
             self.config = _config(self.path)
@@ -68,6 +70,11 @@ class RunView:
                 if verifiers:
                     self.versions.setdefault("verifiers", verifiers)
         return True
+
+    def _restart(self) -> None:
+        self.follower = TraceFollower(self.follower.path)
+        self.rows, self.spans, self.trace_ids, self.problem = [], [], [], ""
+        self.numbers = run_numbers([])
 
     def summary(self, now: float | None = None) -> dict[str, Any]:
         """The runs page's row for this run (no episode rows)."""

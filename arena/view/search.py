@@ -35,6 +35,8 @@ def search_text(task: str, page: Mapping[str, Any]) -> str:
 class SearchIndex:
     """A run's searchable texts, built on the first search and extended as the run grows."""
 
+    rows: object = None
+    """The run's row list the texts belong to (a run read anew has a new one)."""
     texts: list[str] = field(default_factory=list)
     lock: Lock = field(default_factory=Lock)
 

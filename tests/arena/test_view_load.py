@@ -257,3 +257,13 @@ def test_a_dozen_malformed_runs_open_and_each_broken_one_is_named(tmp_path):
         catalog.search(rid, "query")
     assert catalog.runs["nan-and-odd-timing"].rows[0]["reward"] is None  # an infinite score is no score
     assert export_html([folder], tmp_path / "malformed.html") > 0
+
+
+def test_a_run_started_again_with_clean_is_read_anew(tmp_path):
+    run = write_run(tmp_path / "r", [episode_line(t, 1.0, trace_id=t) for t in ("a", "b", "c")])
+    catalog = load_catalog([run])
+    assert catalog.search("r", "incident a") == [{"i": 0, "hits": 1}]
+    write_run(run, [episode_line("z", 0.0, trace_id="z")])  # shorter: vf-eval --clean started it again
+    catalog.refresh()
+    assert [r["task"] for r in catalog.runs["r"].rows] == ["z"] and not catalog.runs["r"].problem
+    assert catalog.rows("r", start=3)["count"] == 1 and catalog.search("r", "incident z") == [{"i": 0, "hits": 1}]

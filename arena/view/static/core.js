@@ -139,7 +139,11 @@ window.AV = (function () {
   async function updateRun(id) {
     const run = state.runs.get(id);
     if (!run) return loadRun(id);
-    const data = await source.run(id, run.rows.length);
+    let data = await source.run(id, run.rows.length);
+    if (data.count < run.rows.length) {  // the run was read anew (restarted with --clean): take all of it
+      data = await source.run(id, 0);
+      run.rows = [];
+    }
     run.rows.push(...data.rows.filter((row) => row.i >= run.rows.length));
     Object.assign(run, { summary: data.summary, config: data.config, versions: data.versions, logs: data.logs });
     return run;
