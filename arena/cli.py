@@ -131,7 +131,8 @@ def _compare(args: argparse.Namespace) -> int:
 
     for run in (args.run_a, args.run_b):
         _run_dir(run)
-        if not read_traces(run).episodes:
+        log = read_traces(run)
+        if log.exists and not log.episodes:
             raise UsageError(f"{run}: no episodes (its traces.jsonl is empty: the run has not finished an episode)")
     comparison = compare_runs(args.run_a, args.run_b)
     print(json.dumps(comparison.as_json(), indent=2) if args.json else render_comparison(comparison))
