@@ -104,10 +104,15 @@ def serve(path: Path, timeout: float = 60) -> tuple[subprocess.Popen[str], str]:
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     line = ""
-    while not line.startswith("arena view: http://127.0.0.1:"):  # past the lines naming runs it cannot read
-        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-        line = proc.stdout.readline() if ready else ""
-        assert line, "arena view printed no URL"
+    try:
+        while not line.startswith("arena view: http://127.0.0.1:"):  # past the lines naming runs it cannot read
+            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            line = proc.stdout.readline() if ready else ""
+            assert line, "arena view printed no URL"
+    except BaseException:
+        proc.kill()
+        proc.wait(timeout=10)
+        raise
     return proc, line.split()[2]
 
 
