@@ -13,11 +13,12 @@ from pathlib import Path
 
 from arena.choices import Harness
 from arena.errors import PrerequisiteError, UsageError
-from arena.evalrun import EvalOutcome, EvalRequest, run_eval, saved_server_url
+from arena.evalrun import EvalOutcome, EvalRequest, eval_log_path, run_evals, saved_server_url
 from arena.images import build_images, default_ca_bundle, image_ref
 from arena.installed import environment_ids
 from arena.policies import model_name
 from arena.server import start_in_thread
+from arena.supervise import Supervised
 from arena.stats import clustered_mean
 
 __all__ = ["render_rows", "run_demo"]
@@ -44,7 +45,6 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
         build_images(ca_bundle=default_ca_bundle())
     stamp = _latest_stamp(output_dir, harness) if resume else time.strftime("%Y%m%d-%H%M%S")
     port = _saved_port(output_dir, harness, stamp) if resume else 0
-    rows: list[tuple[str, str, EvalOutcome, float]] = []
     try:
         server = start_in_thread(port=port)
     except OSError as exc:
@@ -52,18 +52,17 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
                                 "free the port, or run a fresh demo") from None
     with server:
         print(f"model server: {server.url} (policies by model name)")
-        for env_id in envs:
-            for policy in DEMO_POLICIES:
-                started = time.monotonic()
-                outcome = run_eval(
-                    EvalRequest(
-                        taskset=env_id, harness=harness, model=model_name(env_id, policy),
-                        image=image_ref(env_id), base_url=server.url, output_dir=output_dir,
-                        run_name=_run_name(env_id, policy, harness, stamp), num_tasks=DEMO_TASKS,
-                        max_concurrent=DEMO_TASKS, taskset_args={"split": "dev"}, resume=resume,
-                    )
-                )
-                rows.append((env_id, policy, outcome, time.monotonic() - started))
+        requests = [
+            EvalRequest(
+                taskset=env_id, harness=harness, model=model_name(env_id, policy),
+                image=image_ref(env_id), base_url=server.url, output_dir=output_dir,
+                run_name=_run_name(env_id, policy, harness, stamp), num_tasks=DEMO_TASKS,
+                max_concurrent=DEMO_TASKS, taskset_args={"split": "dev"}, resume=resume,
+            )
+            for env_id in envs for policy in DEMO_POLICIES
+        ]
+        outcomes = _run_with_progress(requests)
+        rows = [(r.taskset, r.model.rsplit("/", 1)[-1], o, o.wall_s or 0.0) for r, o in zip(requests, outcomes)]
     print(render_rows(rows))
     for _, _, outcome, _ in rows:
         if outcome.fail_closed:
@@ -73,6 +72,20 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
         print(f"failed: {outcome.run_dir} (see {outcome.run_dir}/vf-eval.log)")
     print(f"\ntraces: {output_dir}/demo-*-{stamp}/traces.jsonl")
     return 1 if failed else 0
+
+
+def _run_with_progress(requests: Sequence[EvalRequest]) -> list[EvalOutcome]:
+    """Run the evals one after another with per-episode progress (`arena.progress`)."""
+    from arena.progress import EvalProgress
+
+    with EvalProgress(requests) as live:
+
+        def started(request: EvalRequest, proc: Supervised) -> None:
+            live.progress.console.print(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {eval_log_path(request)}",
+                                        highlight=False, soft_wrap=True)
+            live.started(request, proc)
+
+        return run_evals(requests, parallel=1, on_start=started, on_tick=live.tick, on_done=live.wrap(lambda _r, _o: None))
 
 
 def render_rows(rows: Sequence[tuple[str, str, EvalOutcome, float]]) -> str:

@@ -223,11 +223,19 @@ def run_probe(
                 f"{time.monotonic() - started:.0f}s)" + (f"\n  failed closed: {outcome.fail_closed}" if outcome.fail_closed else "")
             )
 
-        run_evals([r for r in requests if r.run_name not in kept], parallel=parallel_evals, on_done=announce)
+        _run_with_progress([r for r in requests if r.run_name not in kept], parallel_evals, announce)
     scores = [scored[request.run_name] for request in requests]
     failures = gate(scores)
     _write_report(report, header, scores, failures)
     return scores, failures, report
+
+
+def _run_with_progress(requests: Sequence[EvalRequest], parallel: int, on_done: Callable[[EvalRequest, EvalOutcome], None]) -> None:
+    """Run the evals with per-episode progress (`arena.progress`): counts, the mean so far, an ETA."""
+    from arena.progress import EvalProgress
+
+    with EvalProgress(requests) as live:
+        run_evals(requests, parallel=parallel, on_done=live.wrap(on_done), on_start=live.started, on_tick=live.tick)
 
 
 def latest_probe(output_dir: Path) -> Path:
