@@ -30,6 +30,7 @@ from typing import Any, Literal
 import tomli_w
 
 from arena.choices import HARNESSES
+from arena.errors import ArenaError, UsageError
 from arena.installed import entry_points
 from arena.policies import model_name
 from arena.retries import retries_table
@@ -130,6 +131,9 @@ def eval_configs(
 
     `policies` maps each environment to its policy names (its `arena.policies` entry point, in its own
     order); `prime_images` a prime config's file name to the image it keeps (a published digest).
+
+    Raises:
+        UsageError: a harness has no entry in `REAL_APIS`, or an environment publishes no oracle.
     """
     made = []
     for env in environments:
@@ -145,7 +149,7 @@ def _real_api(harness: str) -> RealApi:
     try:
         return REAL_APIS[harness]
     except KeyError:
-        raise ValueError(
+        raise UsageError(
             f"harness {harness!r} has no real API in arena.eval_configs.REAL_APIS: add the API it speaks "
             "(provider, endpoint, key variable, a model), then regenerate the configs"
         ) from None
@@ -159,7 +163,7 @@ def _render(env: str, harness: str, kind: Kind, policies: list[str], prime_image
     name, docker_name = config_name(env, harness, kind), config_name(env, harness, "docker")
     real = _real_api(harness)
     if ORACLE not in policies:
-        raise ValueError(f"environment {env!r} publishes no {ORACLE!r} policy (it has {', '.join(policies) or 'none'}): the configs run it")
+        raise UsageError(f"environment {env!r} publishes no {ORACLE!r} policy (it has {', '.join(policies) or 'none'}): the configs run it")
     if kind == "docker":
         header = [
             f"{env} with the {harness} harness on the docker runtime, against the embedded model server.",
@@ -245,6 +249,11 @@ def _installed_sources(directory: Path) -> tuple[list[str], dict[str, list[str]]
     from arena.policies import PolicyResolver
 
     environments = repo_environments()
+    if not environments:
+        raise UsageError(
+            f"no environment of this checkout ({ENVIRONMENTS_DIR}) is installed, so no config can be written "
+            "(every one would be deleted): run `make install`, then re-run"
+        )
     resolver = PolicyResolver()
     policies = {env: resolver.environment_policies(env) for env in environments}
     images = {}
@@ -259,7 +268,12 @@ def _installed_sources(directory: Path) -> tuple[list[str], dict[str, list[str]]
 
 
 def expected(directory: Path = CONFIG_DIR) -> list[EvalConfig]:
-    """What `directory` should hold, from the installed environments and harnesses."""
+    """What `directory` should hold, from the installed environments and harnesses.
+
+    Raises:
+        UsageError: no environment of the checkout is installed, or see `eval_configs`.
+        PolicyLoadError: an environment's policies entry point is broken.
+    """
     environments, policies, images = _installed_sources(directory)
     return eval_configs(environments, config_harnesses(), policies, images)
 
@@ -299,14 +313,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; list the configs out of step and exit 1 if any")
     parser.add_argument("--dir", type=Path, default=CONFIG_DIR, help="default: the checkout's configs/")
     args = parser.parse_args(argv)
-    if args.check:
-        problems = check(args.dir)
-        for line in problems:
-            print(line)
-        if problems:
-            print(f"regenerate: {REGENERATE}", file=sys.stderr)
-        return 1 if problems else 0
-    for path in write(args.dir):
+    try:
+        return _check(args.dir) if args.check else _write(args.dir)
+    except ArenaError as exc:  # a usage error, or an environment's policies that do not load
+        print(f"{REGENERATE}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _check(directory: Path) -> int:
+    problems = check(directory)
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"regenerate: {REGENERATE}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _write(directory: Path) -> int:
+    for path in write(directory):
         print(f"wrote {path}")
     return 0
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from arena.eval_configs import CONFIG_DIR, REAL_APIS, check, config_harnesses, eval_configs, expected, repo_environments, write
+from arena.errors import UsageError
 from arena.images.prime_configs import rewrite_runtime_image
 from arena_kit.isolation import ISOLATION
 
@@ -97,13 +98,23 @@ def test_an_environment_or_a_harness_added_without_its_configs_is_caught():
     problems = check(CONFIG_DIR, grown)
     assert {f"demo-env-{harness}{suffix}.toml: missing" for harness in harnesses
             for suffix in ("", f"-{REAL_APIS[harness].provider}", "-prime")} == set(problems)
-    with pytest.raises(ValueError, match="REAL_APIS"):  # a harness must say which real API it speaks
+    with pytest.raises(UsageError, match="REAL_APIS"):  # a harness must say which real API it speaks
         eval_configs(environments, [*harnesses, "opencode"], policies, {})
 
 
 def test_an_environment_without_an_oracle_gets_no_config_that_names_one():
-    with pytest.raises(ValueError, match="publishes no 'oracle' policy"):
+    with pytest.raises(UsageError, match="publishes no 'oracle' policy"):
         eval_configs(["demo-env"], ["bash"], {"demo-env": ["staller"]}, {})
+
+
+def test_no_installed_environment_writes_nothing_rather_than_deleting_every_config(tmp_path, monkeypatch):
+    import arena.eval_configs
+
+    (tmp_path / "kept.toml").write_text('model = "x"\n')
+    monkeypatch.setattr(arena.eval_configs, "repo_environments", lambda: [])
+    with pytest.raises(UsageError, match="make install"):
+        write(tmp_path)
+    assert (tmp_path / "kept.toml").exists()
 
 
 def test_regenerating_keeps_the_image_a_publish_wrote_into_a_prime_config(tmp_path):
