@@ -96,6 +96,19 @@ class PairedTest:
         high = "0)" if open_high else f"{self.high:+.3f}]"
         return f"{low}, {high}"
 
+    def as_json(self) -> dict[str, object]:
+        """The numbers for a report (NaN as null)."""
+        def number(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {"tasks": self.tasks, "difference": number(self.difference), "low": number(self.low),
+                "high": number(self.high), "lower": number(self.lower), "upper": number(self.upper),
+                "p_value": number(self.p_value), "significant": self.significant, "level": self.level,
+                "mean_a": number(self.mean_a), "mean_b": number(self.mean_b), "wins": self.wins,
+                "losses": self.losses, "ties": self.ties, "spread": number(self.spread), "method": self.method,
+                "differing": [{"task": t, "a": ma, "b": mb} for t, ma, mb in self.differing],
+                "only_a": self.only_a, "only_b": self.only_b}
+
     def text(self) -> str:
         """One line: the difference, its interval, p, and whether it is significant."""
         if self.tasks == 0:

@@ -41,6 +41,7 @@ __all__ = [
     "Status",
     "Verdict",
     "decide",
+    "detectable_difference",
     "estimate",
     "holm",
     "intervals",
@@ -103,6 +104,16 @@ class Estimate:
         if self.tasks == 0:
             return "—"
         return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+    def as_json(self) -> dict[str, float | int | str | None]:
+        """The numbers for a report (NaN as null)."""
+        return {"mean": _number(self.mean), "low": _number(self.low), "high": _number(self.high),
+                "lower": _number(self.lower), "upper": _number(self.upper), "level": self.level,
+                "tasks": self.tasks, "episodes": self.episodes, "method": self.method, "note": self.note}
+
+
+def _number(x: float) -> float | None:
+    return None if math.isnan(x) else x
 
 
 def estimate(rewards_by_task: Mapping[str, Sequence[float]], level: float = LEVEL) -> Estimate:
@@ -221,6 +232,33 @@ def tasks_needed(mean: float, threshold: float, side: Side, binary: bool = True,
         return _status(float(lower[0]), float(upper[0]), unit_threshold, side) == wants
 
     return _smallest(decided, limit)
+
+
+def detectable_difference(tasks: int, sd: float, level: float = LEVEL) -> float | None:
+    """Planning: the smallest mean difference B − A whose two-sided interval over `tasks` shared
+    tasks would leave 0 out, if the per-task differences had that mean and standard deviation `sd`
+    (an assumption, to be labelled as such). Never 0; None when no difference up to 1 would (too
+    few tasks for any).
+
+    Raises:
+        ValueError: `tasks` < 1, `sd` not in [0, 1], or `level` not in (0, 1).
+    """
+    check_level(level)
+    if tasks < 1 or not 0 <= sd <= 1:
+        raise ValueError(f"need tasks ≥ 1 and 0 ≤ sd ≤ 1, got tasks={tasks}, sd={sd}")
+
+    def detected(delta: float) -> bool:
+        x = _synthetic((delta + 1) / 2, tasks, False, sd / 2)
+        low = betting_lower(x[None, :], (1 - level) / 2)
+        return float(low[0]) > 0.5
+
+    if not detected(1.0):
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if detected(mid) else (mid, hi)
+    return hi
 
 
 def _synthetic(mean: float, n: int, binary: bool, sd: float | None) -> NDArray[np.float64]:
