@@ -132,7 +132,7 @@ def _view(args: argparse.Namespace) -> int:
 
 def _probe(args: argparse.Namespace) -> int:
     from arena.installed import environment_ids
-    from arena.probe import GateFailure, PolicyScore, latest_probe, render_difficulty, render_table, run_probe
+    from arena.probe import PolicyScore, RuleResult, latest_probe, render_difficulty, report_gate, run_probe
 
     envs = args.envs or environment_ids()
     unknown = sorted(set(envs) - set(environment_ids()))
@@ -143,7 +143,7 @@ def _probe(args: argparse.Namespace) -> int:
         raise UsageError("--resume continues one probe; it cannot be combined with --vary")
     resume = None if args.resume is None else latest_probe(args.output_dir) if args.resume == LATEST else Path(args.resume)
 
-    def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[GateFailure], Path]:
+    def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[RuleResult], Path]:
         return run_probe(
             envs, harness=args.harness, tasks=args.tasks, split=args.split, seed=args.seed,
             policies=args.policies, taskset_args={**fixed, **extra}, output_dir=args.output_dir,
@@ -159,14 +159,8 @@ def _probe(args: argparse.Namespace) -> int:
             print(f"\n{knob}={value}: report {report}")
         print(f"\ndifficulty by {knob} (mean score; {args.tasks} {args.split} tasks each):\n" + render_difficulty(knob, tables))
         return 1 if any(s.failed for scores in tables.values() for s in scores) else 0
-    scores, failures, report = probe({})
-    print("\n" + render_table(scores))
-    print(f"\nreport: {report}")
-    for failure in failures:
-        print(f"GATE FAILED [{failure.env}] {failure.rule}: {failure.detail}", file=sys.stderr)
-    if not failures:
-        print("gate passed")
-    return 1 if failures else 0
+    scores, results, report = probe({})
+    return report_gate(scores, results, report)
 
 
 def _knob(text: str) -> tuple[str, object]:
