@@ -110,9 +110,11 @@ def _audit(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from arena.compare import compare_runs, render_comparison
 
-    comparison = compare_runs(args.run_a, args.run_b)
-    print(json.dumps(comparison.as_json(), indent=2) if args.json else render_comparison(comparison))
-    return 0
+    report = compare_runs(args.run_a, args.run_b, fail_if_worse=args.fail_if_worse, spread=args.spread)
+    print(json.dumps(report.as_json(), indent=2) if args.json else render_comparison(report))
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return report.exit_code()
 
 
 def _view(args: argparse.Namespace) -> int:
@@ -272,10 +274,15 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--out", type=Path, help="where to write audit.md and audit.json (default: RUN_DIR)")
     audit.set_defaults(handler=_audit)
 
-    compare = sub.add_parser("compare", help="paired difference of two runs on their shared tasks, with a 95 %% interval")
-    compare.add_argument("run_a", type=Path, metavar="RUN_A", help="a vf-eval run directory (holds traces.jsonl)")
-    compare.add_argument("run_b", type=Path, metavar="RUN_B", help="another, on the same tasks; the difference is B − A")
+    compare = sub.add_parser("compare", help="each run against a baseline on their shared tasks: exact paired test, its interval, Holm")
+    compare.add_argument("run_a", type=Path, metavar="BASELINE", help="a vf-eval run directory (holds traces.jsonl): A")
+    compare.add_argument("run_b", type=Path, nargs="+", metavar="RUN", help="runs on the same tasks, each B; the difference is B − A")
     compare.add_argument("--json", action="store_true", help="print the result as JSON")
+    compare.add_argument("--fail-if-worse", type=float, metavar="DELTA", default=None,
+                         help="exit 1 if a run is shown worse than the baseline by more than DELTA (upper bound of B − A < −DELTA), "
+                              "3 if that cannot be told with these tasks, 0 if every run is shown within DELTA")
+    compare.add_argument("--spread", type=float, default=0.5, metavar="SD",
+                         help="the assumed sd of per-task differences for the planning figure (default 0.5)")
     compare.set_defaults(handler=_compare)
 
     view = sub.add_parser("view", help="browse runs, episodes and transcripts in a browser; compare runs")
