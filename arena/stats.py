@@ -1,19 +1,10 @@
-"""Means with a 95 % interval that respects how evals are sampled, and paired differences of runs.
+"""Retired: the clustered t interval Arena printed before `arena_kit.gate.stats`, kept only while
+`arena/view/load.py` still imports it (its owner is switching it to `arena_kit.gate.stats`); delete
+this module and tests/arena/test_stats.py with that change. Nothing else may import it.
 
-Episodes of one task are not independent (several rollouts of one task share its difficulty), so
-the interval of a mean is clustered by task: the cluster-robust standard error (CR1, Liang-Zeger
-with the small-sample factor G/(G-1), G = number of tasks) and Student's t with G-1 degrees of
-freedom (scipy). With one episode per task it is exactly the textbook s/√n interval; with several
-it widens as much as the rollouts of a task agree with each other (Miller, "Adding Error Bars to
-Evals", arXiv 2411.00640, §2). A closed form rather than a cluster bootstrap: deterministic (the
-same run prints the same interval), exact to hand-check, and well behaved at the 3-20 tasks Arena
-runs, where a bootstrap over so few clusters under-covers.
-
-Two runs on the same tasks are compared by the paired difference: per task, the mean of B's
-episodes minus the mean of A's, then a t interval over the shared tasks (T-1 degrees of freedom).
-Pairing removes the variance of task difficulty that the two runs share, which is what separates
-two agents on a few tasks. A mean whose episodes all agree (every staller episode 0) has a zero
-width interval: the data show no spread, which is not a claim of certainty about other tasks.
+Why it was retired (issue 41): its interval has zero width when every episode agrees (3 of 3
+printed 1.000 ± 0.000), leaves [0, 1] (2 of 3 printed [-0.768, 2.101]), and covers far below 95 %
+at the sizes and extremes Arena runs (a true rate of 0.98 over 50 tasks: about 64 %).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The intervals: hand-computed values, the clustered example, and what happens at the edges."""
+"""The retired `arena.stats` (only the viewer still imports it; delete with it): hand-computed values."""
 
 import math
 

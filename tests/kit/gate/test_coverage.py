@@ -59,3 +59,13 @@ def test_an_interval_that_under_covers_fails_the_check():
 def test_the_table_has_a_row_per_mean_and_task_count(grid):
     table = markdown(grid)
     assert table.count("\n| 0.") == len(MEANS) * len(TASKS) and "Lowest coverage" in table
+
+
+@pytest.mark.slow
+def test_the_docs_table_is_what_the_script_prints():
+    import re
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "viewing.md").read_text()
+    [block] = re.findall(r"<!-- coverage:start -->\n(.*?)\n<!-- coverage:end -->", docs, re.S)
+    assert block == markdown(run_grid(runs=4000, seed=0))
