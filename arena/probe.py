@@ -41,6 +41,7 @@ from arena_kit.scripted import shortcut_ceiling
 __all__ = ["PolicyScore", "RuleResult", "gate", "latest_probe", "render_difficulty", "render_table", "report_gate",
            "role_of", "run_probe", "score_outcome"]
 
+
 def run_probe(
     envs: Sequence[str],
     *,
@@ -57,8 +58,9 @@ def run_probe(
     progress: Callable[[str], None] = print,
 ) -> tuple[list[PolicyScore], list[RuleResult], Path]:
     """Run every policy of every env (`parallel_evals` vf-evals at once) on `tasks` tasks of
-    `split`; returns the scores, every rule's verdict (`arena.probe_rules.gate`) and the path of the JSON report, which is
-    rewritten as each policy finishes (an interrupted probe keeps what it had scored).
+    `split`; returns the scores, every rule's verdict (`arena.probe_rules.gate`) and the path of
+    the JSON report, which is rewritten as each policy finishes (an interrupted probe keeps what
+    it had scored).
 
     `policies` keeps only the policies matching one of these shell patterns (the staller and the
     oracle always run: the gate is measured against them); `taskset_args` are passed to every
@@ -109,8 +111,9 @@ def run_probe(
             ceiling = shortcut_ceiling(resolver.environment_policy(env, policy)) if role_of(policy) == "shortcut" else None
             score = scored[request.run_name] = score_outcome(env, policy, outcome, ceiling)
             _write_report(report, header, list(scored.values()), None)
+            mean = "—" if score.mean is None else f"{score.mean:.3f}"
             progress(
-                f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {'—' if score.mean is None else f'{score.mean:.3f}'} over {score.tasks} tasks  "
+                f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {mean} over {score.tasks} tasks  "
                 f"({score.episodes} ep, {score.failed} failed ({score.infra_failed} infra), {score.agent_faults} agent faults, {score.retries} retried, {score.rewrites} rewritten; "
                 f"{time.monotonic() - started:.0f}s)" + (f"\n  failed closed: {outcome.fail_closed}" if outcome.fail_closed else "")
             )
