@@ -1,7 +1,8 @@
 """The `arena` command: one entry point, one subcommand per job.
 
 Exit codes: 0 success; 1 a run or gate failed; 2 usage, input, config or prerequisite error (one line,
-no traceback); 3 an internal error (its traceback goes to a log file the message names); 130 Ctrl-C,
+no traceback); 3 a gate or comparison undecided (`probe`, `compare --fail-if-worse`: run more tasks);
+70 an internal error (its traceback goes to a log file the message names); 130 Ctrl-C,
 129 SIGHUP, 143 SIGTERM (`probe` and `demo` stop their evals and reap their boxes first).
 """
 
@@ -27,7 +28,8 @@ __all__ = ["main"]
 
 Command = Callable[[argparse.Namespace], int]
 LATEST = "latest"
-INTERNAL_ERROR = 3
+INTERNAL_ERROR = 70
+"""sysexits EX_SOFTWARE: apart from 3, which `probe` and `compare --fail-if-worse` give an undecided verdict."""
 CRASH_DIR_ENV = "ARENA_CRASH_DIR"
 """Where an internal error's traceback is written (default: `<temp dir>/arena-crashes`)."""
 
@@ -129,14 +131,16 @@ def _compare(args: argparse.Namespace) -> int:
     from arena.compare import compare_runs, render_comparison
     from arena.traces import read_traces
 
-    for run in (args.run_a, args.run_b):
+    for run in (args.run_a, *args.run_b):
         _run_dir(run)
         log = read_traces(run)
         if log.exists and not log.episodes:
             raise UsageError(f"{run}: no episodes (its traces.jsonl is empty: the run has not finished an episode)")
-    comparison = compare_runs(args.run_a, args.run_b)
-    print(json.dumps(comparison.as_json(), indent=2) if args.json else render_comparison(comparison))
-    return 0
+    report = compare_runs(args.run_a, args.run_b, fail_if_worse=args.fail_if_worse, spread=args.spread)
+    print(json.dumps(report.as_json(), indent=2) if args.json else render_comparison(report))
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return report.exit_code()
 
 
 def _run_dir(path: Path) -> None:
@@ -213,9 +217,9 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 def _run_probe(args: argparse.Namespace, envs: Sequence[str], fixed: dict[str, object], resume: Path | None) -> int:
-    from arena.probe import GateFailure, PolicyScore, render_difficulty, render_table, run_probe
+    from arena.probe import PolicyScore, RuleResult, render_difficulty, report_gate, run_probe
 
-    def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[GateFailure], Path]:
+    def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[RuleResult], Path]:
         return run_probe(
             envs, harness=args.harness, tasks=args.tasks, split=args.split, seed=args.seed,
             policies=args.policies, taskset_args={**fixed, **extra}, output_dir=args.output_dir,
@@ -231,14 +235,8 @@ def _run_probe(args: argparse.Namespace, envs: Sequence[str], fixed: dict[str, o
             print(f"\n{knob}={value}: report {report}")
         print(f"\ndifficulty by {knob} (mean score; {args.tasks} {args.split} tasks each):\n" + render_difficulty(knob, tables))
         return 1 if any(s.failed for scores in tables.values() for s in scores) else 0
-    scores, failures, report = probe({})
-    print("\n" + render_table(scores))
-    print(f"\nreport: {report}")
-    for failure in failures:
-        print(f"GATE FAILED [{failure.env}] {failure.rule}: {failure.detail}", file=sys.stderr)
-    if not failures:
-        print("gate passed")
-    return 1 if failures else 0
+    scores, results, report = probe({})
+    return report_gate(scores, results, report)
 
 
 def _knob(text: str) -> tuple[str, object]:
@@ -353,9 +351,14 @@ def _parser() -> argparse.ArgumentParser:
     audit.set_defaults(handler=_audit)
 
     compare = add_command(sub, "compare")
-    compare.add_argument("run_a", type=Path, metavar="RUN_A", help="a vf-eval run directory (holds traces.jsonl)")
-    compare.add_argument("run_b", type=Path, metavar="RUN_B", help="another, on the same tasks; the difference is B − A")
+    compare.add_argument("run_a", type=Path, metavar="BASELINE", help="a vf-eval run directory (holds traces.jsonl): A")
+    compare.add_argument("run_b", type=Path, nargs="+", metavar="RUN", help="runs on the same tasks, each B; the difference is B − A")
     compare.add_argument("--json", action="store_true", help="print the result as JSON")
+    compare.add_argument("--fail-if-worse", type=float, metavar="DELTA", default=None,
+                         help="exit 1 if a run is shown worse than the baseline by more than DELTA (upper bound of B − A < −DELTA), "
+                              "3 if that cannot be told with these tasks, 0 if every run is shown within DELTA")
+    compare.add_argument("--spread", type=float, default=0.5, metavar="SD",
+                         help="the assumed sd of per-task differences for the planning figure (default 0.5)")
     compare.set_defaults(handler=_compare)
 
     view = add_command(sub, "view")

@@ -10,7 +10,8 @@ __all__ = ["EXIT_CODES", "HELP", "Help", "add_command"]
 
 EXIT_CODES = """exit codes: 0 success; 1 the run or the gate failed (episodes that errored count);
 2 a usage, input, configuration or prerequisite error (one line, no traceback);
-3 an internal error (a bug: the traceback is written to a log named on stderr);
+3 undecided (probe, compare --fail-if-worse: too few tasks to decide; run more);
+70 an internal error (a bug: the traceback is written to a log named on stderr);
 130 Ctrl-C (129 SIGHUP, 143 SIGTERM: running evals are stopped and their boxes reaped first)."""
 
 
@@ -53,15 +54,21 @@ HELP = {
                   "Run every scripted policy of each environment through a real harness in docker, show per-episode progress, "
                   "print the table and check the gate's rules.",
                   ("arena probe", "arena probe fault-localisation --tasks 50 --split dev", "arena probe --policies 'shortcut_*' --resume"),
-                  "1: a rule of the gate failed, or an episode failed."),
+                  "1: a rule of the gate failed, or an episode failed; 3: no rule failed but one is undecided "
+                  "(its bound cannot decide it at this many tasks: run more)."),
     "audit": Help("report every tool-result rewrite and denial of a run",
                   "Count every rewrite and denial of a run by rule, harness, environment and task, over the rollouts it read; "
                   "print the report, and write audit.md and audit.json when --out is given.",
                   ("arena audit outputs/demo-fault-localisation-oracle-bash-20260101-120000",
                    "arena audit outputs/probe-20260101-120000/fault-localisation-oracle-bash-dev --out reports/")),
-    "compare": Help("paired difference of two runs on their shared tasks, with a 95 %% interval",
-                    "B − A on the tasks both runs scored: the paired test, its interval, wins, losses and ties.",
-                    ("arena compare outputs/run-a outputs/run-b", "arena compare outputs/run-a outputs/run-b --json")),
+    "compare": Help("each run against a baseline on their shared tasks: exact paired test, its interval, Holm",
+                    "B − A on the tasks both runs scored, for each run B against the baseline A: the one means, the paired "
+                    "test (exact sign-flip, McNemar for 0/1), its interval, wins, losses and ties; Holm's adjustment over "
+                    "several runs; a planning figure from an assumed spread.",
+                    ("arena compare outputs/run-a outputs/run-b", "arena compare outputs/base outputs/b1 outputs/b2 --json",
+                     "arena compare outputs/main outputs/pr --fail-if-worse 0.05"),
+                    "with --fail-if-worse DELTA: 1 a run is shown worse than the baseline by more than DELTA; "
+                    "3 undecided (too few tasks to tell); 0 every run shown within DELTA."),
     "view": Help("browse runs, episodes and transcripts in a browser; compare runs",
                  "Serve a local viewer of runs (it follows runs still going), or export it as one HTML file that opens "
                  "from file:// with no network.",

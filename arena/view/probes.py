@@ -11,7 +11,9 @@ from arena.traces import no_constant
 
 __all__ = ["probe_gate"]
 
-KEYS = ("env", "policy", "role", "episodes", "failed", "mean", "ci95", "min", "max", "turns", "budget_used", "rewrites", "retries")
+KEYS = ("env", "policy", "role", "episodes", "failed", "tasks", "mean", "low", "high", "lower", "upper", "min", "max", "turns",
+        "budget_used", "rewrites", "retries")
+VERDICTS = ("passed", "failed", "undecided")
 
 
 def probe_gate(path: Path) -> dict[str, Any]:
@@ -23,14 +25,25 @@ def probe_gate(path: Path) -> dict[str, Any]:
         return {"path": str(path), "name": path.name, "error": "probe.json holds no report object", "scores": [], "failures": []}
     scores = _list(saved.get("scores"))
     failures = _list(saved.get("failures"))
+    undecided = [r for r in _list(saved.get("rules")) if isinstance(r, dict) and r.get("status") == "undecided"]
+    complete = bool(saved.get("complete"))
+    gate = saved.get("gate")
+    if gate not in VERDICTS:  # a report of an older version: only failures were recorded
+        gate = ("failed" if failures else "passed") if complete else None
     return {
         "path": str(path), "name": path.name, "harness": str(saved.get("harness", "")), "split": str(saved.get("split", "")),
-        "tasks": saved.get("tasks") if isinstance(saved.get("tasks"), int) else None, "complete": bool(saved.get("complete")),
-        "passed": bool(saved.get("complete")) and not failures,
+        "tasks": saved.get("tasks") if isinstance(saved.get("tasks"), int) else None, "complete": complete,
+        "gate": gate if complete else None, "passed": complete and gate == "passed",
         "scores": [{k: _scalar(s.get(k)) for k in KEYS} for s in scores if isinstance(s, dict)],
-        "failures": [{"env": str(f.get("env", "")), "rule": str(f.get("rule", "")), "detail": str(f.get("detail", ""))}
-                     for f in failures if isinstance(f, dict)],
+        "failures": [_rule(f) for f in failures if isinstance(f, dict)],
+        "undecided": [_rule(r) for r in undecided],
     }
+
+
+def _rule(rule: dict[str, Any]) -> dict[str, str]:
+    needed = rule.get("tasks_needed")
+    more = f" (about {needed} tasks would decide it)" if isinstance(needed, int) else ""
+    return {"env": str(rule.get("env", "")), "rule": str(rule.get("rule", "")), "detail": str(rule.get("detail", "")) + more}
 
 
 def _scalar(value: object) -> object:

@@ -36,7 +36,7 @@ def test_any_other_exception_is_an_internal_error_with_its_traceback_in_a_log(mo
 
     monkeypatch.setattr(arena.reaper, "reap", broken)
     monkeypatch.setenv("ARENA_CRASH_DIR", str(tmp_path))
-    assert main(["reap", "--run", "r1"]) == 3
+    assert main(["reap", "--run", "r1"]) == 70
     err = capsys.readouterr().err
     assert err.startswith("arena: internal error (ValueError: a bug, not the engine)") and len(err.splitlines()) == 1
     [log] = tmp_path.glob("arena-*.log")

@@ -145,4 +145,4 @@ def test_every_subcommand_says_what_it_does_with_examples_and_exit_codes():
     del commands["bench"]  # its own parser (runtime_bench.cli), which has its description and exit codes
     for name, command in commands.items():
         text = command.format_help()
-        assert command.description and "examples:" in text and "exit codes: 0 success" in text and "3 an internal error" in text, name
+        assert command.description and "examples:" in text and "exit codes: 0 success" in text and "70 an internal error" in text, name

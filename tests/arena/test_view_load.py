@@ -267,3 +267,29 @@ def test_a_run_started_again_with_clean_is_read_anew(tmp_path):
     catalog.refresh()
     assert [r["task"] for r in catalog.runs["r"].rows] == ["z"] and not catalog.runs["r"].problem
     assert catalog.rows("r", start=3)["count"] == 1 and catalog.search("r", "incident z") == [{"i": 0, "hits": 1}]
+
+
+def test_a_probe_the_gate_left_undecided_is_not_shown_as_passed(tmp_path):
+    import json
+
+    from arena.view.probes import probe_gate
+
+    report = {"complete": True, "gate": "undecided", "harness": "bash", "split": "dev", "tasks": 2,
+              "scores": [{"env": "e", "policy": "oracle", "mean": 1.0, "low": 0.16, "high": 1.0, "lower": 0.22, "upper": 1.0}],
+              "rules": [{"env": "e", "rule": "oracle-reaches-ceiling", "status": "undecided", "detail": "lower bound 0.224",
+                         "tasks_needed": 29}],
+              "failures": []}
+    (tmp_path / "probe.json").write_text(json.dumps(report))
+    gate = probe_gate(tmp_path)
+    assert gate["gate"] == "undecided" and not gate["passed"]
+    assert gate["undecided"][0]["rule"] == "oracle-reaches-ceiling" and "29 tasks" in gate["undecided"][0]["detail"]
+    assert gate["scores"][0]["lower"] == 0.22
+
+
+def test_an_older_probe_report_without_a_gate_field_reads_its_failures(tmp_path):
+    import json
+
+    from arena.view.probes import probe_gate
+
+    (tmp_path / "probe.json").write_text(json.dumps({"complete": True, "scores": [], "failures": []}))
+    assert probe_gate(tmp_path)["gate"] == "passed"

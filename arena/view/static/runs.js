@@ -85,22 +85,25 @@
     AV.setPage({ live: () => runsPage(_m, AV.location().params) });
   }
 
-  const FRACTIONS = new Set(['mean', 'ci95', 'min', 'max', 'turns', 'budget_used']);
+  const FRACTIONS = new Set(['mean', 'lower', 'upper', 'min', 'max', 'turns', 'budget_used']);
+  const VERDICT = { passed: 'gate passed', failed: 'GATE FAILED', undecided: 'gate undecided: run more tasks' };
 
   function probeSection(probe) {
-    const verdict = probe.error ? probe.error : !probe.complete ? 'incomplete (still running or interrupted)' : probe.passed ? 'gate passed' : 'GATE FAILED';
+    const verdict = probe.error ? probe.error : !probe.complete ? 'incomplete (still running or interrupted)' : VERDICT[probe.gate] || 'GATE FAILED';
     const section = el('section', { class: 'probe' }, el('h2', { text: `probe ${probe.name}: ${verdict}` }),
-      el('p', { class: 'note', text: `${probe.harness || '?'} · ${probe.tasks ?? '?'} ${probe.split || ''} tasks per policy` }));
-    if (probe.failures.length) {
-      section.append(el('ul', { class: 'failures' }, probe.failures.map((f) => el('li', {}, el('b', { text: `[${f.env}] ${f.rule}` }), ': ', f.detail))));
-    }
-    const cols = ['env', 'policy', 'role', 'mean', 'ci95', 'min', 'max', 'turns', 'budget_used', 'rewrites', 'retries', 'failed'];
+      el('p', { class: 'note', text: `${probe.harness || '?'} · ${probe.tasks ?? '?'} ${probe.split || ''} tasks per policy · `
+        + 'one mean [95 % interval]; each rule is decided by a one-sided 95 % bound (lower, upper)' }));
+    const rules = (list, cls, word) => el('ul', { class: cls }, list.map((f) => el('li', {}, el('b', { text: `${word} [${f.env}] ${f.rule}` }), ': ', f.detail)));
+    if (probe.failures.length) section.append(rules(probe.failures, 'failures', 'failed'));
+    if ((probe.undecided || []).length) section.append(rules(probe.undecided, 'undecided', 'undecided'));
+    const cols = ['env', 'policy', 'role', 'tasks', 'mean', 'interval', 'lower', 'upper', 'min', 'max', 'turns', 'budget_used', 'rewrites', 'retries', 'failed'];
     const cell = (s, c) => {
+      if (c === 'interval') return typeof s.low === 'number' && typeof s.high === 'number' ? `[${fmt(s.low, 3)}, ${fmt(s.high, 3)}]` : '—';
       const v = s[c];
-      if (v === null || v === undefined) return c === 'ci95' ? '?' : '—';
+      if (v === null || v === undefined) return '—';
       return FRACTIONS.has(c) && typeof v === 'number' ? fmt(v, c === 'turns' || c === 'budget_used' ? 1 : 3) : String(v);
     };
-    section.append(el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, cols.map((c) => el('th', { text: c === 'ci95' ? '± 95 %' : c })))),
+    section.append(el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, cols.map((c) => el('th', { text: c === 'interval' ? '95 % interval' : c })))),
       el('tbody', {}, probe.scores.map((s) => el('tr', {}, cols.map((c) => el('td', { class: typeof s[c] === 'number' ? 'n' : '', text: cell(s, c) })))))));
     return section;
   }
