@@ -29,6 +29,7 @@ from typing import Any, cast
 
 import docker
 import docker.errors
+import docker.types
 from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult, RuntimeProcess
@@ -41,7 +42,11 @@ from arena_kit.runtimes.lean_docker.engine import (
 )
 from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills
 from arena_kit.harnesses import acp_runner
+from arena_kit.isolation import reowned
+from arena_kit.runtimes import seccomp
+from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease, lease_uid
 from arena_kit.runtimes.lean_docker.box_files import BoxRoot
+from arena_kit.runtimes.lean_docker.box_users import USER_FILES, image_users, user_binds
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
@@ -49,7 +54,7 @@ from arena_kit.runtimes.lean_docker.process import open_engine_process
 from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
 from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
-__all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
+__all__ = ["AGENT_UID_LABEL", "BOX_CAPABILITIES", "MASKED_PATHS", "RUNTIME_LABEL", "LeanDockerRuntime"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +63,15 @@ BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID
 processes and switch users (`docker exec --user`), but not make devices, chroot, bind low ports,
 open raw sockets or touch the network configuration."""
 RUNTIME_LABEL = "arena.runtime"
+AGENT_UID_LABEL = "arena.agent-uid"
+"""On a box whose agent has a uid of its own: `<user>:<uid>` (what a borrowed handle runs that user's execs as)."""
+MASKED_PATHS = (
+    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+    "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+    "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state",
+)
+"""Docker's default masked paths, and the host-wide file, inode and dentry counters: any box could move them
+and any other read them, a channel between boxes (`docs/scoring-and-isolation.md`)."""
 BAKED_INTERPRETERS = "/opt/vf-uv/arena-interpreters"
 """Where Arena's harness image records each runner it synced: `<script dir name>/<sha256>` holds the
 interpreter `uv python find --script` gave for `<script dir>/<sha256>.py`."""
@@ -66,9 +80,13 @@ _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  #
 
 
 def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:
-    """The image id of an inspected box whose only mounts are its tmpfs; None when the engine mounted
-    anything else (a volume the image declares, a bind), where the root's files are not the image's alone."""
-    return None if inspected.get("Mounts") else (inspected.get("Image") or None)
+    """The image id of an inspected box whose only mounts are its tmpfs and its user files
+    (`box_users`); None when the engine mounted anything else (a volume the image declares, another
+    bind), where the root's files are not the image's alone."""
+    others = [mount for mount in inspected.get("Mounts") or []
+              if not (mount.get("Type") == "bind" and mount.get("Destination") in USER_FILES
+                      and str(mount.get("Source") or "").startswith(f"{LEASE_DIR}/"))]
+    return None if others else (inspected.get("Image") or None)
 
 
 class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types
@@ -80,13 +98,21 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
 
     def __init__(
         self, config: DockerConfig, name: str | None = None, *, pids_limit: int | None = None,
-        writable: Mapping[str, str] | None = None, workdir_owner: str | None = None,
+        writable: Mapping[str, str] | None = None, workdir_owner: str | None = None, nofile: int | None = None,
+        own_uid: str | None = None,
     ) -> None:
         if config.type != "docker":
             raise ValueError(f"the lean runtime drives docker only, not {config.type!r}; use the stock runtime")
         super().__init__(config, name)
         check_docker_runtime(self)
         self.created_pids_limit = pids_limit
+        self.created_nofile = nofile
+        """RLIMIT_NOFILE (soft and hard) of every process in the box; None: the engine's default."""
+        self.own_uid = own_uid
+        """The user (the image's agent) whose box gets a uid of its own at boot (`agent_uids`); None: none."""
+        self.agent_uid: int | None = None
+        """That user's uid in this box, once booted (or read off a borrowed box's `AGENT_UID_LABEL`)."""
+        self._lease: UidLease | None = None
         self.writable = dict(writable) if writable is not None else None
         """None: the image's root is writable; else the root is read-only and these tmpfs mounts
         (path → mount options) are the box's only writable places."""
@@ -133,6 +159,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         except ENGINE_ERRORS as error:
             raise engine_fault("box borrow", error) from error
         runtime._api = api
+        owner, _, uid = ((details["Config"].get("Labels") or {}).get(AGENT_UID_LABEL) or "").rpartition(":")
+        if owner and uid.isdigit():
+            runtime.own_uid, runtime.agent_uid = owner, int(uid)
         runtime._image_env = dict(entry.split("=", 1) for entry in details["Config"]["Env"] or [])
         runtime.config = config.model_copy(update={"image": details["Config"]["Image"], "workdir": details["Config"]["WorkingDir"] or "/"})
         runtime.info.id = container
@@ -181,7 +210,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             # runtime's own mkdir + chown (one exec) otherwise.
             root = user in ROOT_USERS
             self._image_user = user
-            container = await off_loop(self._create, api, restricted, root)
+            binds = await off_loop(self._own_uid_binds, api) if self.own_uid is not None else []
+            container = await off_loop(self._create, api, restricted, root, binds)
         except ENGINE_ERRORS as error:
             raise engine_fault("box start", error) from error
         self.info.id = container["Id"][:12]
@@ -231,12 +261,42 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._cut = restricted
         logger.info("lean docker: started container %s (image=%s)", self._container, self.config.image)
 
-    def _create(self, api: docker.APIClient, restricted: bool, make_workdir: bool) -> dict[str, Any]:
+    def _own_uid_binds(self, api: docker.APIClient) -> list[str]:
+        """Lease the box's agent uid and write the user files naming it (`box_users`): the binds that mount them.
+
+        Raises:
+            SandboxError: no uid is free, or the image has no such user.
+        """
+        assert self.own_uid is not None
+        image = api.inspect_image(self.config.image)["Id"]  # type: ignore[no-untyped-call]
+        users = image_users(api, image, {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean", "arena.managed": "true"})
+        try:
+            self._lease = lease_uid()
+        except RuntimeError as error:
+            raise SandboxError(f"box start: {error}") from error
+        self.agent_uid = self._lease.uid
+        try:
+            return user_binds(users, self.own_uid, self.agent_uid, LEASE_DIR / f"{self.agent_uid}.users")
+        except ValueError as error:
+            raise SandboxError(f"box start: {error}; the box's agent cannot have a uid of its own") from error
+
+    def _engine_user(self) -> str:
+        """The user an exec of this view runs as, as the engine is told: the agent by its box's numeric uid
+        and gid (the engine resolves names from the image's files, which name the image's uid)."""
+        if self.agent_uid is not None and self.user == self.own_uid:
+            return f"{self.agent_uid}:{self.agent_uid}"
+        return self.user or ""
+
+    def _create(self, api: docker.APIClient, restricted: bool, make_workdir: bool, binds: list[str] | None = None) -> dict[str, Any]:
         limits: dict[str, Any] = {
             "cap_drop": ["ALL"],
             "cap_add": list(BOX_CAPABILITIES),
-            "security_opt": ["no-new-privileges"],
+            "security_opt": ["no-new-privileges", f"seccomp={seccomp.profile_json()}"],
         }
+        if self.created_nofile is not None:
+            limits["ulimits"] = [docker.types.Ulimit(name="nofile", soft=self.created_nofile, hard=self.created_nofile)]
+        if binds:
+            limits["binds"] = binds
         if self.config.memory is not None:
             limits["mem_limit"] = int(self.config.memory * 1024**3)
         if self.config.cpu is not None:
@@ -245,16 +305,18 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             limits["pids_limit"] = self.created_pids_limit
         if self.writable is not None:
             limits["read_only"] = True
-            limits["tmpfs"] = self.writable
+            limits["tmpfs"] = {path: reowned(options, self.agent_uid) for path, options in self.writable.items()}
         if restricted:
             host_config = api.create_host_config(network_mode="none", **limits)
         else:
             host_config = api.create_host_config(
                 network_mode="bridge", port_bindings={SERVICE_PORT: ("127.0.0.1", None)}, **limits
             )
+        host_config["MaskedPaths"] = list(MASKED_PATHS)
+        owned = {AGENT_UID_LABEL: f"{self.own_uid}:{self.agent_uid}"} if self.agent_uid is not None else {}
         api.create_container(
             self.config.image, entrypoint=["sleep"], command=["infinity"], name=self._container,
-            labels={**self.labels, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
+            labels={**self.labels, **owned, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
             working_dir=self.config.workdir if make_workdir else None, host_config=host_config,
             ports=None if restricted else [SERVICE_PORT],
         )
@@ -302,7 +364,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         hang_up = HangUp()
         try:
             return await off_loop(
-                exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin, hang_up
+                exec_sync, self._api, self._container, argv, self._exec_env(env), self._engine_user(), self.config.workdir, stdin, hang_up
             )
         except asyncio.CancelledError:
             hang_up()  # frees the executor thread and the engine connection; the box's process runs on, as on the stock path
@@ -403,7 +465,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             raise SandboxError("the lean docker box is not started")
         try:
             return await open_engine_process(
-                self._api, path, self._container, argv, self._exec_env(self.process_env(env)), self.user, self.config.workdir
+                self._api, path, self._container, argv, self._exec_env(self.process_env(env)), self._engine_user(), self.config.workdir
             )
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("live process start", error) from error
@@ -443,7 +505,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             # Unwrapped: the host is the exec's process, so the engine's exit code is the program's
             # (a kill signal reads as 128+N, as `arena_kit.box_faults` reads an exec's).
             process = await open_engine_process(self._api, path, self._container, ["python3", "-I", "-c", prestart.HOST],
-                                                {}, self.user, self.config.workdir, wrap=False)
+                                                {}, self._engine_user(), self.config.workdir, wrap=False)
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("prestart", error) from error
         try:
@@ -553,7 +615,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if self.network_restricted and self._proxy is not None:
             env = {**env, **self._proxy_env()}
         script = f"exec {shlex.join(argv)} > {shlex.quote(log)} 2>&1 < /dev/null"
-        api, container, user, workdir = self._api, self._container, self.user, self.config.workdir
+        api, container, user, workdir = self._api, self._container, self._engine_user(), self.config.workdir
         environment = self._exec_env(self.process_env(env))
 
         def detach() -> None:
@@ -581,3 +643,5 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         logger.debug("lean docker: removing container %s", self._container)
         with contextlib.suppress(Exception):
             (self._api or engine_client().api).remove_container(self._container, force=True)
+        if self._lease is not None:  # after the removal: no process of the box runs as the uid any more
+            self._lease.release()
