@@ -35,6 +35,7 @@ from arena_kit.isolation import ISOLATION, box_limits, stock_box_options
 from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
+from arena_kit.verifiers_seam.bounds import bound_egress_proxy, bound_interception
 from arena_kit.verifiers_seam.env import planned_runtime_config, resolved_runtime_config, seat_harness_id
 
 __all__ = ["AUTO_HEADROOM", "CONCURRENCY_ENV", "POOL_INFO", "LeanEnv", "LeanEnvConfig", "pool_size"]
@@ -97,6 +98,8 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         """verifiers' serving resources, and the warm pool: opened first, so its first boxes boot while
         the shared tool servers and the interception start; closed last (every box it holds removed)."""
         box_limits(ISOLATION.pids)  # an eval this host's file table cannot hold fails here, with the numbers
+        bound_interception()
+        bound_egress_proxy()
         if self.config.docker == "stock":
             from arena_kit.verifiers_seam.stock_box import add_box_options
 
