@@ -76,6 +76,10 @@ BAKED_INTERPRETERS = "/opt/vf-uv/arena-interpreters"
 """Where Arena's harness image records each runner it synced: `<script dir name>/<sha256>` holds the
 interpreter `uv python find --script` gave for `<script dir>/<sha256>.py`."""
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
+READ_CAP = 256 << 20
+"""The most bytes any read of a box's file brings into this process (a caller's `max_bytes` may lower it)."""
+READ_S = 30.0
+"""Seconds a read of a box's file may take (under the kernel's 45 s lease-break time: a leased file fails)."""
 _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
 
 
@@ -479,11 +483,21 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             data = await off_loop(self._root.read, absolute, max_bytes)
             if data is not None:
                 return data
-        argv = ["cat"] if max_bytes is None else ["head", "-c", str(max_bytes)]
-        code, data, err = await self._exec_api(f"read {path!r}", [*argv, "--", path], {})
+        # The exec's read is bounded too: at most `READ_CAP` bytes (a device, a sparse terabyte), killed in
+        # the box after `READ_S` (a FIFO, a leased file), and abandoned on the host a little later.
+        most = READ_CAP + 1 if max_bytes is None else min(max_bytes, READ_CAP + 1)
+        argv = ["timeout", "-s", "KILL", f"{READ_S:g}", "head", "-c", str(most), "--", path]
+        try:
+            code, out, err = await asyncio.wait_for(self._exec_api(f"read {path!r}", argv, {}), READ_S + 10)
+        except TimeoutError:
+            raise SandboxError(f"in the running box: read {path!r}: no answer within {READ_S:g} s") from None
+        if code == 137:
+            raise SandboxError(f"in the running box: read {path!r}: not read within {READ_S:g} s (a FIFO or a locked file?)")
         if code != 0:
             raise await self._in_box_failure(f"read {path!r}: {err.decode(errors='replace').strip()}")
-        return data
+        if max_bytes is None and len(out) > READ_CAP:
+            raise SandboxError(f"in the running box: read {path!r}: over the {READ_CAP} byte limit of a box read")
+        return out
 
     async def write(self, path: str, data: bytes) -> None:
         await self._run_after_write(path, data, "", [], {}, operation=f"write {path!r}")
