@@ -91,6 +91,14 @@ def test_a_body_over_the_cap_reaches_verifiers_handler_and_is_refused_with_the_s
     assert status == 413 and handled == [2] and other == 200  # refused unread; the other rollout served
     assert trace.stop_condition in AGENT_FAULT_STOPS and "at most 8388608" in trace.info["arena_over_bound"]
 
+    async def after_stop() -> list[int]:
+        async with _server("a") as (server, client):
+            server.sessions["a"].trace.stop("boxoverbound_error")  # type: ignore[attr-defined]
+            return [(await _post(client, server, "a", b"{}")).status_code for _ in range(bounds.IN_FLIGHT + 2)]
+
+    handled.clear()
+    assert asyncio.run(after_stop()) == [400] * (bounds.IN_FLIGHT + 2) and handled == []  # a stopped rollout's: unread
+
 
 def test_a_chunked_body_over_the_cap_is_refused_once_it_passes_it(handled: list[int]) -> None:
     bounds.bound_interception()

@@ -67,8 +67,10 @@ def bounded(server: Any, dialect: Any, handler: Callable[[Any], Awaitable[Any]])
     async def handle(request: web.Request) -> Any:
         secret = dialect.secret(request.headers)
         session = server.sessions.get(secret)
-        if session is None or session.stopped:
+        if session is None:
             return await handler(request)
+        if session.stopped:  # verifiers refuses it too, after reading its body: here, unread
+            return web.json_response(dialect.error_body(f"rollout stopped: {session.trace.stop_condition}"), status=400)
         counts: dict[str, list[int]] = server.__dict__.setdefault(_COUNTS, {})
         requests, held = counts.setdefault(secret, [0, 0])
         size = request.content_length
