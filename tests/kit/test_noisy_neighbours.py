@@ -2,8 +2,9 @@
 at a time takes all it can of what boxes share, and nobody else notices.
 
 The eval (taskset tests/support/arena_isolation, Arena's isolation defaults, `arena-bash` on the lean path,
-`bash` on the stock one) runs an attacker, held at its first shell step all along, and honest rollouts one
-after another, each held until the test releases it. The first honest rollout runs with the attacker idle:
+`bash` on the stock one) runs an attacker, held at its first shell step all along, and honest rollouts, all
+at once (the eval's concurrency is its rollouts: every box boots before the first attack), each held until
+the test releases it, one at a time. The first honest rollout runs with the attacker idle:
 its wall time (from its release to its answer, as the host recorded them) is the quiet time. Then, for each
 attack in `ATTACKS`, the test asserts from the host the limit the attack meets, runs it in the attacker's
 box as its agent (`arena_testkit.neighbour_attacks`: it takes all it can and holds it), and releases the
@@ -49,7 +50,6 @@ PATHS = {"lean": "arena-bash", "stock": "bash"}
 ATTACK_SOURCE = Path(attacks.__file__).read_text()
 RECORD = attacks.AGENT_RECORD
 EVAL_DEADLINE_S = 900.0
-CONCURRENCY = 2
 PHASE_S = 180
 """Hard limit of one attack, in the box and (+30 s) on the host."""
 SLACK_MIB = 500
@@ -175,6 +175,7 @@ class Boxes:
     attacker: str
     honest: str = ""
     inspected: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 0
 
     @property
     def host(self) -> dict[str, Any]:
@@ -185,7 +186,7 @@ def _files_limit(boxes: Boxes) -> None:
     nofile = {u["Name"]: u for u in boxes.host["Ulimits"] or []}.get("nofile")
     assert nofile is not None and nofile["Soft"] == nofile["Hard"], boxes.host["Ulimits"]
     pids = boxes.host["PidsLimit"]
-    assert (CONCURRENCY + HEADROOM) * pids * nofile["Hard"] <= SHARE * host_file_max(), (pids, nofile)
+    assert (boxes.concurrency + HEADROOM) * pids * nofile["Hard"] <= SHARE * host_file_max(), (pids, nofile)
 
 
 def _files_check(boxes: Boxes, seen: dict[str, Any]) -> None:
@@ -290,7 +291,7 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
     run = f"neighbours-{docker_path}-{uuid.uuid4().hex[:6]}"
     roles = ["attacker"] + ["honest"] * (1 + len(chosen))
     request = EvalRequest(taskset="arena-isolation", harness=PATHS[docker_path], model=MODEL, image=images["harness"], base_url="",
-                          run_name=run, output_dir=tmp_path, max_concurrent=CONCURRENCY, taskset_args={"roles": roles},
+                          run_name=run, output_dir=tmp_path, num_tasks=len(roles), max_concurrent=len(roles), taskset_args={"roles": roles},
                           env={"PYTHONPATH": str(SUPPORT)}, deadline_s=EVAL_DEADLINE_S)
     taken: set[str] = set()
     phases: list[tuple[str, str, Watch, dict[str, Any]]] = []
@@ -308,7 +309,7 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
             uid = _agent_uid(attacker)
             try:
                 for attack in chosen:
-                    boxes = Boxes(attacker, _held(run, "honest", taken), docker_inspect(attacker))
+                    boxes = Boxes(attacker, _held(run, "honest", taken), docker_inspect(attacker), len(roles))
                     attack.limit(boxes)
                     watch = Watch(pid)
                     with _watching(watch), in_thread(lambda a=attack: _run_attack(boxes, a, uid)) as result:

@@ -29,7 +29,6 @@ from typing import Any, cast
 
 import docker
 import docker.errors
-import docker.types
 from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult, RuntimeProcess
@@ -43,10 +42,11 @@ from arena_kit.runtimes.lean_docker.engine import (
 from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills
 from arena_kit.harnesses import acp_runner
 from arena_kit.isolation import reowned
-from arena_kit.runtimes import seccomp
-from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease, lease_uid
+from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease
 from arena_kit.runtimes.lean_docker.box_files import BoxRoot
-from arena_kit.runtimes.lean_docker.box_users import USER_FILES, image_users, user_binds
+from arena_kit.runtimes.lean_docker.box_users import USER_FILES
+from arena_kit.runtimes.lean_docker.hardening import AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, own_uid_binds
+from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
@@ -54,39 +54,21 @@ from arena_kit.runtimes.lean_docker.process import open_engine_process
 from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
 from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
-__all__ = ["AGENT_UID_LABEL", "BOX_CAPABILITIES", "MASKED_PATHS", "RUNTIME_LABEL", "LeanDockerRuntime"]
+__all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
 
 logger = logging.getLogger(__name__)
 
-BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
-"""Everything else is dropped: root in the box can still own, write and signal its files and
-processes and switch users (`docker exec --user`), but not make devices, chroot, bind low ports,
-open raw sockets or touch the network configuration."""
 RUNTIME_LABEL = "arena.runtime"
-AGENT_UID_LABEL = "arena.agent-uid"
-"""On a box whose agent has a uid of its own: `<user>:<uid>` (what a borrowed handle runs that user's execs as)."""
-MASKED_PATHS = (
-    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-    "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
-    "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state",
-)
-"""Docker's default masked paths, and the host-wide file, inode and dentry counters: any box could move them
-and any other read them, a channel between boxes (`docs/scoring-and-isolation.md`)."""
 BAKED_INTERPRETERS = "/opt/vf-uv/arena-interpreters"
 """Where Arena's harness image records each runner it synced: `<script dir name>/<sha256>` holds the
 interpreter `uv python find --script` gave for `<script dir>/<sha256>.py`."""
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
-READ_CAP = 256 << 20
-"""The most bytes any read of a box's file brings into this process (a caller's `max_bytes` may lower it)."""
-READ_S = 30.0
-"""Seconds a read of a box's file may take (under the kernel's 45 s lease-break time: a leased file fails)."""
 _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
 
 
 def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:
-    """The image id of an inspected box whose only mounts are its tmpfs and its user files
-    (`box_users`); None when the engine mounted anything else (a volume the image declares, another
-    bind), where the root's files are not the image's alone."""
+    """The image id of an inspected box whose only mounts are its tmpfs and its user files (`box_users`); None when
+    the engine mounted anything else (a volume the image declares, a bind): the root's files are not the image's alone."""
     others = [mount for mount in inspected.get("Mounts") or []
               if not (mount.get("Type") == "bind" and mount.get("Destination") in USER_FILES
                       and str(mount.get("Source") or "").startswith(f"{LEASE_DIR}/"))]
@@ -110,12 +92,11 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         super().__init__(config, name)
         check_docker_runtime(self)
         self.created_pids_limit = pids_limit
-        self.created_nofile = nofile
-        """RLIMIT_NOFILE (soft and hard) of every process in the box; None: the engine's default."""
+        self.created_nofile = nofile  # RLIMIT_NOFILE (soft = hard) of every process in the box; None: the engine's
         self.own_uid = own_uid
-        """The user (the image's agent) whose box gets a uid of its own at boot (`agent_uids`); None: none."""
+        """The user (the image's agent) that gets a uid of the box's own at boot (`agent_uids`) in `agent_uid`
+        (a borrowed box's: read off its `AGENT_UID_LABEL`); None: none."""
         self.agent_uid: int | None = None
-        """That user's uid in this box, once booted (or read off a borrowed box's `AGENT_UID_LABEL`)."""
         self._lease: UidLease | None = None
         self.writable = dict(writable) if writable is not None else None
         """None: the image's root is writable; else the root is read-only and these tmpfs mounts
@@ -266,50 +247,19 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         logger.info("lean docker: started container %s (image=%s)", self._container, self.config.image)
 
     def _own_uid_binds(self, api: docker.APIClient) -> list[str]:
-        """Lease the box's agent uid and write the user files naming it (`box_users`): the binds that mount them.
-
-        Raises:
-            SandboxError: no uid is free, or the image has no such user.
-        """
-        assert self.own_uid is not None
-        image = api.inspect_image(self.config.image)["Id"]  # type: ignore[no-untyped-call]
-        users = image_users(api, image, {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean", "arena.managed": "true"})
-        try:
-            self._lease = lease_uid()
-        except RuntimeError as error:
-            raise SandboxError(f"box start: {error}") from error
+        self._lease, binds = own_uid_binds(api, self.config.image, str(self.own_uid), {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"})
         self.agent_uid = self._lease.uid
-        try:
-            return user_binds(users, self.own_uid, self.agent_uid, LEASE_DIR / f"{self.agent_uid}.users")
-        except ValueError as error:
-            raise SandboxError(f"box start: {error}; the box's agent cannot have a uid of its own") from error
+        return binds
 
     def _engine_user(self) -> str:
-        """The user an exec of this view runs as, as the engine is told: the agent by its box's numeric uid
-        and gid (the engine resolves names from the image's files, which name the image's uid)."""
+        """The user an exec of this view runs as, told the engine: the agent by its box's uid and gid (not its name)."""
         if self.agent_uid is not None and self.user == self.own_uid:
             return f"{self.agent_uid}:{self.agent_uid}"
         return self.user or ""
 
     def _create(self, api: docker.APIClient, restricted: bool, make_workdir: bool, binds: list[str] | None = None) -> dict[str, Any]:
-        limits: dict[str, Any] = {
-            "cap_drop": ["ALL"],
-            "cap_add": list(BOX_CAPABILITIES),
-            "security_opt": ["no-new-privileges", f"seccomp={seccomp.profile_json()}"],
-        }
-        if self.created_nofile is not None:
-            limits["ulimits"] = [docker.types.Ulimit(name="nofile", soft=self.created_nofile, hard=self.created_nofile)]
-        if binds:
-            limits["binds"] = binds
-        if self.config.memory is not None:
-            limits["mem_limit"] = int(self.config.memory * 1024**3)
-        if self.config.cpu is not None:
-            limits["nano_cpus"] = int(self.config.cpu * 1e9)
-        if self.created_pids_limit is not None:
-            limits["pids_limit"] = self.created_pids_limit
-        if self.writable is not None:
-            limits["read_only"] = True
-            limits["tmpfs"] = {path: reowned(options, self.agent_uid) for path, options in self.writable.items()}
+        limits = host_limits(self.config.memory, self.config.cpu, self.created_pids_limit, self.created_nofile, binds,
+                             None if self.writable is None else {path: reowned(options, self.agent_uid) for path, options in self.writable.items()})
         if restricted:
             host_config = api.create_host_config(network_mode="none", **limits)
         else:
@@ -483,20 +433,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             data = await off_loop(self._root.read, absolute, max_bytes)
             if data is not None:
                 return data
-        # The exec's read is bounded too: at most `READ_CAP` bytes (a device, a sparse terabyte), killed in
-        # the box after `READ_S` (a FIFO, a leased file), and abandoned on the host a little later.
-        most = READ_CAP + 1 if max_bytes is None else min(max_bytes, READ_CAP + 1)
-        argv = ["timeout", "-s", "KILL", f"{READ_S:g}", "head", "-c", str(most), "--", path]
-        try:
-            code, out, err = await asyncio.wait_for(self._exec_api(f"read {path!r}", argv, {}), READ_S + 10)
-        except TimeoutError:
-            raise SandboxError(f"in the running box: read {path!r}: no answer within {READ_S:g} s") from None
-        if code == 137:
-            raise SandboxError(f"in the running box: read {path!r}: not read within {READ_S:g} s (a FIFO or a locked file?)")
+        code, out, err = await read_by_exec(lambda argv: self._exec_api(f"read {path!r}", argv, {}), path, max_bytes)
         if code != 0:
             raise await self._in_box_failure(f"read {path!r}: {err.decode(errors='replace').strip()}")
-        if max_bytes is None and len(out) > READ_CAP:
-            raise SandboxError(f"in the running box: read {path!r}: over the {READ_CAP} byte limit of a box read")
         return out
 
     async def write(self, path: str, data: bytes) -> None:
@@ -657,5 +596,5 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         logger.debug("lean docker: removing container %s", self._container)
         with contextlib.suppress(Exception):
             (self._api or engine_client().api).remove_container(self._container, force=True)
-        if self._lease is not None:  # after the removal: no process of the box runs as the uid any more
-            self._lease.release()
+        if self._lease is not None:
+            self._lease.release()  # after the removal: no process of the box runs as the uid any more
