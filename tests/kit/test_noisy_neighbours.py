@@ -151,8 +151,8 @@ def _agent_uid(container: str) -> int:
     return int(docker("exec", container, "id", "-u", ISOLATION.agent_user).stdout.strip())
 
 
-def _inotify_as(argv: list[str]) -> str:
-    done = subprocess.run([*argv, "python3", "-c", "import ctypes; print(ctypes.CDLL(None).inotify_init() >= 0)"],
+def _inotify_as(argv: list[str], python: str = "python3") -> str:
+    done = subprocess.run([*argv, python, "-c", "import ctypes; print(ctypes.CDLL(None).inotify_init() >= 0)"],
                           capture_output=True, text=True, timeout=60)
     return done.stdout.strip() or done.stderr.strip()[-200:]
 
@@ -210,7 +210,7 @@ def _inotify_check(boxes: Boxes, seen: dict[str, Any]) -> None:
 def _inotify_during(boxes: Boxes) -> None:
     honest = _agent_uid(boxes.honest)
     assert _inotify_as(["docker", "exec", "-u", f"{honest}:{honest}", boxes.honest]) == "True"  # the neighbour's agent
-    assert _inotify_as(["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"]) == "True"  # the host's uid 1000
+    assert _inotify_as(["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"], "/usr/bin/python3") == "True"  # the host's uid 1000
 
 
 def _bodies_check(boxes: Boxes, seen: dict[str, Any]) -> None:
@@ -242,7 +242,7 @@ ATTACKS = [
     Attack("files", lambda b: [str(b.host["PidsLimit"] - 24)], _files_limit, _files_check),
     Attack("inotify", lambda b: [], _inotify_limit, _inotify_check, during=_inotify_during),
     Attack("bodies", lambda b: [str(bounds.BODY_CAP)], lambda b: None, _bodies_check),
-    Attack("connections", lambda b: ["3000", "6"], lambda b: None, _connections_check),
+    Attack("connections", lambda b: ["3000", "20"], lambda b: None, _connections_check),
     Attack("spin", lambda b: ["4"], _cpu_limit, lambda b, s: None),
     Attack("fork", lambda b: [], _pids_limit, lambda b, s: None),
     Attack("memory", lambda b: [str(int(ISOLATION.memory * 2 * 1024))], _memory_limit,

@@ -41,15 +41,14 @@ def _errno_name() -> str:
 
 
 def _in_children(count: int, work) -> tuple[list[dict], list[int]]:
-    """`work()` in `count` forked children at once, each holding what it took until `STOP`: their answers."""
-    pipes = []
+    """`work()` in up to `count` forked children at once (fewer if a fork is refused), each holding what it
+    took until `STOP`: their answers (one line each down one shared pipe) and their PIDs."""
+    read, write = os.pipe()
+    children = []
     for _ in range(count):
-        read, write = os.pipe()
         try:
             pid = os.fork()
         except OSError:
-            os.close(read)
-            os.close(write)
             break
         if pid == 0:
             os.close(read)
@@ -58,14 +57,16 @@ def _in_children(count: int, work) -> tuple[list[dict], list[int]]:
             os.close(write)
             _hold()
             os._exit(0)
-        os.close(write)
-        pipes.append((pid, read))
-    answers = []
-    for _, read in pipes:
-        with os.fdopen(read) as handle:
-            line = handle.readline()
-        answers.append(json.loads(line) if line else {})
-    return answers, [pid for pid, _ in pipes]
+        children.append(pid)
+    os.close(write)
+    data = b""
+    while data.count(b"\n") < len(children):
+        part = os.read(read, 65536)
+        if not part:
+            break
+        data += part
+    os.close(read)
+    return [json.loads(line) for line in data.decode().splitlines() if line], children
 
 
 def files(processes: str) -> dict:
