@@ -106,8 +106,17 @@ def inotify() -> dict:
 
 def _target() -> tuple[str, int, str, str]:
     """The interception's host, port and path prefix as the box reaches it, and the box's own key."""
-    url = urllib.parse.urlsplit(os.environ["OPENAI_BASE_URL"])
-    return url.hostname or "127.0.0.1", url.port or 80, url.path.rstrip("/"), os.environ["OPENAI_API_KEY"]
+    base, key = os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY")
+    for pid in filter(str.isdigit, os.listdir("/proc")):  # arena-bash passes them in its runner's argv
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        for arg in argv:
+            base = arg.removeprefix("--base-url=") if arg.startswith("--base-url=") else base
+            key = arg.removeprefix("--api-key=") if arg.startswith("--api-key=") else key
+    url = urllib.parse.urlsplit(base or "")
+    return url.hostname or "127.0.0.1", url.port or 80, url.path.rstrip("/"), key or ""
 
 
 def _post(length: int, send: int, chunked: bool = False) -> str:
