@@ -214,7 +214,7 @@ def _inotify_during(boxes: Boxes) -> None:
 
 
 def _bodies_check(boxes: Boxes, seen: dict[str, Any]) -> None:
-    assert seen["limit"].startswith("HTTP/1.1 413"), seen  # one byte over the cap, refused before it was sent
+    assert seen["limit"].startswith("HTTP/1.1 413"), seen  # one byte over the cap
     assert not any(" 200 " in status for status in seen["gigabytes"]), seen
 
 

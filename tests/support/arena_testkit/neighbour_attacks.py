@@ -142,9 +142,9 @@ def _post(length: int, send: int, chunked: bool = False) -> str:
 
 
 def bodies(cap: str) -> dict:
-    """A body one byte over `cap`, declared (answered before it is sent); then two 1 GiB bodies at once,
-    one declared and one chunked, sent as far as the server takes them."""
-    first = _post(int(cap) + 1, 0)
+    """A body one byte over `cap` (the egress proxy passes a whole request before its answer); then two
+    1 GiB bodies at once, one declared and one chunked, sent as far as the server takes them."""
+    first = _post(int(cap) + 1, int(cap) + 1)
     results: list[str] = []
     threads = [threading.Thread(target=lambda c=c: results.append(_post(1 << 30, 1 << 30, c))) for c in (False, True)]
     for thread in threads:
