@@ -54,6 +54,7 @@ verifiers writes `<class name without Error, lowercased>_error`) and what each s
 AGENT_STOPS = {
     "boxoom_error": "box out of memory",
     "agentkilledbox_error": "agent killed its box's processes",
+    "boxoverbound_error": "box over a bound of the eval process",
 }
 """The stop conditions of the faults an agent makes of its own box (`arena_kit.box_faults`: the engine's
 word, never retried) and what each says: the agent's outcome, scored 0, not a failed episode."""
