@@ -147,6 +147,8 @@ class Box:
     """The agent as `docker exec -u` takes it: its box's own uid and gid (the engine resolves a name from the image's files)."""
     agent_uid: int = ISOLATION.agent_uid
     """The uid the box's agent runs as: the box's own (`arena_kit.runtimes.agent_uids`)."""
+    agent_named: bool = False
+    """The box's user database names its agent user (by that uid)."""
     listeners: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def probe(self, name: str, *args: str, timeout: int = 30) -> Any:
@@ -463,10 +465,10 @@ def _held(run: str, roles: tuple[str, ...], eval_result: dict[str, Any], deadlin
     return found
 
 
-def _agent_uid(container: str) -> int:
-    """The uid the box names its agent user by (the box's own); the image's if it names none (the identity row fails)."""
+def _agent_uid(container: str) -> int | None:
+    """The uid the box names its agent user by (the box's own); None if it names none (the identity row fails)."""
     found = docker("exec", container, "id", "-u", ISOLATION.agent_user)
-    return int(found.stdout.strip()) if found.returncode == 0 and found.stdout.strip().isdigit() else ISOLATION.agent_uid
+    return int(found.stdout.strip()) if found.returncode == 0 and found.stdout.strip().isdigit() else None
 
 
 def _identity(box: Box) -> list[str]:
@@ -477,8 +479,8 @@ def _identity(box: Box) -> list[str]:
         problems.append(f"the agent's uid {box.agent_uid} is not one of its box's own (a host user, or the image's)")
     if box.record["uid"] != box.agent_uid or not harness or any(hop["uid"] != box.agent_uid for hop in harness):
         problems.append(f"the harness runs as uid {[hop['uid'] for hop in harness] or '?'}, its shell as {box.record['uid']}")
-    if box.user != ISOLATION.agent_user:
-        problems.append(f"the image has no user {ISOLATION.agent_user!r}")
+    if not box.agent_named:
+        problems.append(f"the box has no user {ISOLATION.agent_user!r}")
     home = box.probe("owners", ISOLATION.agent_home, box.workdir, f"{box.workdir}/db.sqlite")
     owned = [p for p in (ISOLATION.agent_home, box.workdir, f"{box.workdir}/db.sqlite") if p in home and home[p][0] == box.agent_uid]
     expected = 3 if box.env == "schema-migration" else 2
@@ -554,7 +556,8 @@ def test_the_box_refuses_every_escape_while_an_honest_rollout_scores_one(path, e
             try:
                 held.update(_held(run, ("battery", "honest"), done))
                 box = Box(held["battery"], path, env, held["honest"], docker_inspect(held["battery"]), listeners=host_listeners)
-                box.agent_uid = _agent_uid(box.container)
+                named = _agent_uid(box.container)
+                box.agent_named, box.agent_uid = named is not None, ISOLATION.agent_uid if named is None else named
                 box.user = f"{box.agent_uid}:{box.agent_uid}"
                 box.record = json.loads(docker("exec", box.container, "cat", AGENT_RECORD).stdout)
                 box.facts = box.probe("facts")
