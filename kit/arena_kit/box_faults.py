@@ -18,7 +18,10 @@ those ends are the agent's doing, and are typed here so they end with their own 
   with no result): the box broke under something the agent ran.
 
 - `BoxOverBoundError` (`boxoverbound_error`): the box went over a per-rollout bound of the shared eval
-  process (`arena_kit.verifiers_seam.bounds`): the host counted it and stopped the rollout.
+  process (`arena_kit.verifiers_seam.bounds`: request bodies, requests in flight, connections through its
+  egress proxy) or held more of the host's file table than its share (`arena_kit.runtimes.file_watch`): the
+  host counted it, stopped the rollout, and recorded the box (`mark_over_bound`), so a harness failure that
+  follows (the watch kills the box's processes) is this fault too, whichever way it surfaces.
 
 The evidence is the engine's, the kernel's and the host's word only (`BoxEvidence`): whether the box
 runs, `State.OOMKilled`, the cgroup's OOM kill count (read on the host, never through the box), the
@@ -36,8 +39,7 @@ from pathlib import Path
 from verifiers.v1.errors import SandboxError, stop_condition
 
 __all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "BoxOverBoundError",
-           "agent_fault", "box_cgroups",
-           "host_oom_kills", "killed_by"]
+           "agent_fault", "box_cgroups", "host_oom_kills", "killed_by", "mark_over_bound", "over_bound"]
 
 
 class BoxOomError(SandboxError):  # type: ignore[misc]  # verifiers ships no types
@@ -49,8 +51,9 @@ class AgentKilledBoxError(SandboxError):  # type: ignore[misc]  # verifiers ship
 
 
 class BoxOverBoundError(SandboxError):  # type: ignore[misc]  # verifiers ships no types
-    """The box went over a per-rollout bound of the shared eval process (a request body, requests in flight:
-    `arena_kit.verifiers_seam.bounds`); the host refused it and stopped the rollout."""
+    """The box went over a per-rollout bound of the shared eval process (a request body, requests in flight,
+    connections: `arena_kit.verifiers_seam.bounds`) or its share of the host's file table
+    (`arena_kit.runtimes.file_watch`); the host refused or stopped it and ended the rollout."""
 
 
 AGENT_FAULTS: tuple[type[SandboxError], ...] = (BoxOomError, AgentKilledBoxError, BoxOverBoundError)
@@ -60,6 +63,21 @@ KILL_SIGNALS = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGKILL, signal.S
 """Signals another process sends to stop one; a crash (SIGSEGV, SIGABRT, SIGBUS...) stays the harness's."""
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC = Path("/proc")
+BOX_ID = 12
+"""Characters of a container id a box is known by here (verifiers' `RuntimeInfo.id`)."""
+_OVER_BOUND: dict[str, str] = {}
+"""Box id (`BOX_ID` characters) → why the host stopped it over a bound, for this process's life."""
+
+
+def mark_over_bound(box: str, reason: str) -> None:
+    """Record that the host stopped box `box` (its container id) over a bound, for `reason`; the first reason stays."""
+    if box:
+        _OVER_BOUND.setdefault(box[:BOX_ID], reason)
+
+
+def over_bound(box: str) -> str | None:
+    """Why the host stopped box `box` (its container id) over a bound; None: it did not."""
+    return _OVER_BOUND.get(box[:BOX_ID]) if box else None
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,8 @@ class BoxEvidence:
     """The engine's `State.OOMKilled` (on Docker 20.10 set only once the box has stopped)."""
     oom_kills: int | None = None
     """OOM kills the box's memory cgroup counted (None: not readable from this host)."""
+    over_bound: str | None = None
+    """Why the host stopped the box over a bound (`mark_over_bound`); None: it did not."""
 
 
 def killed_by(exit_code: int | None) -> signal.Signals | None:
@@ -89,7 +109,10 @@ def killed_by(exit_code: int | None) -> signal.Signals | None:
 def agent_fault(evidence: BoxEvidence, exit_code: int | None, detail: str, tool_pending: bool = False) -> SandboxError | None:
     """The agent's fault a harness failure is, on `evidence`, the runner's `exit_code` (None: unknown,
     a live process) and, only when the code is unknown, whether the agent's tool call was still
-    running (`tool_pending`); None: not the agent's by this evidence (the failure keeps its own type)."""
+    running (`tool_pending`); None: not the agent's by this evidence (the failure keeps its own type).
+    A box the host stopped over a bound is that fault first: the host's stop is what failed the harness."""
+    if evidence.over_bound is not None:
+        return BoxOverBoundError(f"the host stopped the box: {evidence.over_bound}: {detail}")
     if not evidence.running:
         # A stopped box is the host's (a daemon restart, a removal) unless the engine says OOM.
         return BoxOomError(f"the engine reports the box killed for running out of memory: {detail}") if evidence.oom_killed else None

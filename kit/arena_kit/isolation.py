@@ -31,7 +31,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena_kit.runtimes.file_table import BoxFiles, box_files
+from arena_kit.runtimes.file_table import SHM_SEGMENTS, BoxFiles, box_files
 
 __all__ = ["ISOLATION", "Isolation", "IsolationTaskConfig", "box_limits", "confine", "pids_update_argv", "reowned", "stock_box_options"]
 
@@ -138,7 +138,7 @@ def stock_box_options(pids: int) -> Iterator[None]:
 
     limits = box_limits(pids)
     with options(["--ulimit", f"nofile={limits.nofile}:{limits.nofile}", "--pids-limit", str(limits.pids),
-                  "--security-opt", f"seccomp={profile_path()}"]):
+                  "--sysctl", f"kernel.shmmni={SHM_SEGMENTS}", "--security-opt", f"seccomp={profile_path()}"]):
         yield
 
 

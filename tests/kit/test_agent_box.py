@@ -204,7 +204,7 @@ def test_a_check_that_passed_in_a_box_is_not_run_again_in_a_box_with_the_same_im
 
 
 def test_a_box_that_mounts_a_volume_or_a_bind_has_no_image_id_to_remember_a_check_by():
-    from arena_kit.runtimes.lean_docker.runtime import mounted_image_id
+    from arena_kit.runtimes.lean_docker.hardening import mounted_image_id
 
     assert mounted_image_id({"Image": "sha256:a", "Mounts": []}) == "sha256:a"
     assert mounted_image_id({"Image": "sha256:a", "Mounts": [{"Type": "volume", "Destination": "/var/tmp"}]}) is None

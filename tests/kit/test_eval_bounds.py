@@ -1,13 +1,14 @@
 """Per-rollout bounds in the shared eval process (`arena_kit.verifiers_seam.bounds`), on verifiers' real
 interception server and egress proxy: a body over the cap, too many requests or bytes in flight and a slow
 body are refused to that rollout alone, which stops as the agent's fault; one box cannot hold more than its
-share of proxy connections. Each crossing is shown on verifiers' own code first (it lets it through)."""
+share of proxy connections, and the one past it stops the rollout in that box. Each crossing is shown on verifiers' own code first (it lets it through)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -18,7 +19,7 @@ from verifiers.v1.interception import server as server_module
 from verifiers.v1.interception.server import InterceptionServer
 from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 
-from arena_kit.box_faults import AGENT_FAULT_STOPS
+from arena_kit.box_faults import AGENT_FAULT_STOPS, over_bound
 from arena_kit.verifiers_seam import bounds
 
 ROUTE = "/v1/chat/completions"
@@ -172,10 +173,12 @@ def test_a_body_that_does_not_arrive_in_time_is_refused(handled: list[int], monk
     assert b" 408 " in head and handled == [] and trace.stop_condition in AGENT_FAULT_STOPS
 
 
-async def _proxy_connections(count: int) -> tuple[list[bytes], bytes]:
-    """`count` idle connections to a fresh egress proxy, then one more after the first closed: what each
-    of the first `count` got within 1 s (b"" for none), and the late one's answer within 0.5 s."""
+async def _proxy_connections(count: int, box: str = "") -> tuple[list[bytes], bytes]:
+    """`count` idle connections to a fresh egress proxy (of box `box`), then one more after the first closed: what
+    each of the first `count` got within 1 s (b"" for none), and the late one's answer within 0.5 s."""
     proxy = EgressProxy(NetworkPolicy(NetworkPolicyConfig(allow=[]), []))
+    if box:
+        proxy.__dict__[bounds.BOX_ATTRIBUTE] = box
     await proxy.start("127.0.0.1")
     opened = []
     try:
@@ -213,3 +216,24 @@ def test_a_box_s_proxy_holds_at_most_its_connections(monkeypatch: pytest.MonkeyP
     assert answers[:-1] == [b""] * bounds.CONNECTIONS and answers[-1].startswith(b"HTTP/1.1 429 ")
     assert late == b""  # a connection closed frees its place
 
+
+
+def test_the_connection_past_the_bound_stops_the_rollout_in_the_proxy_s_box_alone() -> None:
+    """A refusal alone left the rollout running: a harness whose own model call met it failed as the platform's."""
+    bounds.bound_interception()
+    bounds.bound_egress_proxy()
+
+    async def scenario() -> tuple[list[bytes], _Session, _Session]:
+        async with InterceptionServer() as server:
+            mine, theirs = _Session("mine"), _Session("theirs")
+            for session, box in ((mine, "a" * 12), (theirs, "b" * 12)):
+                session.trace.agent = SimpleNamespace(runtime=SimpleNamespace(id=box))  # type: ignore[attr-defined]
+                server.sessions[session.trace.id] = session  # type: ignore[assignment]
+            answers, _ = await _proxy_connections(bounds.CONNECTIONS + 1, box="a" * 64)
+            return answers, mine, theirs
+
+    answers, mine, theirs = asyncio.run(scenario())
+    assert answers[-1].startswith(b"HTTP/1.1 429 ")
+    assert mine.trace.stop_condition in AGENT_FAULT_STOPS and "egress proxy" in mine.trace.info["arena_over_bound"]
+    assert theirs.trace.stop_condition is None
+    assert "connections" in str(over_bound("a" * 12)) and over_bound("b" * 12) is None

@@ -33,6 +33,7 @@ from verifiers.v1.runtimes import register
 from arena_kit.box_faults import AGENT_FAULT_STOPS
 from arena_kit.isolation import ISOLATION, box_limits, stock_box_options
 from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
+from arena_kit.runtimes.file_watch import watching
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 from arena_kit.verifiers_seam.bounds import bound_egress_proxy, bound_interception
@@ -96,14 +97,23 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
         """verifiers' serving resources, and the warm pool: opened first, so its first boxes boot while
-        the shared tool servers and the interception start; closed last (every box it holds removed)."""
-        box_limits(ISOLATION.pids)  # an eval this host's file table cannot hold fails here, with the numbers
+        the shared tool servers and the interception start; closed last (every box it holds removed). The
+        file-table watch (`arena_kit.runtimes.file_watch`) runs around them all."""
+        limits = box_limits(ISOLATION.pids)  # an eval this host's file table cannot hold fails here, with the numbers
+        with watching(limits.per_box):  # every box of the eval under the file-table watch, both paths
+            async with self._serving():
+                yield
+
+    @contextlib.asynccontextmanager
+    async def _serving(self) -> AsyncIterator[None]:
         bound_interception()
         bound_egress_proxy()
         if self.config.docker == "stock":
+            from arena_kit.verifiers_seam.container_hooks import bound_box_reads
             from arena_kit.verifiers_seam.stock_box import add_box_options
 
             add_box_options()
+            bound_box_reads()
         if self.config.docker != "lean" or self.config.pool == 0:
             async with super().serving():
                 yield

@@ -16,9 +16,12 @@ finished rollout released that are still being removed). `nofile` is the budget 
 task's PIDs limit; when that falls under `NOFILE_FLOOR` (a very concurrent eval on a small host) the PIDs
 limit comes down instead, never under `PIDS_FLOOR`: past that the eval is refused with the numbers.
 
-What this does not bound (`docs/scoring-and-isolation.md`): a file kept open only by a memory mapping
-(open, mmap, close; or a shared anonymous mapping) holds a file-table entry without a descriptor, up to
-`vm.max_map_count` mappings a process, bounded per box only by its memory limit.
+Two holdings have no descriptor, so `nofile` does not bound them. A SysV shared-memory segment is a
+file-table entry from `shmget` to its removal: the box's IPC namespace allows `SHM_SEGMENTS` of them
+(`kernel.shmmni`, set per box), taken from its budget. A file kept open only by a memory mapping (open,
+mmap, close; a shared anonymous mapping) holds an entry up to `vm.max_map_count` mappings a process, which
+no per-box kernel limit bounds: the host-side watch (`arena_kit.runtimes.file_watch`) stops a box whose
+descriptors and file mappings together pass `BoxFiles.per_box`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pathlib import Path
 
 from arena_kit.records import CONCURRENCY_ENV
 
-__all__ = ["DEFAULT_CONCURRENCY", "HEADROOM", "NOFILE_CEILING", "NOFILE_FLOOR", "PIDS_FLOOR", "SHARE", "BoxFiles",
+__all__ = ["DEFAULT_CONCURRENCY", "HEADROOM", "NOFILE_CEILING", "NOFILE_FLOOR", "PIDS_FLOOR", "SHARE", "SHM_SEGMENTS", "BoxFiles",
            "TooConcurrent", "box_files", "eval_concurrency", "host_file_max"]
 
 SHARE = 0.25
@@ -45,6 +48,9 @@ NOFILE_CEILING = 20_000
 """The most: the engine's default before these limits (a box at low concurrency on a big host)."""
 PIDS_FLOOR = 96
 """The fewest processes and threads a box gets: codex peaks at 73."""
+SHM_SEGMENTS = 128
+"""SysV shared-memory segments a box may hold (`kernel.shmmni` of its IPC namespace; the kernel's default is
+4,096): each is a file-table entry no process holds. No image uses them; PostgreSQL takes one."""
 FILE_MAX = Path("/proc/sys/fs/file-max")
 
 
@@ -65,9 +71,16 @@ class BoxFiles:
     file_max: int
 
     @property
+    def per_box(self) -> int:
+        """File-table entries one box may hold by descriptors and file mappings together (what the watch,
+        `arena_kit.runtimes.file_watch`, stops a box past): its share of the budget, less its SysV segments."""
+        return int(SHARE * self.file_max) // self.boxes - SHM_SEGMENTS
+
+    @property
     def most_files(self) -> int:
-        """Descriptors every box together may hold: boxes × pids × nofile."""
-        return self.boxes * self.pids * self.nofile
+        """File-table entries every box together may hold: boxes × (`per_box` + `SHM_SEGMENTS`), at least
+        boxes × (pids × nofile + `SHM_SEGMENTS`)."""
+        return self.boxes * (self.per_box + SHM_SEGMENTS)
 
     @property
     def share(self) -> float:
@@ -100,13 +113,13 @@ def box_files(pids: int, concurrency: int | None = None, file_max: int | None = 
     """
     file_max = host_file_max() if file_max is None else file_max
     boxes = (eval_concurrency() if concurrency is None else concurrency) + HEADROOM
-    budget = int(SHARE * file_max) // boxes  # descriptors one box may hold
+    budget = int(SHARE * file_max) // boxes - SHM_SEGMENTS  # descriptors one box may hold
     nofile = min(NOFILE_CEILING, budget // pids)
     if nofile >= NOFILE_FLOOR:
         return BoxFiles(nofile, pids, boxes, file_max)
     fewer = budget // NOFILE_FLOOR
     if fewer < PIDS_FLOOR:
-        most = int(SHARE * file_max) // (PIDS_FLOOR * NOFILE_FLOOR) - HEADROOM
+        most = int(SHARE * file_max) // (PIDS_FLOOR * NOFILE_FLOOR + SHM_SEGMENTS) - HEADROOM
         raise TooConcurrent(
             f"{boxes} boxes at once cannot each get {PIDS_FLOOR} processes of {NOFILE_FLOOR} open files within "
             f"{SHARE:.0%} of this host's file table (fs.file-max {file_max}): run at most {max(most, 0)} rollouts at once"

@@ -11,8 +11,8 @@ The bounds (measured sizes in `docs/scoring-and-isolation.md`):
 - a request body of at most `BODY_CAP` bytes, received within `BODY_S`;
 - at most `IN_FLIGHT` requests of one rollout at once, holding at most `ROLLOUT_BYTES` of bodies;
 - at most `CONNECTIONS` open connections through one box's proxy (each pins a descriptor on each side).
-A rollout over a bound gets a refusal in its dialect's error shape (413, 408 or 429, naming the bound),
-and its trace stops with `BoxOverBoundError`'s stop condition (`boxoverbound_error`): the agent's outcome,
+A rollout over a bound gets a refusal in its dialect's error shape (413, 408 or 429, naming the bound; the
+proxy's a bare 429), and its trace stops with `BoxOverBoundError`'s stop condition (`boxoverbound_error`): the agent's outcome,
 scored 0 and never retried (`arena_kit.box_faults`); verifiers then refuses its later requests as a
 stopped rollout's. Nothing of another rollout is touched: each count is the rollout's (its bearer) or the
 box's (its proxy). The upstream change is `docs/upstream/09-per-rollout-bounds.patch`.
@@ -23,10 +23,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["BODY_CAP", "BODY_S", "CONNECTIONS", "IN_FLIGHT", "ROLLOUT_BYTES", "bound_egress_proxy", "bound_interception"]
+__all__ = ["BODY_CAP", "BODY_S", "BOX_ATTRIBUTE", "CONNECTIONS", "IN_FLIGHT", "ROLLOUT_BYTES", "bound_egress_proxy", "bound_interception",
+           "stop_box_rollout"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +46,12 @@ _COUNTS = "_arena_bounds"
 """The attribute of an interception server holding each rollout's requests and bytes in flight."""
 
 
-def _over(session: Any, dialect: Any, status: int, bound: str) -> Any:
-    """The refusal of a request over `bound`, and the rollout stopped as the agent's fault."""
-    from aiohttp import web
+_SERVERS: weakref.WeakSet[Any] = weakref.WeakSet()
+"""verifiers' interception servers of this process that serve a dialect (`bound_interception`)."""
+
+
+def _stop(session: Any, bound: str) -> str:
+    """Stop `session`'s rollout as the agent's fault for going over `bound`: the error's words."""
     from verifiers.v1.errors import stop_condition
 
     from arena_kit.box_faults import BoxOverBoundError
@@ -55,7 +60,31 @@ def _over(session: Any, dialect: Any, status: int, bound: str) -> Any:
     logger.warning("rollout %s: %s", session.trace.id, error)
     session.trace.info.setdefault("arena_over_bound", str(error))
     session.trace.stop(stop_condition(error))
-    return web.json_response(dialect.error_body(str(error)), status=status)
+    return str(error)
+
+
+def _over(session: Any, dialect: Any, status: int, bound: str) -> Any:
+    """The refusal of a request over `bound`, and the rollout stopped as the agent's fault."""
+    from aiohttp import web
+
+    return web.json_response(dialect.error_body(_stop(session, bound)), status=status)
+
+
+def stop_box_rollout(box: str, bound: str) -> bool:
+    """Stop the rollout whose box is `box` (its container id) as the agent's fault for going over `bound`, and
+    record the box so (`arena_kit.box_faults.mark_over_bound`): on the event loop of this process's
+    interception servers. Whether a running rollout of theirs was in that box (its trace's runtime)."""
+    from arena_kit.box_faults import BOX_ID, mark_over_bound
+
+    mark_over_bound(box, bound)
+    found = False
+    for server in list(_SERVERS):
+        for session in list(server.sessions.values()):
+            runtime = getattr(getattr(session.trace, "agent", None), "runtime", None)
+            if box and getattr(runtime, "id", None) == box[:BOX_ID] and not session.stopped:
+                _stop(session, bound)
+                found = True
+    return found
 
 
 def bounded(server: Any, dialect: Any, handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
@@ -121,6 +150,7 @@ def bound_interception() -> None:
     handler_for, aux_handler_for = cls._handler_for, cls._aux_handler_for
 
     def _handler_for(self: Any, dialect: Any) -> Any:
+        _SERVERS.add(self)
         return bounded(self, dialect, handler_for(self, dialect))
 
     def _aux_handler_for(self: Any, dialect: Any, route: str) -> Any:
@@ -135,11 +165,16 @@ def bound_interception() -> None:
 
 
 REFUSED = b"HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+BOX_ATTRIBUTE = "_arena_box"
+"""The attribute of an egress proxy naming its box's container id (set by the runtime that serves it)."""
 
 
 def bound_egress_proxy() -> None:
     """Let each of verifiers' egress proxies (one per box) hold at most `CONNECTIONS` connections at once;
-    one more is answered 429 and closed at once. Once per process.
+    one more is answered 429 and closed at once, and the rollout in the proxy's box (`BOX_ATTRIBUTE`) is
+    stopped as the agent's fault (`stop_box_rollout`), like a rollout over a bound of the interception
+    server: no honest harness comes near the bound (the isolation docs), and a harness whose own model call
+    met it would otherwise fail as the platform's. Once per process.
 
     Raises:
         SeamError: verifiers' `EgressProxy` has no `_handle`.
@@ -158,6 +193,10 @@ def bound_egress_proxy() -> None:
     async def _handle(self: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         open_now = self.__dict__.get("_arena_connections", 0)
         if open_now >= CONNECTIONS:
+            box = self.__dict__.get(BOX_ATTRIBUTE)
+            if box and not self.__dict__.get("_arena_over"):
+                self.__dict__["_arena_over"] = True
+                stop_box_rollout(box, f"more than {CONNECTIONS} connections at once through its egress proxy")
             try:
                 writer.write(REFUSED)
                 await asyncio.wait_for(writer.drain(), 5)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["LIVENESS_NAMES", "host_checked", "limit_open_process", "liveness_from_engine", "runner_exit_code",
+__all__ = ["LIVENESS_NAMES", "bound_box_reads", "host_checked", "limit_open_process", "liveness_from_engine", "runner_exit_code",
            "tool_call_pending", "type_agent_faults"]
 
 LIVENESS_NAMES = ("alive", "_read", "write", "_communicate_host", "engine")
@@ -37,8 +37,9 @@ def limit_open_process(limit: int) -> None:
 
 def liveness_from_engine() -> None:
     """Answer `DockerRuntime.alive()` (docker, podman) from the engine (`inspect`: is the container
-    running?), and mark a failed in-box read (`_read`) or `write` in a box the engine reports running
-    ("in the running box: ..."), so no retry rule takes the box's own words for a lost box or engine.
+    running?), bound its reads of box files (`bound_box_reads`), and mark a failed in-box read (`_read`)
+    or `write` in a box the engine reports running ("in the running box: ..."), so no retry rule takes
+    the box's own words for a lost box or engine.
 
     Raises:
         SeamError: a name it needs (`LIVENESS_NAMES`) is missing; nothing was patched.
@@ -63,8 +64,42 @@ def liveness_from_engine() -> None:
         return bool(code == 0 and out.strip() == b"true")
 
     DockerRuntime.alive = running
+    bound_box_reads()
     for name in ("_read", "write"):
         setattr(DockerRuntime, name, host_checked(getattr(DockerRuntime, name)))
+
+
+def bound_box_reads() -> None:
+    """Make verifiers' docker runtime read a box's file (`_read`: `docker exec cat`, unbounded without
+    `max_bytes`) as the lean runtime's exec does (`arena_kit.runtimes.lean_docker.exec_read`): at most
+    `READ_CAP` bytes (or the caller's cap) within `READ_S`, so no file of the box (a FIFO, `/dev/zero`, a
+    sparse terabyte behind a path the agent can replace: an answer file scoring reads, its harness's
+    settings) holds the eval process or fills its memory. Once per process.
+
+    Raises:
+        SeamError: verifiers' `DockerRuntime` has no `_read`, `_exec` or `_communicate_host`; nothing was patched.
+    """
+    from verifiers.v1.errors import SandboxError
+    from verifiers.v1.runtimes.docker import DockerRuntime
+
+    from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
+    from arena_kit.verifiers_seam.errors import SeamError
+
+    if any(not hasattr(DockerRuntime, name) for name in ("_read", "_exec", "_communicate_host")):
+        raise SeamError("verifiers' DockerRuntime has no _read, _exec or _communicate_host: its reads of box files "
+                        "cannot be bounded (arena_kit.verifiers_seam.container_hooks); re-read runtimes/container.py")
+    if getattr(DockerRuntime._read, "__arena_bounded__", False) or getattr(DockerRuntime._read, "host_checked", False):
+        return  # bounded already (`liveness_from_engine` bounds before it checks)
+
+    async def _read(self: Any, path: str, max_bytes: int | None = None) -> bytes:
+        code, data, stderr = await read_by_exec(lambda argv: self._communicate_host(*self._exec({}), *argv), path, max_bytes)
+        if code != 0:
+            raise SandboxError(f"read {path!r}: {stderr.decode(errors='replace').strip()}")
+        return bytes(data)
+
+    _read.__arena_bounded__ = True  # type: ignore[attr-defined]
+    _read.__wrapped__ = DockerRuntime._read  # type: ignore[attr-defined]
+    DockerRuntime._read = _read
 
 
 _EXITED = re.compile(r"^harness '[^']+' exited (-?\d+): |^runtime died under harness '[^']+' \(exit (-?\d+)\)")
@@ -130,10 +165,11 @@ def tool_call_pending(trace: Any) -> bool:
 
 async def box_evidence(runtime: Any) -> Any:
     """The engine's and this host's evidence on `runtime`'s box (`arena_kit.box_faults.BoxEvidence`),
-    None when the engine cannot be asked (the failure then keeps its own type)."""
+    None when the engine cannot be asked (the failure then keeps its own type). A box the host stopped
+    over a bound (`arena_kit.box_faults.over_bound`) needs no engine's word."""
     import json
 
-    from arena_kit.box_faults import BoxEvidence, host_oom_kills
+    from arena_kit.box_faults import BoxEvidence, host_oom_kills, over_bound
 
     own = getattr(runtime, "_box_evidence", None)
     if own is not None:
@@ -141,6 +177,9 @@ async def box_evidence(runtime: Any) -> Any:
     container = getattr(runtime, "_container", None)
     if not container:
         return None
+    stopped = over_bound(str(getattr(getattr(runtime, "info", None), "id", "") or ""))
+    if stopped is not None:  # the host's own record: no engine needed
+        return BoxEvidence(running=True, over_bound=stopped)
     try:
         code, out, _ = await runtime._communicate_host(runtime.engine, "inspect", "--format", "{{.Id}} {{json .State}}", container)
         ident, _, state_text = out.decode().strip().partition(" ")

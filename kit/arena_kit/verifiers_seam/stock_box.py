@@ -1,4 +1,5 @@
-"""Create-time options on a box of verifiers' stock docker runtime: its open-file limit, seccomp profile and PIDs limit.
+"""Create-time options on a box of verifiers' stock docker runtime (its open-file limit, SysV segments, seccomp
+profile and PIDs limit), and its box under the eval's watches.
 
 verifiers 0.4.0 builds the stock box's `docker run` itself (`DockerRuntime.start`) from CPU, memory, GPU
 and its network policy, with no option for ulimits, a seccomp profile or a PIDs limit, and neither can
@@ -22,6 +23,8 @@ __all__ = ["OPTIONS", "add_box_options", "options"]
 
 OPTIONS: ContextVar[tuple[str, ...]] = ContextVar("arena_stock_box_options", default=())
 """`docker run` options for the stock boxes started in this context."""
+_STARTED: dict[str, str] = {}
+"""A box's name → its full container id, as its `docker run` printed it, until its start returns."""
 
 
 @contextlib.contextmanager
@@ -35,28 +38,52 @@ def options(extra: list[str]) -> Iterator[None]:
 
 
 def add_box_options() -> None:
-    """Make verifiers' docker runtime add `OPTIONS` to the `docker run` of its box (once per process).
+    """Make verifiers' docker runtime add `OPTIONS` to the `docker run` of its box, and put each box it starts
+    under the eval's watches: its egress proxy names the box (`bounds.BOX_ATTRIBUTE`), the file-table watch
+    counts it (`arena_kit.runtimes.file_watch`, by the id its `docker run` printed). Once per process.
 
     Raises:
         SeamError: `DockerRuntime.start` no longer runs the box through the module's `cli` with `--detach`.
     """
     from verifiers.v1.runtimes import docker as module
 
-    if getattr(module.cli, "__arena_seam__", False):
-        return
-    source = inspect.getsource(module.DockerRuntime.start)
+    from arena_kit.runtimes.file_watch import watch_box
+    from arena_kit.verifiers_seam.bounds import BOX_ATTRIBUTE
+
+    source = inspect.getsource(getattr(module.DockerRuntime.start, "__wrapped__", module.DockerRuntime.start))
     if 'cli(\n            self.engine,\n            "run",' not in source or '"--detach"' not in source:
         raise SeamError("verifiers' DockerRuntime.start no longer runs its box with `cli(engine, \"run\", ..., \"--detach\")`: "
                         "the stock box's limits (arena_kit.verifiers_seam.stock_box) cannot be set; re-read runtimes/docker")
-    original = module.cli
+    if not getattr(module.cli, "__arena_seam__", False):
+        original = module.cli
 
-    async def cli(*argv: str, **kwargs: Any) -> Any:
-        extra = OPTIONS.get()
-        if extra and len(argv) > 2 and argv[1] == "run" and "--detach" in argv:
-            at = argv.index("--detach") + 1
-            argv = (*argv[:at], *extra, *argv[at:])
-        return await original(*argv, **kwargs)
+        async def cli(*argv: str, **kwargs: Any) -> Any:
+            extra = OPTIONS.get()
+            box = len(argv) > 2 and argv[1] == "run" and "--detach" in argv
+            if extra and box:
+                at = argv.index("--detach") + 1
+                argv = (*argv[:at], *extra, *argv[at:])
+            result = await original(*argv, **kwargs)
+            if box and "--name" in argv and getattr(result, "exit_code", 1) == 0:
+                _STARTED[argv[argv.index("--name") + 1]] = str(result.stdout).strip()
+            return result
 
-    cli.__arena_seam__ = True  # type: ignore[attr-defined]
-    cli.__wrapped__ = original  # type: ignore[attr-defined]
-    module.cli = cli
+        cli.__arena_seam__ = True  # type: ignore[attr-defined]
+        cli.__wrapped__ = original  # type: ignore[attr-defined]
+        module.cli = cli
+    if not getattr(module.DockerRuntime.start, "__arena_seam__", False):
+        start = module.DockerRuntime.start
+
+        async def watched_start(self: Any) -> None:
+            try:
+                await start(self)
+            finally:
+                box = _STARTED.pop(str(self._container), "")
+            if box:  # the box's connection bound and the file-table watch stop its rollout (`bounds`, `file_watch`)
+                if self._proxy is not None:
+                    self._proxy.__dict__[BOX_ATTRIBUTE] = self.info.id
+                watch_box(box)
+
+        watched_start.__arena_seam__ = True  # type: ignore[attr-defined]
+        watched_start.__wrapped__ = start  # type: ignore[attr-defined]
+        module.DockerRuntime.start = watched_start

@@ -2,7 +2,7 @@
 
 Every limit is set at create time (no `docker update`): capabilities (all dropped but `BOX_CAPABILITIES`),
 no-new-privileges, Arena's seccomp profile (`arena_kit.runtimes.seccomp`), memory, CPUs, PIDs, the open-file
-limit of every process (`arena_kit.runtimes.file_table`), a read-only root with bounded tmpfs mounts, the
+limit of every process and the SysV shared-memory segments of the box (`arena_kit.runtimes.file_table`), a read-only root with bounded tmpfs mounts, the
 host-wide counters masked (`MASKED_PATHS`), and, for the image's agent, a uid of the box's own with the
 user files that name it (`arena_kit.runtimes.agent_uids`, `box_users`).
 """
@@ -18,9 +18,10 @@ from verifiers.v1.errors import SandboxError
 
 from arena_kit.runtimes import seccomp
 from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease, lease_uid
-from arena_kit.runtimes.lean_docker.box_users import image_users, user_binds
+from arena_kit.runtimes.file_table import SHM_SEGMENTS
+from arena_kit.runtimes.lean_docker.box_users import USER_FILES, image_users, user_binds
 
-__all__ = ["AGENT_UID_LABEL", "BOX_CAPABILITIES", "MASKED_PATHS", "host_limits", "own_uid_binds"]
+__all__ = ["AGENT_UID_LABEL", "BOX_CAPABILITIES", "MASKED_PATHS", "host_limits", "mounted_image_id", "own_uid_binds"]
 
 BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
 """Everything else is dropped: root in the box can still own, write and signal its files and
@@ -47,6 +48,7 @@ def host_limits(
         "cap_drop": ["ALL"],
         "cap_add": list(BOX_CAPABILITIES),
         "security_opt": ["no-new-privileges", f"seccomp={seccomp.profile_json()}"],
+        "sysctls": {"kernel.shmmni": str(SHM_SEGMENTS)},  # the box's IPC namespace's: each segment is a file-table entry
     }
     if nofile is not None:
         limits["ulimits"] = [docker.types.Ulimit(name="nofile", soft=nofile, hard=nofile)]
@@ -62,6 +64,15 @@ def host_limits(
         limits["read_only"] = True
         limits["tmpfs"] = dict(tmpfs)
     return limits
+
+
+def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:
+    """The image id of an inspected box whose only mounts are its tmpfs and its user files (`box_users`); None when
+    the engine mounted anything else (a volume the image declares, a bind): the root's files are not the image's alone."""
+    others = [mount for mount in inspected.get("Mounts") or []
+              if not (mount.get("Type") == "bind" and mount.get("Destination") in USER_FILES
+                      and str(mount.get("Source") or "").startswith(f"{LEASE_DIR}/"))]
+    return None if others else (inspected.get("Image") or None)
 
 
 def own_uid_binds(api: docker.APIClient, image: str, user: str, labels: dict[str, str]) -> tuple[UidLease, list[str]]:

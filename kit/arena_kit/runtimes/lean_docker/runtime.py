@@ -39,18 +39,21 @@ from verifiers.v1.utils.scope import run_scope
 from arena_kit.runtimes.lean_docker.engine import (
     CONNECTION_LOST, ENGINE_ERRORS, HangUp, engine_client, engine_fault, engine_socket, exec_sync, image_user, off_loop,
 )
-from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills
+from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills, over_bound
 from arena_kit.harnesses import acp_runner
 from arena_kit.isolation import reowned
-from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease
+from arena_kit.runtimes.agent_uids import UidLease
+from arena_kit.runtimes.file_watch import unwatch_box, watch_box
 from arena_kit.runtimes.lean_docker.box_files import BoxRoot
-from arena_kit.runtimes.lean_docker.box_users import USER_FILES
-from arena_kit.runtimes.lean_docker.hardening import AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, own_uid_binds
+from arena_kit.runtimes.lean_docker.hardening import (
+    AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, mounted_image_id, own_uid_binds,
+)
 from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
 from arena_kit.runtimes.lean_docker.process import open_engine_process
+from arena_kit.verifiers_seam.bounds import BOX_ATTRIBUTE
 from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
 from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
@@ -64,15 +67,6 @@ BAKED_INTERPRETERS = "/opt/vf-uv/arena-interpreters"
 interpreter `uv python find --script` gave for `<script dir>/<sha256>.py`."""
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
 _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
-
-
-def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:
-    """The image id of an inspected box whose only mounts are its tmpfs and its user files (`box_users`); None when
-    the engine mounted anything else (a volume the image declares, a bind): the root's files are not the image's alone."""
-    others = [mount for mount in inspected.get("Mounts") or []
-              if not (mount.get("Type") == "bind" and mount.get("Destination") in USER_FILES
-                      and str(mount.get("Source") or "").startswith(f"{LEASE_DIR}/"))]
-    return None if others else (inspected.get("Image") or None)
 
 
 class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types
@@ -225,6 +219,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             self._service_url = f"http://127.0.0.1:{host_port}"
         self._listener = listener_in_netns(int(container["State"]["Pid"]))
         self._root = BoxRoot.pin(int(container["State"]["Pid"]), str(container["Id"]))
+        watch_box(str(container["Id"]), int(container["State"]["Pid"]))  # under the file-table watch, if one runs
 
     async def attach(self) -> None:
         """Serve verifiers' egress proxy on the listener `boot` opened in the box's namespace: the
@@ -240,6 +235,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._proxy = EgressProxy(
             NetworkPolicy(NetworkPolicyConfig(allow=["*"] if restricted else []), [], allow_non_global=restricted)
         )
+        self._proxy.__dict__[BOX_ATTRIBUTE] = self.info.id  # its connection bound stops this box's rollout
         await self._proxy.start(listener=listener)
         # No route out exists from the start, so the proxy is the box's only way out in every phase:
         # exec environments carry the proxy (the stock runtime's post-cut state) from the first exec.
@@ -352,15 +348,16 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         the box; an engine that cannot answer has lost it (`running` False)."""
         if not self._container:
             return BoxEvidence(running=False)
+        stopped = over_bound(str(self.info.id or ""))
         try:
             api = self._api or (await off_loop(engine_client)).api
             details = await off_loop(api.inspect_container, self._container)
         except _UNANSWERED:
-            return BoxEvidence(running=False)
+            return BoxEvidence(running=False, over_bound=stopped)
         state = details.get("State") or {}
         running = bool(state.get("Running"))
         kills = host_oom_kills(int(state.get("Pid") or 0), str(details.get("Id") or "")) if running else None
-        return BoxEvidence(running=running, oom_killed=bool(state.get("OOMKilled")), oom_kills=kills)
+        return BoxEvidence(running=running, oom_killed=bool(state.get("OOMKilled")), oom_kills=kills, over_bound=stopped)
 
     async def _in_box_failure(self, message: str) -> SandboxError:
         """A failed in-box read or write, whose `message` quotes the box's own stderr: marked "in the
@@ -588,6 +585,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if self._container is None or self._stopped:
             return
         self._stopped = True
+        if self.info.id:
+            unwatch_box(str(self.info.id))
         if self._root is not None:
             self._root.close()
         if self._listener is not None:  # booted, never attached (a pooled box nobody claimed)

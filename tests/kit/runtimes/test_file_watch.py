@@ -1,0 +1,127 @@
+"""The file-table watch (`arena_kit.runtimes.file_watch`), without an engine: what it counts, when it looks, and
+that a process holding more mapped files than a tiny test share is killed while its neighbour is untouched.
+
+Every holding here is a few hundred shared anonymous mappings (each a file-table entry with no descriptor,
+what `nofile` cannot bound), under a share of 200: nothing near the host's table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena_kit.box_faults import BoxEvidence, BoxOverBoundError, agent_fault, over_bound
+from arena_kit.runtimes import file_watch
+from arena_kit.runtimes.file_watch import BoxCgroup, FileTableWatch, headroom, held_files, over_share
+
+MAPPER = """
+import ctypes, mmap, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+for _ in range(int(sys.argv[1])):  # one shared anonymous mapping: a file (shmem) no descriptor holds
+    assert libc.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS, -1, 0) != ctypes.c_void_p(-1).value
+print("mapped", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_the_decision_stops_only_boxes_past_their_share():
+    assert over_share({"a": 100, "b": 201, "c": 200}, 200) == ["b"]
+    assert over_share({}, 200) == []
+    assert headroom({"a": 150}, 200) == 50  # the nearest box to its share sets how far the count may rise
+    assert headroom({"a": 10}, 200) == 100  # at most half a share
+    assert headroom({"a": 250}, 200) == 1
+
+
+def test_descriptors_and_file_mappings_both_count(tmp_path):
+    for part, count in (("fd", 3), ("map_files", 5)):
+        (tmp_path / "7" / part).mkdir(parents=True)
+        for i in range(count):
+            (tmp_path / "7" / part / str(i)).touch()
+    assert held_files([7, 8], proc=tmp_path) == 8  # a process gone (8) holds nothing
+
+
+def test_a_box_the_host_stopped_over_a_bound_is_the_agent_s_fault_however_its_harness_failed():
+    fault = agent_fault(BoxEvidence(running=True, over_bound="it held too much"), 137, "exit 137")
+    assert isinstance(fault, BoxOverBoundError) and "it held too much" in str(fault)
+    assert isinstance(agent_fault(BoxEvidence(running=False, over_bound="x"), None, "box gone"), BoxOverBoundError)
+    assert agent_fault(BoxEvidence(running=False), None, "box gone") is None  # without the host's record: the host's
+
+
+def _watch_of(tmp_path: Path, share: int, **boxes: subprocess.Popen[str]) -> FileTableWatch:
+    watch = FileTableWatch(share)
+    for name, process in boxes.items():
+        procs = tmp_path / f"{name}.procs"
+        procs.write_text(f"{process.pid}\n")
+        watch.watch(f"{name}{'0' * 60}", process.pid)
+        watch._boxes[f"{name}{'0' * 60}"].cgroup = BoxCgroup(procs, None)  # a stand-in cgroup listing one host process
+    return watch
+
+
+def _start(count: int, hold_s: float) -> subprocess.Popen[str]:
+    process = subprocess.Popen([sys.executable, "-c", MAPPER, str(count), str(hold_s)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "mapped"
+    return process
+
+
+@pytest.mark.slow
+def test_a_look_kills_the_process_past_its_share_and_leaves_its_neighbour(tmp_path):
+    hog, neighbour = _start(600, 60), _start(20, 60)
+    try:
+        watch = _watch_of(tmp_path, 200, hog=hog, neighbour=neighbour)
+        held = watch.look()
+        assert held[f"hog{'0' * 60}"] >= 600 and held[f"neighbour{'0' * 60}"] < 200, held
+        assert hog.wait(10) == -9  # killed, not left to its 60 s
+        assert neighbour.poll() is None
+        assert list(watch.stopped) == [f"hog{'0' * 60}"] and "more than its share of 200" in watch.stopped[f"hog{'0' * 60}"]
+        assert over_bound(f"hog{'0' * 60}") is not None and over_bound(f"neighbour{'0' * 60}") is None
+    finally:
+        for process in (hog, neighbour):
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.slow
+def test_the_watch_reads_only_the_host_s_count_until_it_rises_by_the_headroom(tmp_path, monkeypatch):
+    count = tmp_path / "file-nr"
+    count.write_text("5000\t0\t100000\n")
+    watch = FileTableWatch(1000, interval_s=0.02, rescan_s=3600, file_nr=count)
+    watch.start()
+    try:
+        time.sleep(0.3)
+        assert watch.looks == 0  # idle: one read of the count a tick, nothing else
+        count.write_text("5499\t0\t100000\n")
+        time.sleep(0.3)
+        assert watch.looks == 0  # under half a share above the lowest count seen
+        count.write_text("4000\t0\t100000\n")  # others freed files: the floor follows
+        time.sleep(0.3)
+        count.write_text("4500\t0\t100000\n")
+        end = time.monotonic() + 10
+        while watch.looks == 0 and time.monotonic() < end:
+            time.sleep(0.02)
+        assert watch.looks == 1
+    finally:
+        watch.close()
+
+
+@pytest.mark.slow
+def test_the_watch_looks_on_its_own_thread_and_stops_the_box_s_rollout_first(tmp_path):
+    hog = _start(600, 60)
+    stops: list[str] = []
+    try:
+        watch = _watch_of(tmp_path, 200, hog=hog)
+        watch._boxes[f"hog{'0' * 60}"].on_over = stops.append
+        watch.interval_s, watch.rescan_s = 0.05, 0.0  # look every tick
+        watch.start()
+        assert hog.wait(10) == -9
+        assert len(stops) == 1 and "more than its share" in stops[0]
+        assert file_watch.THREAD_NAME in {p.read_text().strip() for p in Path("/proc/self/task").glob("*/comm")}
+        watch.close()
+        assert file_watch.THREAD_NAME not in {p.read_text().strip() for p in Path("/proc/self/task").glob("*/comm")}
+    finally:
+        hog.kill()
+        hog.wait()
