@@ -13,16 +13,17 @@ the host's count (`/proc/sys/fs/file-nr`) and does nothing else while the count 
 the lowest count seen since its last look plus the least headroom any box had then (at most half a share;
 no box passes its share without the count rising by its headroom, unless others free as much meanwhile,
 which a look every `RESCAN_S` catches). Above it, it looks: each watched box's processes (its cgroup's),
-each counted by its open descriptors (`/proc/PID/fd`) plus its file-backed mappings (`/proc/PID/map_files`,
-one entry a mapping: an upper bound, as a mapping of the image's overlay files holds no counted entry and a
-file mapped twice counts twice). A box past `share` is stopped: its rollout first (`on_over`, which ends its
+each counted by its open descriptors (`/proc/PID/fd`) plus its file-backed mappings (`/proc/PID/maps`) but
+those of its overlay root's files, which the kernel maps through backing files it does not count (a file
+mapped twice counts twice: an upper bound). A box past `share` is stopped: its rollout first (`on_over`, which ends its
 trace as `boxoverbound_error`), then every process of its cgroup but its init, frozen so nothing forks
 meanwhile, killed, thawed. The box stays up, so its rollout's finalize and scoring still reach it, and is
 recorded (`arena_kit.box_faults.mark_over_bound`), so whatever failure of its harness follows is typed the
 agent's: scored 0, never retried.
 
-Limits: a look costs two directory reads a process (milliseconds for an honest box; ~10 ms per 65,000
-mappings); the watch sees only boxes of an engine on this host, and needs root; between two looks a box
+Limits: a look costs a directory read and a `maps` read a process (milliseconds for an honest box, about
+0.1 s per 65,000 mappings); descriptors of a thread that does not share its process's table are not counted
+(they stay bounded by `nofile`); the watch sees only boxes of an engine on this host, and needs root; between two looks a box
 may map about 100,000 more files a second of CPU (measured here), so a box can pass its share by that much
 before it is stopped, far from the host's table.
 """
@@ -45,7 +46,7 @@ from pathlib import Path
 from arena_kit.box_faults import CGROUP_ROOT, PROC, box_cgroups, mark_over_bound
 
 __all__ = ["INTERVAL_S", "RESCAN_S", "THREAD_NAME", "BoxCgroup", "FileTableWatch", "box_cgroup", "current", "headroom", "held_files",
-           "host_files", "over_share", "stop_processes", "unwatch_box", "watch_box", "watching"]
+           "host_files", "mapped_files", "over_share", "root_device", "stop_processes", "unwatch_box", "watch_box", "watching"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,14 +67,37 @@ def host_files(path: Path = FILE_NR) -> int:
     return int(path.read_text().split()[0])
 
 
-def held_files(pids: Iterable[int], proc: Path = PROC) -> int:
-    """File-table entries the processes `pids` hold, counted from above: open descriptors plus file-backed mappings."""
+def mapped_files(maps: bytes, uncounted: bytes | None = None) -> int:
+    """File-backed mappings in a `/proc/PID/maps` text, but those of files on device `uncounted` (`MAJOR:MINOR` as
+    the text writes it): the box's overlay root, whose files the kernel maps through backing files the table does
+    not count. Only the fixed fields are read (a mapped file's name is the agent's to choose)."""
+    count = 0
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) >= 5 and fields[4] != b"0" and fields[3] != uncounted:
+            count += 1
+    return count
+
+
+def held_files(pids: Iterable[int], uncounted: bytes | None = None, proc: Path = PROC) -> int:
+    """File-table entries the processes `pids` hold, counted from above: open descriptors plus file-backed mappings
+    (`mapped_files`; a file mapped twice counts twice)."""
     total = 0
     for pid in pids:
-        for part in ("fd", "map_files"):
-            with contextlib.suppress(OSError):  # a process gone meanwhile holds nothing
-                total += len(os.listdir(proc / str(pid) / part))
+        with contextlib.suppress(OSError):  # a process gone meanwhile holds nothing
+            total += len(os.listdir(proc / str(pid) / "fd"))
+        with contextlib.suppress(OSError):
+            total += mapped_files((proc / str(pid) / "maps").read_bytes(), uncounted)
     return total
+
+
+def root_device(pid: int, proc: Path = PROC) -> bytes | None:
+    """The device of process `pid`'s root file system as `/proc/PID/maps` writes it (`MAJOR:MINOR`, hex)."""
+    try:
+        device = os.stat(proc / str(pid) / "root").st_dev
+    except OSError:
+        return None
+    return f"{os.major(device):02x}:{os.minor(device):02x}".encode()
 
 
 def over_share(held: Mapping[str, int], share: int) -> list[str]:
@@ -183,6 +207,8 @@ class Watched:
     pid: int | None
     on_over: Callable[[str], None] | None
     cgroup: BoxCgroup | None = None
+    root: bytes | None = None
+    """The device of the box's root file system (`root_device`)."""
 
 
 class FileTableWatch:
@@ -252,7 +278,11 @@ class FileTableWatch:
             try:
                 if entry.cgroup is None:
                     raise FileNotFoundError(entry.box)
-                held[entry.box] = held_files(_procs(entry.cgroup))
+                pids = _procs(entry.cgroup)
+                if entry.root is None:
+                    init = entry.pid or next((pid for pid in pids if _is_init(pid)), None)
+                    entry.root = root_device(init) if init else None
+                held[entry.box] = held_files(pids, entry.root)
             except OSError:  # the box is gone (or not on this host)
                 self.unwatch(entry.box)
         for box in over_share(held, self.share):

@@ -15,7 +15,7 @@ import pytest
 
 from arena_kit.box_faults import BoxEvidence, BoxOverBoundError, agent_fault, over_bound
 from arena_kit.runtimes import file_watch
-from arena_kit.runtimes.file_watch import BoxCgroup, FileTableWatch, headroom, held_files, over_share
+from arena_kit.runtimes.file_watch import BoxCgroup, FileTableWatch, headroom, held_files, mapped_files, over_share
 
 MAPPER = """
 import ctypes, mmap, sys, time
@@ -37,12 +37,28 @@ def test_the_decision_stops_only_boxes_past_their_share():
     assert headroom({"a": 250}, 200) == 1
 
 
-def test_descriptors_and_file_mappings_both_count(tmp_path):
-    for part, count in (("fd", 3), ("map_files", 5)):
-        (tmp_path / "7" / part).mkdir(parents=True)
-        for i in range(count):
-            (tmp_path / "7" / part / str(i)).touch()
-    assert held_files([7, 8], proc=tmp_path) == 8  # a process gone (8) holds nothing
+MAPS = b"""\
+5581d5a1e000-5581d5a48000 r--p 00000000 00:36 1516612                    /usr/bin/python3.11
+7f0d4c000000-7f0d4c021000 rw-p 00000000 00:00 0
+7f0d4d1f0000-7f0d4d1f1000 r--p 00000000 00:3f 2                          /tmp/a
+7f0d4d1f1000-7f0d4d1f2000 r--s 00000000 00:01 62469                      /dev/zero (deleted)
+7f0d4d1f2000-7f0d4d1f3000 r--p 00000000 00:3f 3                          /tmp/b 00:36 1 x 00:00 0
+7ffd5b7c6000-7ffd5b7e7000 rw-p 00000000 00:00 0                          [stack]
+"""
+
+
+def test_counted_mappings_are_file_backed_and_not_the_overlay_root_s():
+    # the overlay's own file maps through a backing file the table does not count; a name cannot pass for a device
+    assert mapped_files(MAPS, b"00:36") == 3
+    assert mapped_files(MAPS) == 4
+
+
+def test_descriptors_and_counted_mappings_both_count(tmp_path):
+    (tmp_path / "7" / "fd").mkdir(parents=True)
+    for i in range(3):
+        (tmp_path / "7" / "fd" / str(i)).touch()
+    (tmp_path / "7" / "maps").write_bytes(MAPS)
+    assert held_files([7, 8], b"00:36", proc=tmp_path) == 6  # a process gone (8) holds nothing
 
 
 def test_a_box_the_host_stopped_over_a_bound_is_the_agent_s_fault_however_its_harness_failed():
