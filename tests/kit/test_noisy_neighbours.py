@@ -4,15 +4,26 @@ at a time takes all it can of what boxes share, and nobody else notices.
 The eval (taskset tests/support/arena_isolation, Arena's isolation defaults, `arena-bash` on the lean path,
 `bash` on the stock one) runs an attacker, held at its first shell step all along, and honest rollouts, all
 at once (the eval's concurrency is its rollouts: every box boots before the first attack), each held until
-the test releases it, one at a time. The first honest rollout runs with the attacker idle:
-its wall time (from its release to its answer, as the host recorded them) is the quiet time. Then, for each
-attack in `ATTACKS`, the test asserts from the host the limit the attack meets, runs it in the attacker's
-box as its agent (`arena_testkit.neighbour_attacks`: it takes all it can and holds it), and releases the
-next honest rollout meanwhile. Every honest rollout must score 1.0 within twice the quiet time; while each
-attack holds, the eval process must stay within +500 MiB of its resident memory before the attacks and
-within half its open-file limit, and the host's file table under `file_table.SHARE` of its size. Every
-attack runs under a hard timeout in the box and on the host, and is stopped by a file the host writes
-into the box's `/tmp` (no exec needed, so a box at its PIDs limit still stops)."""
+the test releases it, one at a time. For each attack in `ATTACKS` the test asserts from the host the limit
+the attack meets, runs it in the attacker's box as its agent (`arena_testkit.neighbour_attacks`: it takes
+all it can and holds it), and lets the next honest rollout run its work `WORKS` times before the attack,
+`WORKS` times while it holds and `WORKS` times once it stopped. Every honest rollout must score 1.0, and
+the best of its attacked work steps take at most twice the CPU time of its quiet ones (the mean of the best
+before and the best after: the reference brackets the attack on the same box within seconds, so a drift
+cancels out, and the best of each run drops a step another process's burst disturbed). CPU time, not wall
+time: on this machine (2 cores, a load of 9 from other work) one honest step's wall time ranged 0.35-5.9 s
+within a minute with no attack running, and twice a wall time measured so proves nothing either way. What
+the wall time stood for is held otherwise: CPU starvation by the CPU quota (asserted on the live box before
+the spin attack), the eval process by its memory and open files (below), and what the CPU time catches is
+an attack that makes the honest work itself costlier (memory reclaim, cache, the kernel's locks). Wall
+times are still measured and printed. A first honest rollout runs with
+the attacker idle (every run quiet). While each attack holds, the eval process must stay within +500 MiB of
+its resident memory before the attacks and within half its open-file limit, and the host's file table
+under `file_table.SHARE` of its size. The last attack maps files no descriptor holds (twice the box's
+share) and is stopped by the eval's file-table watch: it first asserts the watch runs, and the eval's log
+must name the box it stopped. Every attack runs under a hard timeout in the box and on the host, and is
+stopped by a file the host writes into the box's `/tmp` (no exec needed, so a box at its PIDs limit still
+stops)."""
 
 from __future__ import annotations
 
@@ -37,7 +48,8 @@ from arena.server import start_in_thread
 from arena_kit.isolation import ISOLATION
 from arena_kit.policy import Action, Answer, Observation, RunShell
 from arena_kit.runtimes.agent_uids import FIRST_UID, UIDS
-from arena_kit.runtimes.file_table import HEADROOM, SHARE, host_file_max
+from arena_kit.runtimes import file_watch
+from arena_kit.runtimes.file_table import HEADROOM, SHARE, box_files, host_file_max
 from arena_kit.verifiers_seam import bounds
 from arena_testkit import SUPPORT
 from arena_testkit.box_watch import docker, docker_inspect, host_cgroup, in_thread
@@ -68,13 +80,21 @@ print(("RELEASED-" if os.path.exists("/tmp/arena-go-{role}") else "NOT-RELEASED-
 PY"""
 
 
-HONEST_WORK = ("python3 -c 'import hashlib; [hashlib.sha256(b\"x\" * 4096).digest() for _ in range(100000)]'; "
+HONEST_WORK = ("python3 -c 'import hashlib, time; t = time.process_time(); "
+               "[hashlib.sha256(b\"x\" * 4096).digest() for _ in range(100000)]; "
+               "print(\"WORK-\" + \"CPU=%.4f\" % (time.process_time() - t))'; "  # the marker is in its output alone
                "echo arena-isolation-ok > done.txt; cat done.txt")
+WORK_CPU = re.compile(r"WORK-CPU=(\d+\.\d+)")
+WORKS = 2
+"""Work steps an honest rollout runs before an attack, while it holds, and after it stopped (the best of each counts)."""
+SEGMENTS = ("honest", "attack", "quiet")
+"""The holds an honest rollout waits at: each opens one run of `WORKS` work steps (before, during, after the attack)."""
 
 
 def policy(obs: Observation) -> Action:
     role = "attacker" if "ROLE: attacker" in obs.prompt else "honest"
-    script = [_hold(role, record=role == "attacker")] + ([HONEST_WORK, "ls -l done.txt"] if role == "honest" else [])
+    honest = [step for segment in SEGMENTS[1:] for step in (_hold(segment, record=False), *[HONEST_WORK] * WORKS)]
+    script = [_hold(role, record=role == "attacker")] + ([*[HONEST_WORK] * WORKS, *honest, "ls -l done.txt"] if role == "honest" else [])
     step = len(obs.steps)
     return RunShell(script[step]) if step < len(script) else Answer("DONE")
 
@@ -168,6 +188,8 @@ class Attack:
     paths: tuple[str, ...] = ("lean", "stock")
     during: Callable[["Boxes"], None] = lambda boxes: None
     """Asserts, while the attack holds, what its neighbours still get."""
+    ends: bool = False
+    """The host stops the attacker's box for it (its processes killed, its rollout ended): it runs last."""
 
 
 @dataclass
@@ -176,6 +198,7 @@ class Boxes:
     honest: str = ""
     inspected: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 0
+    eval_pid: int = 0
 
     @property
     def host(self) -> dict[str, Any]:
@@ -238,6 +261,20 @@ def _tmpfs_limit(boxes: Boxes) -> None:
     assert boxes.host["ReadonlyRootfs"] and f"size={ISOLATION.tmp_mb}m" in boxes.host["Tmpfs"]["/tmp"]
 
 
+def _share(boxes: Boxes) -> int:
+    return box_files(ISOLATION.pids, boxes.concurrency).per_box
+
+
+def _watch_limit(boxes: Boxes) -> None:
+    threads = {comm.read_text().strip() for comm in Path(f"/proc/{boxes.eval_pid}/task").glob("*/comm")}
+    assert file_watch.THREAD_NAME in threads, threads  # the eval process's file-table watch runs
+    assert 2 * _share(boxes) < (1 - SHARE) * host_file_max()  # what the attack maps fits well inside the table
+
+
+def _mappings_check(boxes: Boxes, seen: dict[str, Any]) -> None:
+    assert seen["exit"] in (137, -9) and seen.get("started") and not seen.get("survived"), seen  # killed, holding
+
+
 ATTACKS = [
     Attack("files", lambda b: [str(b.host["PidsLimit"] - 24)], _files_limit, _files_check),
     Attack("inotify", lambda b: [], _inotify_limit, _inotify_check, during=_inotify_during),
@@ -248,6 +285,7 @@ ATTACKS = [
     Attack("memory", lambda b: [str(int(ISOLATION.memory * 2 * 1024))], _memory_limit,
            lambda b, s: None if s["signal"] == 9 else pytest.fail(f"the hog was not OOM-killed: {s}")),
     Attack("tmpfs", lambda b: ["/tmp"], _tmpfs_limit, lambda b, s: None if s["error"] == "ENOSPC" else pytest.fail(str(s)), ("lean",)),
+    Attack("mappings", lambda b: [str(_share(b)), str(2 * _share(b) // 60_000 + 1)], _watch_limit, _mappings_check, ends=True),
 ]
 
 
@@ -257,19 +295,43 @@ def _run_attack(boxes: Boxes, attack: Attack, uid: int) -> dict[str, Any]:
                   "python3", "-", attack.name, *attack.args(boxes), timeout=PHASE_S + 30, stdin=ATTACK_SOURCE)
     lines = done.stdout.strip().splitlines()
     assert lines, f"the {attack.name} attack exited {done.returncode}: {done.stderr.strip()[-500:]}"
-    return dict(json.loads(lines[-1]))
+    return {**json.loads(lines[-1]), "exit": done.returncode}
 
 
-def _walls(run_dir: Path) -> dict[str, float]:
-    """Each honest rollout's box → seconds from its release (the held step's result) to its answer."""
-    walls = {}
+@dataclass
+class Times:
+    """An honest rollout's work, before the attack, while it held and after it stopped: the best step of each run."""
+
+    cpu: tuple[float, float, float]
+    """CPU seconds of the work (its process's user and system time, as it reported them)."""
+    wall: tuple[float, float, float]
+    """Wall seconds of the step, from the result before it to its own, as the host recorded them."""
+
+    def ratio(self, times: tuple[float, float, float]) -> float:
+        """The attacked step over the quiet ones at its time (the mean of before and after: a drift cancels out)."""
+        return times[1] / ((times[0] + times[2]) / 2)
+
+
+def _times(run_dir: Path) -> dict[str, Times]:
+    """Each honest rollout's box → its work's `Times`."""
+    found = {}
+    markers = (*(f"RELEASED-{segment}" for segment in SEGMENTS), "WORK-CPU=")
     for line in (run_dir / "traces.jsonl").read_text().splitlines():
         for trace in json.loads(line).get("traces") or []:
-            nodes = trace.get("nodes") or []
-            released = [n["timestamp"] for n in nodes if "RELEASED-honest" in json.dumps(n.get("message", {}).get("content", ""))]
-            if released:
-                walls[trace["agent"]["runtime"]["id"]] = nodes[-1]["timestamp"] - released[0]
-    return walls
+            marks = [(n["timestamp"], json.dumps(n.get("message", {}).get("content", ""))) for n in trace.get("nodes") or []]
+            results = [(at, text) for at, text in marks if any(m in text for m in markers)]
+            if len(results) != len(SEGMENTS) * (1 + WORKS):
+                continue
+            walls = [later[0] - earlier[0] for earlier, later in zip(results, results[1:], strict=False)]
+            cpus = [float(found_cpu.group(1)) if (found_cpu := WORK_CPU.search(text)) else float("nan") for _, text in results[1:]]
+            found[trace["agent"]["runtime"]["id"]] = Times(cpu=_best(cpus), wall=_best(walls))
+    return found
+
+
+def _best(steps: list[float]) -> tuple[float, float, float]:
+    """The best work step of each run (`steps` are the steps after the first hold: each run's, then its hold's)."""
+    before, during, after = (min(steps[i * (WORKS + 1): i * (WORKS + 1) + WORKS]) for i in range(len(SEGMENTS)))
+    return before, during, after
 
 
 @pytest.fixture(params=sorted(PATHS))
@@ -286,8 +348,29 @@ def docker_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     return path
 
 
+def _released(container: str, role: str) -> None:
+    """Let the honest rollout in `container` past its `role` hold."""
+    assert docker("exec", container, "touch", f"/tmp/arena-go-{role}").returncode == 0
+
+
+def _reached(container: str, role: str, deadline_s: float = PHASE_S) -> None:
+    """Wait until the honest rollout in `container` holds at its `role` step."""
+    end = time.monotonic() + deadline_s
+    while docker("exec", container, "test", "-e", f"/tmp/arena-ready-{role}").returncode != 0:
+        assert time.monotonic() < end, f"the honest rollout never reached its {role} hold"
+        time.sleep(0.2)
+
+
+def _ended(container: str, deadline_s: float = PHASE_S) -> None:
+    end = time.monotonic() + deadline_s
+    while container in docker("ps", "-q").stdout:
+        assert time.monotonic() < end, f"the honest rollout in {container} never ended"
+        time.sleep(0.2)
+
+
 def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
     chosen = [a for a in ATTACKS if docker_path in a.paths]
+    assert all(not a.ends for a in chosen[:-1])  # an attack that ends the attacker's box runs last
     run = f"neighbours-{docker_path}-{uuid.uuid4().hex[:6]}"
     roles = ["attacker"] + ["honest"] * (1 + len(chosen))
     request = EvalRequest(taskset="arena-isolation", harness=PATHS[docker_path], model=MODEL, image=images["harness"], base_url="",
@@ -304,28 +387,38 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
             base = Watch(pid)
             honest = _held(run, "honest", taken)
             base.sample()
-            docker("exec", honest, "touch", "/tmp/arena-go-honest")
-            phases.append(("quiet", honest, base, {}))
+            for segment, following in zip(SEGMENTS, (*SEGMENTS[1:], ""), strict=True):  # no attack: every run is quiet
+                _released(honest, segment)
+                if following:
+                    _reached(honest, following)
+                else:
+                    _ended(honest)
+            phases.append(("idle", honest, base, {}))
             uid = _agent_uid(attacker)
             try:
                 for attack in chosen:
-                    boxes = Boxes(attacker, _held(run, "honest", taken), docker_inspect(attacker), len(roles))
+                    boxes = Boxes(attacker, _held(run, "honest", taken), docker_inspect(attacker), len(roles), pid)
                     attack.limit(boxes)
+                    _released(boxes.honest, "honest")  # its work before the attack
+                    _reached(boxes.honest, "attack")
                     watch = Watch(pid)
                     with _watching(watch), in_thread(lambda a=attack: _run_attack(boxes, a, uid)) as result:
                         ready = _box_path(attacker, f"/tmp/arena-neighbour-{attack.name}")
                         end = time.monotonic() + PHASE_S
                         while not ready.exists() and not result and time.monotonic() < end:
                             time.sleep(0.2)
-                        assert ready.exists(), f"the {attack.name} attack never took hold: {result}"
+                        assert ready.exists() or (attack.ends and result), f"the {attack.name} attack never took hold: {result}"
                         attack.during(boxes)
-                        docker("exec", boxes.honest, "touch", "/tmp/arena-go-honest")
-                        while boxes.honest in docker("ps", "-q").stdout:
-                            time.sleep(0.2)
-                        _box_path(attacker, attacks.STOP).touch()
+                        _released(boxes.honest, "attack")  # its work while the attack holds
+                        _reached(boxes.honest, "quiet")
+                        with contextlib.suppress(AssertionError, OSError):  # a box the host stopped may be gone
+                            _box_path(attacker, attacks.STOP).touch()
                     seen = result["value"]
-                    _box_path(attacker, attacks.STOP).unlink()
-                    _box_path(attacker, f"/tmp/arena-neighbour-{attack.name}").unlink()
+                    _released(boxes.honest, "quiet")  # its work after the attack stopped
+                    _ended(boxes.honest)
+                    if not attack.ends:
+                        _box_path(attacker, attacks.STOP).unlink()
+                        _box_path(attacker, f"/tmp/arena-neighbour-{attack.name}").unlink()
                     attack.check(boxes, seen)
                     phases.append((attack.name, boxes.honest, watch, seen))
             finally:
@@ -333,20 +426,25 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
                     _box_path(attacker, attacks.STOP).touch()
                 docker("exec", attacker, "touch", "/tmp/arena-go-attacker")
     outcome = done["value"]
-    walls = _walls(outcome.run_dir)
+    times = _times(outcome.run_dir)
     rows = []
-    quiet = walls[phases[0][1]]
     for name, honest, watch, seen in phases:
-        wall = walls.get(honest, float("nan"))
+        cpu, wall = (times[honest].cpu, times[honest].wall) if honest in times else ((float("nan"),) * 3,) * 2
         rss = (max(watch.rss_kib, default=0) - base.rss_kib[0]) // 1024
-        rows.append(f"{name:12} honest {wall:5.2f} s  eval +{rss} MiB, {max(watch.fds, default=0)} fds  host files {max(watch.files, default=0)}  {seen}")
+        rows.append(f"{name:12} honest cpu {cpu[1]:.2f} s (quiet {cpu[0]:.2f}, {cpu[2]:.2f}) wall {wall[1]:5.2f} s (quiet {wall[0]:5.2f}, "
+                    f"{wall[2]:5.2f})  eval +{rss} MiB, {max(watch.fds, default=0)} fds  "
+                    f"host files {max(watch.files, default=0)}  {seen}")
     print("\nnoisy neighbours, " + docker_path + ":\n" + "\n".join(rows))
     honest_episodes = [e for e in outcome.episodes if e.task.endswith("honest")]
     assert len(honest_episodes) == len(phases) and all(not e.failed and e.reward == 1.0 for e in honest_episodes), honest_episodes
-    attacked = next(e for e in outcome.episodes if e.task.endswith("attacker"))
-    assert attacked.stop_condition == "boxoverbound_error", attacked  # the bodies' bound: the agent's outcome
+    attacked_episode = next(e for e in outcome.episodes if e.task.endswith("attacker"))
+    assert attacked_episode.stop_condition == "boxoverbound_error", attacked_episode  # the bounds': the agent's outcome
+    if chosen[-1].ends:
+        log = (outcome.run_dir / "vf-eval.log").read_text()
+        assert f"file-table watch: stopping box {attacker[:12]}" in log  # the watch, not something else, stopped it
     for name, honest, watch, _seen in phases[1:]:
-        assert walls[honest] <= 2 * quiet, f"{name}: the honest rollout took {walls[honest]:.2f} s, quiet {quiet:.2f} s"
+        work = times[honest]
+        assert work.ratio(work.cpu) <= 2, f"{name}: the honest rollout's work took {work.cpu[1]:.2f} CPU-s, {work.cpu[0]:.2f} before and {work.cpu[2]:.2f} after"
         assert max(watch.rss_kib) - base.rss_kib[0] <= SLACK_MIB * 1024, f"{name}: the eval process grew by {max(watch.rss_kib) - base.rss_kib[0]} KiB"
         assert max(watch.fds) <= files_limit // 2, f"{name}: the eval process held {max(watch.fds)} of {files_limit} files"
         assert max(watch.files) <= SHARE * host_file_max(), f"{name}: the host's file table held {max(watch.files)}"

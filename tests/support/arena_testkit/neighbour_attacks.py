@@ -275,6 +275,37 @@ def tmpfs(directory: str) -> dict:
     return {"limit": None, "written": written, "error": error}
 
 
+def mappings(share: str, processes: str) -> dict:
+    """`processes` processes map, between them, twice the box's `share` of files no descriptor holds (a file of
+    /dev/shm opened, mapped and closed; a shared anonymous mapping), and hold them: `nofile` cannot stop them,
+    only the host's watch. The first line says it started; a last line comes only if it outlived the watch."""
+    print(json.dumps({"limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "share": int(share), "started": True}), flush=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    failed = ctypes.c_void_p(-1).value
+    each = -(-2 * int(share) // int(processes))
+
+    def fill() -> dict:
+        for i in range(each):
+            if i % 2:
+                fd = os.open(f"/dev/shm/arena-mapped-{i % 8}", os.O_RDWR | os.O_CREAT, 0o600)
+                os.ftruncate(fd, 4096)
+                address = libc.mmap(None, 4096, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+                os.close(fd)  # the mapping alone keeps the file open
+            else:
+                address = libc.mmap(None, 4096, 1, 0x21, -1, 0)  # MAP_SHARED | MAP_ANONYMOUS: a shmem file of its own
+            if address in (None, failed):
+                return {"mapped": i, "error": _errno_name()}
+        return {"mapped": each, "error": "none"}
+
+    _ready("mappings")
+    answers, children = _in_children(int(processes), fill)
+    for pid in children:
+        os.waitpid(pid, 0)
+    return {"limit": None, "survived": True, "mapped": sum(a.get("mapped", 0) for a in answers),
+            "errors": sorted({a.get("error", "?") for a in answers})}
+
+
 def main() -> None:
     try:
         record = json.load(open(AGENT_RECORD))
