@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena_kit.runtimes.file_table import SHM_SEGMENTS, BoxFiles, box_files
 
-__all__ = ["ISOLATION", "Isolation", "IsolationTaskConfig", "box_limits", "confine", "pids_update_argv", "reowned", "stock_box_options"]
+__all__ = ["ISOLATION", "Isolation", "IsolationTaskConfig", "box_limits", "confine", "pids_update_argv", "stock_box_options"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,15 +100,6 @@ class Isolation(BaseModel):
 
 ISOLATION = Isolation()
 """The defaults every Arena taskset declares."""
-
-
-def reowned(options: str, uid: int | None) -> str:
-    """Mount `options` (`Isolation.writable`'s) with the image's agent owner (`uid=`/`gid=` `ISOLATION.agent_uid`)
-    made `uid`, the box's own agent uid (None: as they are)."""
-    if uid is None:
-        return options
-    image = {f"uid={ISOLATION.agent_uid}": f"uid={uid}", f"gid={ISOLATION.agent_uid}": f"gid={uid}"}
-    return ",".join(image.get(option, option) for option in options.split(","))
 
 
 class IsolationTaskConfig(vf.TaskConfig):  # verifiers ships no types

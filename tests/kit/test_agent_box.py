@@ -11,6 +11,7 @@ import verifiers.v1 as vf
 
 from arena_kit.isolation import ISOLATION, confine
 from arena_kit.runtimes import seccomp
+from arena_kit.runtimes.agent_uids import FIRST_UID
 from arena_kit.runtimes.lean_docker.runtime import BAKED_INTERPRETERS, LeanDockerRuntime
 from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
@@ -135,6 +136,19 @@ def test_the_lean_box_asks_the_engine_for_a_read_only_root_with_exactly_the_decl
     assert api.host_config["cap_drop"] == ["ALL"] and api.host_config["security_opt"][0] == "no-new-privileges"
     assert api.host_config["security_opt"][1] == f"seccomp={seccomp.profile_json()}"
     assert box.created_workdir_owner == ("agent" if writable else None)
+
+
+def test_a_box_with_its_own_agent_uid_gives_that_uid_the_agent_s_mounts_and_leaves_tmp_alone():
+    box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness"), writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent",
+                            own_uid="agent")
+    box._container, box.agent_uid = "vf-test", FIRST_UID + 7
+    api = _Api()
+    box._create(api, True, True)  # type: ignore[arg-type]
+    tmpfs = api.host_config["tmpfs"]
+    assert isinstance(tmpfs, dict)
+    owned = f"uid={FIRST_UID + 7},gid={FIRST_UID + 7}"
+    assert owned in tmpfs["/app"] and owned in tmpfs["/home/agent"] and "uid=1000" not in str(tmpfs)
+    assert tmpfs["/tmp"] == ISOLATION.writable("/app", "agent")["/tmp"]  # no owner: mode 1777 as declared
 
 
 def test_a_runner_the_image_synced_is_used_without_uv_sync_and_one_it_did_not_falls_back_to_it():

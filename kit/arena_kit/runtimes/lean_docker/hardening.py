@@ -21,7 +21,7 @@ from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease, lease_uid
 from arena_kit.runtimes.file_table import SHM_SEGMENTS
 from arena_kit.runtimes.lean_docker.box_users import USER_FILES, image_users, user_binds
 
-__all__ = ["AGENT_UID_LABEL", "BOX_CAPABILITIES", "MASKED_PATHS", "host_limits", "mounted_image_id", "own_uid_binds"]
+__all__ = ["AGENT_UID_LABEL", "BOX_CAPABILITIES", "MASKED_PATHS", "host_limits", "mounted_image_id", "own_uid_binds", "reowned"]
 
 BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
 """Everything else is dropped: root in the box can still own, write and signal its files and
@@ -64,6 +64,16 @@ def host_limits(
         limits["read_only"] = True
         limits["tmpfs"] = dict(tmpfs)
     return limits
+
+
+def reowned(options: str, uid: int | None) -> str:
+    """Tmpfs mount `options` with their owner (`uid=`, `gid=`) made `uid`, the box's own agent uid (None: as they
+    are). The only owner a box's writable mounts name is the image's agent (`arena_kit.isolation.Isolation.writable`
+    sets one exactly when the agent is the user that gets the box's uid), so every owner option is rewritten."""
+    if uid is None:
+        return options
+    return ",".join(f"{option.partition('=')[0]}={uid}" if option.startswith(("uid=", "gid=")) else option
+                    for option in options.split(","))
 
 
 def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:

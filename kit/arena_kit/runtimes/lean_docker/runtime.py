@@ -41,12 +41,11 @@ from arena_kit.runtimes.lean_docker.engine import (
 )
 from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills, over_bound
 from arena_kit.harnesses import acp_runner
-from arena_kit.isolation import reowned
 from arena_kit.runtimes.agent_uids import UidLease
 from arena_kit.runtimes.file_watch import unwatch_box, watch_box
 from arena_kit.runtimes.lean_docker.box_files import BoxRoot
 from arena_kit.runtimes.lean_docker.hardening import (
-    AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, mounted_image_id, own_uid_binds,
+    AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, mounted_image_id, own_uid_binds, reowned,
 )
 from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
