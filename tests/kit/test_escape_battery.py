@@ -12,8 +12,8 @@ environment's oracle) starts when the battery starts and cannot answer before th
 overlap by construction.
 
 Boxes: both environments on the lean path (`[env] docker = "lean"`, the default: read-only root, bounded
-tmpfs, no network), and schema-migration on the stock path (verifiers' runtime: a non-root agent, a
-writable root, so the disk fill does not apply there).
+tmpfs, no network), and on the stock path (verifiers' runtime: a non-root agent, a writable root, so the
+disk fill does not apply there).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ BOXES = [
     pytest.param("lean", "schema-migration", id="lean-schema-migration"),
     pytest.param("lean", "fault-localisation", id="lean-fault-localisation"),
     pytest.param("stock", "schema-migration", id="stock-schema-migration"),
+    pytest.param("stock", "fault-localisation", id="stock-fault-localisation"),
 ]
 CAP = {"KILL": 5, "SYS_MODULE": 16, "SYS_PTRACE": 19, "SYS_ADMIN": 21, "SYS_RESOURCE": 24, "MKNOD": 27}
 """Capability bits (linux/capability.h) the attempts need."""
