@@ -17,9 +17,10 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -180,12 +181,25 @@ def _lacks(host_config: dict, capability: str) -> bool:
     return capability not in added and (capability in dropped or "ALL" in dropped)
 
 
-def _updates(container: str, since: str) -> list[str]:
-    """The engine's `update` events for `container` (a `docker update`, as `confine` runs on a stock box)."""
-    done = _docker("events", "--since", since, "--until", str(int(time.time()) + 1), "--filter", f"container={container}",
-                   "--filter", "event=update", "--format", "{{.Action}}")
-    assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+@contextlib.contextmanager
+def _updates(run: str) -> Iterator[Callable[[str], bool]]:
+    """Whether the engine reported an `update` of a container of `run` (a `docker update`, as `confine` runs on a
+    stock box), from a stream opened before the run: the engine keeps only its last 256 events, which a busy
+    shared engine overwrites within seconds, so a later `docker events --since` may miss one."""
+    with tempfile.TemporaryFile("w+") as seen:
+        stream = subprocess.Popen(["docker", "events", "--filter", f"label=verifiers.run={run}", "--filter", "event=update",
+                                   "--format", "{{.Actor.ID}}"], stdout=seen, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1)  # the stream is subscribed before the run's first box exists
+
+            def updated(container: str) -> bool:
+                seen.seek(0)
+                return any(line.startswith(container) for line in seen.read().split())
+
+            yield updated
+        finally:
+            stream.kill()
+            stream.wait()
 
 
 @contextlib.contextmanager
@@ -202,7 +216,7 @@ def _eval_in_thread(request: EvalRequest) -> Iterator[dict[str, EvalOutcome]]:
 
 def test_a_memory_hog_and_a_fork_bomb_stay_in_their_box_while_an_honest_rollout_scores(images, tmp_path, docker_path):
     run = f"isolation-attack-{docker_path}"
-    with start_in_thread(policies={MODEL: isolation_policy()}) as server:
+    with _updates(run) as updated, start_in_thread(policies={MODEL: isolation_policy()}) as server:
         with _eval_in_thread(_request(server.url, images, tmp_path, ["attack", "honest"], run, docker_path)) as box:
             containers = _wait_for_markers(run, ["attack", "honest"])
             # The limits are in force on the live attacker box before anything is released.
@@ -215,7 +229,7 @@ def test_a_memory_hog_and_a_fork_bomb_stay_in_their_box_while_an_honest_rollout_
             assert _lacks(config, "NET_ADMIN") and _lacks(config, "NET_RAW")
             assert "no-new-privileges" in (config["SecurityOpt"] or [])
             # A lean box carries its PIDs limit from create time (`confine` skips its update); a stock box gets it by update.
-            assert bool(_updates(containers["attack"], inspected["Created"])) == (docker_path == "stock")
+            assert updated(containers["attack"]) == (docker_path == "stock")
             for container in containers.values():
                 assert _docker("exec", container, "touch", "/tmp/arena-go").returncode == 0
             # The host answers throughout the attack: a process starts, and the engine serves the honest box.
@@ -275,10 +289,15 @@ def test_plain_python_egress_reaches_neither_the_registry_nor_the_host(images, t
     assert served == []
 
 
+HANG_S = 120
+"""The agent's time limit of both rollouts of the hang test: the honest one must reach its hold within it, which
+took more than 30 s on a 2-core machine at a load of 125 (both rollouts ended `agent_timeout` with no turn)."""
+
+
 def test_a_hung_rollout_ends_as_a_timed_out_episode_and_the_eval_finishes(images, tmp_path, docker_path):
     run = f"isolation-hang-{docker_path}"
     with start_in_thread(policies={MODEL: isolation_policy()}) as server:
-        request = _request(server.url, images, tmp_path, ["hang", "honest"], run, docker_path, agent_args={"timeout": {"rollout": 30}})
+        request = _request(server.url, images, tmp_path, ["hang", "honest"], run, docker_path, agent_args={"timeout": {"rollout": HANG_S}})
         with _eval_in_thread(request) as box:
             containers = _wait_for_markers(run, ["honest"])
             _docker("exec", containers["honest"], "touch", "/tmp/arena-go")

@@ -196,8 +196,8 @@ class Attack:
     paths: tuple[str, ...] = ("lean", "stock")
     during: Callable[["Boxes"], None] = lambda boxes: None
     """Asserts, while the attack holds, what its neighbours still get."""
-    ends: bool = False
-    """The host stops the attacker's box for it (its processes killed, its rollout ended): it runs last."""
+    stops: bool = False
+    """The attack ends its rollout as the agent's `boxoverbound_error` (after which the stock path may remove its box)."""
 
 
 @dataclass
@@ -287,14 +287,14 @@ def _mappings_check(boxes: Boxes, seen: dict[str, Any]) -> None:
 ATTACKS = [
     Attack("files", lambda b: [str(b.host["PidsLimit"] - 24)], _files_limit, _files_check),
     Attack("inotify", lambda b: [], _inotify_limit, _inotify_check, during=_inotify_during),
-    Attack("bodies", lambda b: [str(bounds.BODY_CAP)], lambda b: None, _bodies_check),
-    Attack("connections", lambda b: ["3000", "20"], lambda b: None, _connections_check),
+    Attack("bodies", lambda b: [str(bounds.BODY_CAP)], lambda b: None, _bodies_check, stops=True),
+    Attack("connections", lambda b: ["3000", "20"], lambda b: None, _connections_check, stops=True),
     Attack("spin", lambda b: ["4"], _cpu_limit, lambda b, s: None),
     Attack("fork", lambda b: [], _pids_limit, lambda b, s: None),
     Attack("memory", lambda b: [str(int(ISOLATION.memory * 2 * 1024))], _memory_limit,
            lambda b, s: None if s["signal"] == 9 else pytest.fail(f"the hog was not OOM-killed: {s}")),
     Attack("tmpfs", lambda b: ["/tmp"], _tmpfs_limit, lambda b, s: None if s["error"] == "ENOSPC" else pytest.fail(str(s)), ("lean",)),
-    Attack("mappings", lambda b: [str(_share(b)), str(2 * _share(b) // 60_000 + 1)], _watch_limit, _mappings_check, ends=True),
+    Attack("mappings", lambda b: [str(_share(b)), str(2 * _share(b) // 60_000 + 1)], _watch_limit, _mappings_check, stops=True),
 ]
 
 
@@ -379,18 +379,19 @@ def _ended(container: str, deadline_s: float = PHASE_S) -> None:
 
 def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
     chosen = [a for a in ATTACKS if docker_path in a.paths]
-    assert all(not a.ends for a in chosen[:-1])  # an attack that ends the attacker's box runs last
     run = f"neighbours-{docker_path}-{uuid.uuid4().hex[:6]}"
-    roles = ["attacker"] + ["honest"] * (1 + len(chosen))
+    roles = ["attacker"] * len(chosen) + ["honest"] * (1 + len(chosen))  # an attacker's box of its own for each attack
     request = EvalRequest(taskset="arena-isolation", harness=PATHS[docker_path], model=MODEL, image=images["harness"], base_url="",
                           run_name=run, output_dir=tmp_path, num_tasks=len(roles), max_concurrent=len(roles), taskset_args={"roles": roles},
                           env={"PYTHONPATH": str(SUPPORT)}, deadline_s=EVAL_DEADLINE_S)
     taken: set[str] = set()
     phases: list[tuple[str, str, Watch, dict[str, Any]]] = []
+    attackers: dict[str, str] = {}
+    """attack → the box it ran in"""
     with start_in_thread(policies={MODEL: policy}) as server:
         request = replace(request, base_url=server.url)
         with in_thread(lambda: run_eval(request, progress=lambda _l: None)) as done:
-            attacker = _held(run, "attacker", taken)
+            attackers.update((attack.name, _held(run, "attacker", taken)) for attack in chosen)
             pid = _eval_pid(run)
             files_limit = _open_files_limit(pid)
             base = Watch(pid)
@@ -403,9 +404,10 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
                 else:
                     _ended(honest)
             phases.append(("idle", honest, base, {}))
-            uid = _agent_uid(attacker)
             try:
                 for attack in chosen:
+                    attacker = attackers[attack.name]
+                    uid = _agent_uid(attacker)
                     boxes = Boxes(attacker, _held(run, "honest", taken), docker_inspect(attacker), len(roles), pid)
                     attack.limit(boxes)
                     _released(boxes.honest, "honest")  # its work before the attack
@@ -416,7 +418,7 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
                         end = time.monotonic() + PHASE_S
                         while not _present(attacker, ready) and not result and time.monotonic() < end:
                             time.sleep(0.2)
-                        assert _present(attacker, ready) or (attack.ends and result), f"the {attack.name} attack never took hold: {result}"
+                        assert _present(attacker, ready) or (attack.stops and result), f"the {attack.name} attack never took hold: {result}"
                         attack.during(boxes)
                         _released(boxes.honest, "attack")  # its work while the attack holds
                         _reached(boxes.honest, "quiet")
@@ -425,15 +427,13 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
                     seen = result["value"]
                     _released(boxes.honest, "quiet")  # its work after the attack stopped
                     _ended(boxes.honest)
-                    if not attack.ends:
-                        _box_path(attacker, attacks.STOP).unlink()
-                        _box_path(attacker, f"/tmp/arena-neighbour-{attack.name}").unlink()
                     attack.check(boxes, seen)
                     phases.append((attack.name, boxes.honest, watch, seen))
             finally:
-                with contextlib.suppress(Exception):
-                    _box_path(attacker, attacks.STOP).touch()
-                docker("exec", attacker, "touch", "/tmp/arena-go-attacker")
+                for attacker in attackers.values():
+                    with contextlib.suppress(Exception):
+                        _box_path(attacker, attacks.STOP).touch()
+                    docker("exec", attacker, "touch", "/tmp/arena-go-attacker")
     outcome = done["value"]
     times = _times(outcome.run_dir)
     rows = []
@@ -446,11 +446,12 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
     print("\nnoisy neighbours, " + docker_path + ":\n" + "\n".join(rows))
     honest_episodes = [e for e in outcome.episodes if e.task.endswith("honest")]
     assert len(honest_episodes) == len(phases) and all(not e.failed and e.reward == 1.0 for e in honest_episodes), honest_episodes
-    attacked_episode = next(e for e in outcome.episodes if e.task.endswith("attacker"))
-    assert attacked_episode.stop_condition == "boxoverbound_error", attacked_episode  # the bounds': the agent's outcome
-    if chosen[-1].ends:
-        log = (outcome.run_dir / "vf-eval.log").read_text()
-        assert f"file-table watch: stopping box {attacker[:12]}" in log  # the watch, not something else, stopped it
+    by_box = {e.runtime_id: e for e in outcome.episodes}
+    for attack in chosen:
+        if attack.stops:  # the bounds': the agent's outcome
+            assert by_box[attackers[attack.name]].stop_condition == "boxoverbound_error", (attack.name, by_box[attackers[attack.name]])
+    log = (outcome.run_dir / "vf-eval.log").read_text()
+    assert f"file-table watch: stopping box {attackers['mappings'][:12]}" in log  # the watch, not something else, stopped it
     for name, honest, watch, _seen in phases[1:]:
         work = times[honest]
         assert work.ratio(work.cpu) <= 2, f"{name}: the honest rollout's work took {work.cpu[1]:.2f} CPU-s, {work.cpu[0]:.2f} before and {work.cpu[2]:.2f} after"
