@@ -2,10 +2,11 @@
 at a time takes all it can of what boxes share, and nobody else notices.
 
 The eval (taskset tests/support/arena_isolation, Arena's isolation defaults, `arena-bash` on the lean path,
-`bash` on the stock one) runs an attacker, held at its first shell step all along, and honest rollouts, all
-at once (the eval's concurrency is its rollouts: every box boots before the first attack), each held until
-the test releases it, one at a time. For each attack in `ATTACKS` the test asserts from the host the limit
-the attack meets, runs it in the attacker's box as its agent (`arena_testkit.neighbour_attacks`: it takes
+`bash` on the stock one) runs an attacker for each attack, held at its first shell step all along (an attack
+that ends its rollout may end its box: the stock path removes it), and honest rollouts, all at once (the
+eval's concurrency is its rollouts: every box boots before the first attack), each held until the test
+releases it, one at a time. For each attack in `ATTACKS` the test asserts from the host the limit
+the attack meets, runs it in its attacker's box as its agent (`arena_testkit.neighbour_attacks`: it takes
 all it can and holds it), and lets the next honest rollout run its work `WORKS` times before the attack,
 `WORKS` times while it holds and `WORKS` times once it stopped. Every honest rollout must score 1.0, and
 the best of its attacked work steps take at most twice the CPU time of its quiet ones (the mean of the best
