@@ -13,6 +13,7 @@ import verifiers.v1 as vf
 from mcp.server.mcpserver.exceptions import ToolError
 from verifiers.v1.mcp import server as vf_server
 
+from arena_kit.gate.stats import Estimate, estimate
 from arena_kit.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
 from fault_localisation.taskset import (
     FaultLocalisationConfig,
@@ -103,11 +104,23 @@ def run_all(policy: Policy, tasks: list[FaultLocalisationTask]) -> list[Episode]
 
 def mean_rewards(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]) -> dict[str, tuple[float, float]]:
     """Each policy's (mean reward, mean queries used) over `tasks`."""
+    return {name: (row.estimate.mean, row.queries) for name, row in gate_table(policies, tasks).items()}
+
+
+@dataclass(frozen=True)
+class GateRow:
+    estimate: Estimate
+    """The mean over tasks with its one-sided bounds (`arena_kit.gate.stats.estimate`)."""
+    queries: float
+
+
+def gate_table(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]) -> dict[str, GateRow]:
+    """Each policy's reward estimate over `tasks` (one episode per task) and its mean queries."""
     table = {}
     for name, policy in policies.items():
         episodes = run_all(policy, tasks)
-        table[name] = (sum(e.reward for e in episodes) / len(episodes),
-                       sum(e.trace.state.queries_used for e in episodes) / len(episodes))
+        table[name] = GateRow(estimate({e.task.data.id: [e.reward] for e in episodes}),
+                              sum(e.trace.state.queries_used for e in episodes) / len(episodes))
     return table
 
 
@@ -131,8 +144,9 @@ def knob_settings() -> dict[str, dict]:
 
 def main() -> None:
     """`python -m arena_testkit.fault_episode [split] [tasks] [--knobs | --difficulty]`: the in-process
-    gate table (every policy), the per-knob difficulty table (oracle, exhaustive and the shortcuts) or
-    the per-tier one (oracle, every shortcut, the investigations)."""
+    gate table (every policy: mean, one-sided 95 % lower and upper bounds, mean queries), the per-knob
+    difficulty table (oracle, exhaustive and the shortcuts) or the per-tier one (oracle, every
+    shortcut, the investigations)."""
     import sys
     import tempfile
 
@@ -152,8 +166,12 @@ def main() -> None:
             print(f"| {n} | " + " | ".join(f"{tables[t][n][0]:.3f}" for t in DIFFICULTIES) + " |", flush=True)
         return
     if "--knobs" not in sys.argv:
-        for name, (reward, queries) in mean_rewards(POLICIES, split_tasks(split, count, store)).items():
-            print(f"| {name} | {reward:.3f} | {queries:.1f} |", flush=True)
+        print(f"| policy | split | N | mean | lower | upper | queries |")
+        for name, policy in POLICIES.items():
+            row = gate_table({name: policy}, split_tasks(split, count, store))[name]
+            est = row.estimate
+            print(f"| {name} | {split} | {est.tasks} | {est.mean:.3f} | {est.lower:.3f} | {est.upper:.3f} | "
+                  f"{row.queries:.1f} |", flush=True)
         return
     names = ["oracle", "exhaustive", *(n for n in POLICIES if n.startswith("shortcut_"))]
     print("| knobs | " + " | ".join(n.removeprefix("shortcut_") for n in names) + " |")
