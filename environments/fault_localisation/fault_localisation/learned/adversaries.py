@@ -19,7 +19,8 @@ from fault_localisation.generate import generate
 from fault_localisation.grade import Claim, grade
 from fault_localisation.learned.dataset import context_of, executor_for, split_tasks
 from fault_localisation.learned.executor import drive
-from fault_localisation.learned.policy import DESCRIBE_LIMIT
+from fault_localisation.learned.plan import VARIANTS
+from fault_localisation.learned.policy import DESCRIBE_LIMIT, learned_script
 from fault_localisation.observe import KIND_EVIDENCE, Context, classify, line_fields, rate_z
 from fault_localisation.taskset import FaultLocalisationTask
 
@@ -28,7 +29,7 @@ __all__ = ["ABOUT", "LEARNERS", "Learner", "Scored", "evaluate", "main", "names_
 
 ABOUT = """\
 `python -m fault_localisation.learned.adversaries [--tasks 2000] [--eval 300] [--seed S] [--store-dir DIR]`
-prints each learner's mean reward on dev and test with its one-sided 95 % upper bound, and how often
+prints the three shipped models' and each learner's mean reward on dev and test with its one-sided 95 % upper bound, and how often
 it named the users' root against chance (one over the faults reaching the reported edge):
 
 - `forest_windows`: a random forest over each service's WARN+ counts in six fixed windows (the
@@ -291,6 +292,17 @@ def evaluate(learner: Learner, model: Any, keys: list[str], threshold: float, ta
     return score_claims(tasks, claims)
 
 
+def evaluate_shipped(variant: str, tasks: list[FaultLocalisationTask], store_dir: Path | None) -> Scored:
+    """The shipped model of `variant` played offline over `tasks` as its policy plays them."""
+    claims = []
+    for task in tasks:
+        answer = executor_for(task, store_dir)
+        call = drive(learned_script(variant)(context_of(task)), answer)
+        args = call.arguments
+        claims.append((Claim(str(args["service"]), str(args.get("fault_kind", "none"))), answer.charged))
+    return score_claims(tasks, claims)
+
+
 def row(name: str, scored: dict[str, Scored]) -> str:
     """A table row: per split, mean reward [one-sided 95 % upper bound], service hit rate against chance."""
     cells = []
@@ -313,6 +325,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| learner | dev (N={args.eval}) mean [upper] | dev root hit / chance | test (N={args.eval}) mean [upper] "
           "| test root hit / chance |")
     print("|---|---|---|---|---|")
+    for variant in VARIANTS:
+        shipped = {s: evaluate_shipped(variant, tasks, args.store_dir) for s, tasks in splits.items()}
+        print(row(f"shipped `{variant}` (train[0:2000])", shipped), flush=True)
     for learner in LEARNERS:
         model, keys, threshold = fit(learner, _observe(learner, train, args.store_dir), args.seed)
         scored = {s: evaluate(learner, model, keys, threshold, tasks, args.store_dir) for s, tasks in splits.items()}
