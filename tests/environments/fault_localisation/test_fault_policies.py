@@ -4,7 +4,7 @@ The oracle must localise nearly everything within the free queries and cite the 
 followed; spending the whole budget, guessing, spamming and every shortcut (an honest strategy
 that skips the investigation) must score far below it; and no tool result may carry the answer.
 The gate itself is decided on one-sided bounds (`arena_kit.gate.stats`) over 50 tasks of each
-split here; the N ≥ 300 tables are run by hand (`python -m arena_testkit.fault_episode`).
+split here; the N ≥ 300 tables are run by hand (`python -m fault_localisation.gate`).
 """
 
 import asyncio
@@ -15,8 +15,9 @@ from statistics import mean
 import pytest
 
 from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX
-from arena_kit.gate.stats import decide
 from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode, split_tasks
+from fault_localisation.engineers import ENGINEERS
+from fault_localisation.gate import table
 from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES
 
@@ -65,7 +66,7 @@ def test_the_oracle_follows_a_failing_request_by_its_trace_and_cites_it(episodes
         assert "supported" in episode.trace.info["grade"]["reason"]
 
 
-@pytest.mark.parametrize("name", ["investigate_first_to_fail", "investigate_graph_walk"])
+@pytest.mark.parametrize("name", sorted(ENGINEERS))
 def test_the_engineers_investigations_written_from_the_prompt_solve_it(episodes, name):
     assert score(episodes[name]) >= 0.9
     assert all(e.trace.state.queries_used <= RULES.free_queries for e in episodes[name])
@@ -137,14 +138,16 @@ def test_policies_are_deterministic_and_read_unwrapped_results_alike(episodes):
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["dev", "test"])
 def test_the_gate_holds_over_50_tasks_of_each_split_by_its_bounds(tmp_path, split):
-    from arena_testkit.fault_episode import gate_table
-
-    table = gate_table(POLICIES, split_tasks(split, 50, tmp_path))
-    oracle = table["oracle"].estimate
-    assert oracle.mean >= 0.98 and table["oracle"].queries <= 7
-    assert table["exhaustive"].estimate.mean <= oracle.mean - 0.15
+    """The in-process gate's own table (`python -m fault_localisation.gate`) over 50 tasks: no rule
+    fails. At 50 tasks the oracle's 0.98 floor cannot be met by a bound (a perfect oracle's lower
+    bound is 0.94), so a rule may stay undecided; the N = 300 tables decide them (README)."""
+    lines: list[str] = []
+    status = table([split], 50, tmp_path, list(POLICIES), out=lines.append)
+    assert status != "failed", "\n".join(line for line in lines if "failed" in line)
+    rows = {line.split(" | ")[0].removeprefix("| "): line.split(" | ") for line in lines[2:]}
+    assert set(rows) == set(POLICIES)
+    assert float(rows["oracle"][3]) >= 0.98 and float(rows["oracle"][6]) <= 7
+    for name in ENGINEERS:
+        assert float(rows[name][3]) >= 0.9, rows[name]
     for name in SHORTCUTS:
-        est = table[name].estimate
-        assert decide(est, SHORTCUT_CEILING, "at_most").status == "met" and est.mean <= 0.20, (name, est)
-    for name in ("investigate_first_to_fail", "investigate_graph_walk"):
-        assert table[name].estimate.mean >= 0.9, (name, table[name])
+        assert rows[name][-1].startswith("met"), rows[name]

@@ -12,13 +12,10 @@ from fault_localisation.generate import generate, iso
 from fault_localisation.learned.executor import Executor, drive
 from fault_localisation.learned.plan import VARIANTS, Observed, observe
 from fault_localisation.observe import Context
-from fault_localisation.taskset import (
-    FaultLocalisationConfig, FaultLocalisationTask, FaultLocalisationTaskConfig, FaultLocalisationTaskset,
-    build_incident_store,
-)
+from fault_localisation.taskset import FaultLocalisationTask, build_incident_store
 from log_search.store import LogStore
 
-__all__ = ["Example", "context_of", "examples", "executor_for", "split_tasks"]
+__all__ = ["Example", "context_of", "examples", "executor_for"]
 
 
 @dataclass(frozen=True)
@@ -33,13 +30,6 @@ class Example:
     """By variant."""
     queries: dict[str, int]
     """Charged queries each variant's plan spent."""
-
-
-def split_tasks(split: str, count: int, store_dir: Path | None = None, **knobs: Any) -> list[FaultLocalisationTask]:
-    """The split's first `count` tasks as the taskset builds them (prompt, seed, knobs, label)."""
-    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,
-                                     task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
-    return list(FaultLocalisationTaskset(config))
 
 
 def context_of(task: FaultLocalisationTask) -> Context:

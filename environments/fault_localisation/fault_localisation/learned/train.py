@@ -11,7 +11,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fault_localisation.learned.dataset import Example, examples, split_tasks
+from fault_localisation.episode import split_tasks
+from fault_localisation.learned.dataset import Example, examples
 from fault_localisation.learned.features import feature_names, features
 from fault_localisation.learned.model import FORMAT, Model
 from fault_localisation.learned.plan import VARIANTS
