@@ -1,4 +1,4 @@
-"""Two honest investigations written from the prompt alone (no knowledge of how incidents are
+"""Three honest investigations written from the prompt alone (no knowledge of how incidents are
 generated): what an engineer who read only the instructions does. Each reports with the evidence
 the prompt asks for. They are published as investigations (`investigate_*`): the gate reports
 them and the acceptance holds them to ≥ 0.90, so the prompt and tool docs must be enough to solve
@@ -11,6 +11,9 @@ the task.
 - `investigate_graph_walk` reads a failed request's path against the call graph: the service on
   it that calls, directly or through others, none of the other services on it is the root; the
   kind is the one whose description in the prompt shares most words with the root's lines.
+- `investigate_follow_blame` never reads the call graph: on a failed request's lines, each caller
+  blames the service it names ("call to X failed"); it follows the blame down the request to the
+  service on it that blames no other one there (the earliest such line on a tie).
 """
 
 from __future__ import annotations
@@ -173,6 +176,38 @@ def graph_walk(obs: Observation) -> Run:
     return submit("none")
 
 
+def _mentions(message: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", message) is not None
+
+
+def follow_blame(obs: Observation) -> Run:
+    """Rise check on the last ten minutes against the first, then blame followed down a failed
+    request (see the module docstring)."""
+    ctx = Context.of(obs)
+    descriptions = _kind_descriptions(obs.prompt)
+    report = ctx.reported
+    if report is None:
+        raise ValueError("the prompt names no reported endpoint")
+    ten = timedelta(minutes=10)
+    early = (yield ctx.count("level", end=ctx.start + ten, service=report.edge, min_level="ERROR",
+                             text=report.text)).get("total", 0)
+    failed = yield ctx.search(start=ctx.end - ten, service=report.edge, min_level="ERROR", text=report.text, limit=40)
+    if int(failed.get("matched", 0)) < max(4, 3 * early):
+        return submit("none")
+    for trace in _latest_ids(failed)[:_TRIES]:
+        lines = [f for f in _request((yield ctx.search(trace=trace, limit=100))) if f[2] != report.edge]
+        on = list(dict.fromkeys(f[2] for f in lines))
+        blames = {s: {o for f in lines if f[2] == s for o in on if o != s and _mentions(f[4], o)} for s in on}
+        blamed = [s for s in on if not blames[s]]
+        if not blamed:
+            continue
+        root = blamed[0]
+        own = [f[4] for f in lines if f[2] == root]
+        kind = _described_kind(descriptions, own, set(on)) or _keyword_kind(own)
+        return submit(root, kind or "bad_deploy", [trace])
+    return submit("none")
+
+
 def _with_prompt(script: Any) -> Policy:
     """A policy playing `script`, which also reads the prompt's fault-kind descriptions."""
     def policy(obs: Observation) -> Any:
@@ -185,4 +220,5 @@ def _with_prompt(script: Any) -> Policy:
 ENGINEERS: dict[str, Policy] = {
     "investigate_first_to_fail": scripted(first_to_fail),
     "investigate_graph_walk": _with_prompt(graph_walk),
+    "investigate_follow_blame": _with_prompt(follow_blame),
 }
