@@ -3,14 +3,17 @@ fails, how long a failed request takes) is independent of the fault's hidden cha
 construction, so no timing links the reported endpoint to the users' chain.
 
 Structurally: switching a chain mechanism (precursor, callers first, quiet root, echo) changes the
-chain's lines and leaves every edge line as it was. Statistically, on the planner's own variables
-over 2,000 train incidents: the users' chain shape is independent of the reported endpoint's
-timing (contingency tests), a learner cannot tell the shape from it, and a learner matching every
-endpoint's timing on the reported edge to every fault's inner timing picks the users' fault at
-chance."""
+chain's lines and leaves every edge line as it was. Statistically, on the planner's own variables:
+the users' chain shape is independent of the reported endpoint's timing (contingency tests), a
+learner given every edge-visible timing of the incident cannot tell the shape, and a learner
+matching the reported endpoint's timing to every fault's inner timing picks the users' fault at
+chance. The suite runs the statistics on 400 train incidents; the full proof on 2,000
+(`FL_TIMING_INCIDENTS=2000 pytest -s -m slow tests/environments/fault_localisation/test_timing_independence.py`,
+its numbers in the environment's README) is run by hand. Each test prints what it measured."""
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import replace
 from statistics import mean
@@ -21,8 +24,11 @@ from fault_localisation.fault_stream import fault_lines
 from fault_localisation.generate import Incident, Knobs, generate, split_seeds
 from fault_localisation.plan import Effect, Fault
 
-INCIDENTS = 2_000
+INCIDENTS = int(os.environ.get("FL_TIMING_INCIDENTS", "400"))
+"""Train incidents the statistical tests draw (about 95 % have a users' fault)."""
 _MIN = 60_000
+_SLOTS = 7
+"""Most faults reaching the reported edge (the users' one and six twins)."""
 
 
 def _edge_rows(incident: Incident) -> list[tuple]:
@@ -72,8 +78,23 @@ def _other_edges(incident: Incident, fault: Fault) -> float | None:
     return (others[0][1] - incident.trigger_ms) / _MIN if others else None
 
 
+def _edge_visible(incident: Incident) -> list[float]:
+    """Every edge-visible timing of the incident, planner's variables: the reported endpoint's view,
+    then every failing endpoint on the reported edge (onset, ramp, rate, in onset order, padded),
+    then the other edges' failing endpoints (how many, their earliest, median and latest onset)."""
+    view = _edge_view(incident, incident.fault) if incident.fault else {}
+    on_edge = sorted((e.onset_ms, e.ramp_ms, e.per_min) for f in incident.faults for e in f.effects
+                     if e.service == incident.edge)
+    slots = [((o - incident.trigger_ms) / _MIN, r / _MIN, p) for o, r, p in on_edge]
+    slots += [(-1.0, -1.0, -1.0)] * (_SLOTS - len(slots))
+    others = sorted((e.onset_ms - incident.trigger_ms) / _MIN for f in incident.faults for e in f.effects
+                    if e.endpoint and e.service != incident.edge)
+    spread = [others[0], others[len(others) // 2], others[-1]] if others else [-1.0] * 3
+    return [*view.values(), *(x for slot in slots for x in slot), float(len(others)), *spread]
+
+
 @pytest.fixture(scope="module")
-def incidents():
+def incidents() -> list[Incident]:
     return [i for i in (generate(seed) for seed in split_seeds("train", INCIDENTS)) if i.fault is not None]
 
 
@@ -81,10 +102,10 @@ def incidents():
 def test_the_users_chain_shape_is_independent_of_the_reported_endpoints_timing(incidents):
     from scipy.stats import chi2_contingency
 
-    assert len(incidents) >= 1_800
+    assert len(incidents) >= 0.9 * INCIDENTS
     views = [{**_edge_view(i, i.fault), "other_edges": _other_edges(i, i.fault)} for i in incidents]
     every_shape = [_shape(i, i.fault) for i in incidents]
-    tests = 0
+    tests, least = 0, 1.0
     for var in views[0]:
         present = [k for k, v in enumerate(views) if v[var] is not None]
         values = sorted(float(views[k][var]) for k in present)  # type: ignore[arg-type]
@@ -101,22 +122,32 @@ def test_the_users_chain_shape_is_independent_of_the_reported_endpoints_timing(i
                 continue
             p = chi2_contingency([list(r) for r in zip(*columns)]).pvalue
             tests += 1
+            least = min(least, p)
             assert p > 0.001 / 49, (var, key, p)  # Bonferroni over the pairs
-    assert tests >= 40
+    print(f"\n{len(incidents)} incidents: {tests} (timing, shape) pairs, least p = {least:.3g}")
+    assert tests >= 35
 
 
 @pytest.mark.slow
-def test_a_learner_cannot_tell_the_users_chain_depth_from_the_edges_timing(incidents):
+def test_a_learner_given_every_edge_visible_timing_cannot_tell_the_users_chain_shape(incidents):
+    """The users' chain shape given the reported endpoint's onset and every other edge-visible
+    timing: for each shape variable, a gradient-boosted learner's 5-fold accuracy stays within three
+    standard errors of always guessing the commonest value."""
     pytest.importorskip("sklearn")
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.model_selection import cross_val_score
 
-    X = [list(_edge_view(i, i.fault).values()) for i in incidents]
-    y = [min(_at_edge(i.fault, i.edge).depth, 3) for i in incidents]
-    majority = max(y.count(d) for d in set(y)) / len(y)
-    model = GradientBoostingClassifier(n_estimators=100, max_depth=3, random_state=0)
-    accuracy = mean(cross_val_score(model, X, y, cv=5, n_jobs=1))
-    assert accuracy <= majority + 0.02, (accuracy, majority)
+    X = [_edge_visible(i) for i in incidents]
+    shapes = [_shape(i, i.fault) for i in incidents]
+    n, report = len(X), []
+    for key in shapes[0]:
+        y = [str(min(s[key], 3) if key == "depth" else s[key]) for s in shapes]
+        majority = max(y.count(v) for v in set(y)) / n
+        model = GradientBoostingClassifier(n_estimators=60, max_depth=2, random_state=0)
+        accuracy = mean(cross_val_score(model, X, y, cv=5, n_jobs=1))
+        report.append(f"{key} {accuracy:.3f}/{majority:.3f}")
+        assert accuracy <= majority + 3 * (majority * (1 - majority) / n) ** 0.5, (key, accuracy, majority)
+    print(f"\n{n} incidents, accuracy / majority: " + ", ".join(report))
 
 
 def _pair(incident: Incident, reported: Fault, candidate: Fault) -> list[float]:
@@ -134,12 +165,13 @@ def _pair(incident: Incident, reported: Fault, candidate: Fault) -> list[float]:
 @pytest.mark.slow
 def test_matching_the_reported_endpoints_timing_to_a_faults_chain_picks_the_users_at_chance(incidents):
     """The attack the old generator lost to: every fault's inner timing set against the reported
-    endpoint's; a learner trained on 1,200 incidents names the users' fault on the rest at chance."""
+    endpoint's; a learner trained on three fifths of the incidents names the users' fault on the
+    rest at chance (within three standard errors)."""
     pytest.importorskip("sklearn")
     from sklearn.ensemble import GradientBoostingClassifier
 
     cases = [i for i in incidents if i.twins]
-    train, held = cases[:1_200], cases[1_200:]
+    train, held = cases[:len(cases) * 3 // 5], cases[len(cases) * 3 // 5:]
     X, y = [], []
     for incident in train:
         for fault in incident.faults:
@@ -156,4 +188,5 @@ def test_matching_the_reported_endpoints_timing_to_a_faults_chain_picks_the_user
         chance += 1 / len(faults)
     n = len(held)
     sd = (chance / n * (1 - chance / n) / n) ** 0.5
+    print(f"\n{n} held-out incidents: the users' fault named in {hits / n:.3f}, chance {chance / n:.3f}")
     assert hits / n <= chance / n + 3 * sd, (hits / n, chance / n)
