@@ -328,7 +328,9 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         service: the root-cause service (a name from list_services), or "none" if there was no
         incident. fault_kind: one id from the fault-kind vocabulary in your instructions.
         evidence: the trace ids (1 to 3) of the requests the claim rests on, as printed in their
-        lines (trace=<id>); each must be a request of this incident's log. lines (optional): up to
+        lines (trace=<id>); each must be a request of this incident's log. Your instructions say
+        which requests support a claim (typically failed requests you opened with
+        search_logs(trace=<id>) whose lines show the named service failing). lines (optional): up to
         5 log lines of the cited requests, quoted exactly as search_logs printed them. A "none"
         report takes no fault_kind, evidence or lines. A malformed report is refused with the
         reason, and you may submit again."""
