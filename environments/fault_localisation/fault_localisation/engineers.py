@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from arena_kit.policy import CallTool, Observation, Policy
-from fault_localisation.observe import Context, line_fields, scripted, submit, ts
+from fault_localisation.observe import Context, line_fields, reachable, scripted, submit, ts
 
 __all__ = ["ENGINEERS"]
 
@@ -129,17 +129,6 @@ def _described_kind(descriptions: dict[str, set[str]], messages: list[str], name
     return None
 
 
-def _below(calls: dict[str, set[str]], name: str) -> set[str]:
-    seen: set[str] = set()
-    todo = list(calls.get(name, ()))
-    while todo:
-        dep = todo.pop()
-        if dep not in seen:
-            seen.add(dep)
-            todo.extend(calls.get(dep, ()))
-    return seen
-
-
 def graph_walk(obs: Observation) -> Run:
     """Rise check by two counts, then the bottom of a failed request's path on the call graph (see
     the module docstring)."""
@@ -164,7 +153,7 @@ def graph_walk(obs: Observation) -> Run:
     for trace in (ids[middle:] + ids[:middle])[:_TRIES]:
         lines = _request((yield ctx.search(trace=trace, limit=100)))
         on = {f[2] for f in lines} - {report.edge}
-        bottoms = [s for s in sorted(on) if not _below(calls, s) & on]
+        bottoms = [s for s in sorted(on) if not reachable(calls, s) & on]
         if len(bottoms) != 1:
             continue
         root = bottoms[0]

@@ -23,7 +23,7 @@ from fault_localisation.taskset import (
 )
 from log_search.toolset import LogSearchConfig, LogSearchState, LogSearchToolset
 
-__all__ = ["NO_BOX", "TOOLS", "Episode", "call_tool", "new_trace", "run_all", "run_episode", "split_tasks"]
+__all__ = ["NO_BOX", "TOOLS", "Episode", "Scored", "call_tool", "new_trace", "run_all", "run_episode", "split_tasks"]
 
 TOOLS = ("list_services", "search_logs", "count_logs", "budget", "submit_root_cause")
 NO_BOX = SimpleNamespace(info=None)
@@ -106,3 +106,19 @@ def run_all(policy: Policy, tasks: list[FaultLocalisationTask]) -> list[Episode]
         return [await run_episode(policy, task) for task in tasks]
 
     return asyncio.run(go())
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A policy's or learner's episodes over a split: rewards by task, mean charged queries, and how
+    often it named the users' root against chance (one over the faults reaching the reported edge)
+    where there was one."""
+
+    rewards: dict[str, list[float]]
+    """Reward by task id (one episode each)."""
+    queries: float
+    hits: int
+    """Incidents with a users' fault where it named the users' root."""
+    chance: float
+    """Sum over those incidents of one over the faults reaching the reported edge."""
+    incidents: int

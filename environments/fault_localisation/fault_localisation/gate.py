@@ -36,7 +36,7 @@ from typing import Literal
 from arena_kit.gate.stats import Estimate, Status, Verdict, decide, estimate, paired_test
 from arena_kit.scripted import SHORTCUT_PREFIX
 from fault_localisation.engineers import ENGINEERS
-from fault_localisation.episode import run_all, split_tasks
+from fault_localisation.episode import Scored, run_all, split_tasks
 from fault_localisation.generate import generate
 from fault_localisation.policies import POLICIES
 from fault_localisation.taskset import FaultLocalisationTask
@@ -107,18 +107,11 @@ class Row:
 
     name: str
     split: str
-    rewards: dict[str, list[float]]
-    """Reward by task id (one episode each)."""
-    queries: float
-    hits: int
-    """Incidents with a users' fault where it named the users' root."""
-    chance: float
-    """Sum over those incidents of one over the faults reaching the reported edge."""
-    incidents: int
+    scored: Scored
 
     @property
     def estimate(self) -> Estimate:
-        return estimate(self.rewards)
+        return estimate(self.scored.rewards)
 
 
 def status_of(statuses: Sequence[Status]) -> Status:
@@ -146,8 +139,8 @@ def _row(name: str, split: str, tasks: list[FaultLocalisationTask], named: list[
             incidents += 1
             hits += service == task.data.label.service
             chance += 1 / faults(task)
-    return Row(name, split, {t.data.id: [r] for t, r in zip(tasks, rewards)}, sum(queries) / max(1, len(queries)),
-               hits, chance, incidents)
+    return Row(name, split, Scored({t.data.id: [r] for t, r in zip(tasks, rewards)}, sum(queries) / max(1, len(queries)),
+                                   hits, chance, incidents))
 
 
 def policy_rows(split: str, tasks: list[FaultLocalisationTask], names: Sequence[str], faults: _Faults) -> Iterator[Row]:
@@ -166,8 +159,7 @@ def learner_rows(splits: dict[str, list[FaultLocalisationTask]], train: int, sto
     for learner in LEARNERS:
         model, keys, threshold = fit(learner, seen[learner.name], seed=0)
         for split, tasks in splits.items():
-            s = evaluate(learner, model, keys, threshold, tasks, store_dir)
-            yield Row(f"learner_{learner.name}", split, s.rewards, s.queries, s.hits, s.chance, s.incidents)
+            yield Row(f"learner_{learner.name}", split, evaluate(learner, model, keys, threshold, tasks, store_dir))
 
 
 HEADER = ("| policy | split | N | mean | lower | upper | queries | root named / chance | rule | verdict |",
@@ -178,16 +170,17 @@ def render(row: Row, rewards: Mapping[str, Mapping[str, list[float]]]) -> tuple[
     """The row's table line and its status (None for a reported row)."""
     est = row.estimate
     rules = rules_for(row.name)
-    every = {**rewards, row.name: row.rewards}
+    every = {**rewards, row.name: row.scored.rewards}
     results = [(text, *check(est, every)) for text, check in rules]
     status = status_of([s for _, s, _ in results]) if results else None
-    hit = f"{row.hits / row.incidents:.3f} / {row.chance / row.incidents:.3f}" if row.incidents else "—"
+    s = row.scored
+    hit = f"{s.hits / s.incidents:.3f} / {s.chance / s.incidents:.3f}" if s.incidents else "—"
     rule = "; ".join(text for text, _, _ in results) or "reported"
     verdict: str = status or "—"
     if status in ("failed", "undecided"):
         verdict = "; ".join(why for _, s, why in results if s == status)
     return (f"| {row.name} | {row.split} | {est.tasks} | {est.mean:.3f} | {est.lower:.3f} | {est.upper:.3f} | "
-            f"{row.queries:.1f} | {hit} | {rule} | {verdict} |"), status
+            f"{s.queries:.1f} | {hit} | {rule} | {verdict} |"), status
 
 
 def table(splits: Sequence[str], count: int, store_dir: Path, names: Sequence[str], learners: int = 0,
@@ -208,7 +201,7 @@ def table(splits: Sequence[str], count: int, store_dir: Path, names: Sequence[st
     for split in splits:
         rewards: dict[str, dict[str, list[float]]] = {}
         for row in policy_rows(split, tasks[split], ordered, faults):
-            rewards[row.name] = row.rewards
+            rewards[row.name] = row.scored.rewards
             show(row, rewards)
     if learners:
         for row in learner_rows(tasks, learners, store_dir):

@@ -12,9 +12,9 @@ from typing import Any
 
 from arena_kit.policy import CallTool, Policy
 from fault_localisation.engineers import ENGINEERS
-from fault_localisation.observe import Context, Reported, anomalous, classify, line_fields, scripted, submit, ts
+from fault_localisation.observe import Context, Reported, anomalous, classify, line_fields, reachable, scripted, submit, ts
 
-__all__ = ["INVESTIGATIONS", "reachable", "reported_rise", "rose"]
+__all__ = ["INVESTIGATIONS", "reported_rise", "rose"]
 
 Run = Generator[CallTool, dict[str, Any], CallTool]
 _READS = 4
@@ -47,18 +47,6 @@ def _opening(ctx: Context) -> Generator[CallTool, dict[str, Any], tuple[dict[str
         return None
     assert ctx.reported is not None
     return calls, ctx.reported
-
-
-def reachable(calls: dict[str, set[str]], source: str) -> set[str]:
-    """Every service `source` calls, directly or through others."""
-    seen: set[str] = set()
-    todo = list(calls.get(source, ()))
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(calls.get(name, ()))
-    return seen
 
 
 def _risen(ctx: Context) -> Generator[CallTool, dict[str, Any], tuple[set[str], dict[str, float]]]:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASELINE", "KIND_EVIDENCE", "KIND_PHRASES", "Context", "Reported", "reported", "Script", "anomalous", "budget_left", "change_minute",
-    "classify", "first_json", "fts", "iso", "line_fields", "rate_z", "replay", "scripted", "submit", "submitted", "ts",
+    "classify", "first_json", "fts", "iso", "line_fields", "rate_z", "reachable", "replay", "scripted", "submit", "submitted", "ts",
 ]
 
 BASELINE = timedelta(minutes=15)
@@ -151,6 +151,18 @@ def rate_z(before: int, after: int, ratio: float) -> float:
 
 def anomalous(before: int, after: int, ratio: float) -> bool:
     return rate_z(before, after, ratio) > 3.5 and after > 1.3 * ratio * before
+
+
+def reachable(calls: dict[str, set[str]], source: str) -> set[str]:
+    """Every service `source` calls, directly or through others (by the call graph `list_services` shows)."""
+    seen: set[str] = set()
+    todo = list(calls.get(source, ()))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(calls.get(name, ()))
+    return seen
 
 
 def change_minute(counts: dict[str, int], start: datetime, end: datetime) -> datetime | None:

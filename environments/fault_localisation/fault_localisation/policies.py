@@ -21,10 +21,10 @@ from typing import Any, Final
 from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 from fault_localisation.observe import (
-    KIND_EVIDENCE, Context, anomalous, budget_left, classify, first_json, iso, line_fields, replay, scripted, submit,
-    submitted,
+    KIND_EVIDENCE, Context, anomalous, budget_left, classify, first_json, iso, line_fields, reachable, replay, scripted,
+    submit, submitted,
 )
-from fault_localisation.investigations import INVESTIGATIONS, reachable, reported_rise
+from fault_localisation.investigations import INVESTIGATIONS, reported_rise
 from fault_localisation.shortcuts import SHORTCUTS
 
 __all__ = ["CHEATERS", "KIND_EVIDENCE", "POLICIES", "exhaustive", "impatient", "oracle", "root_on", "spammer"]

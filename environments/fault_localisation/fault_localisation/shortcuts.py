@@ -11,10 +11,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
 from arena_kit.policy import Action, CallTool, Observation, Policy
-from fault_localisation.investigations import reachable, reported_rise
+from fault_localisation.investigations import reported_rise
 from fault_localisation.learned import LEARNED
 from fault_localisation.observe import (
-    KIND_PHRASES, Context, Filters, anomalous, change_minute, classify, fts, line_fields, scripted, submit,
+    KIND_PHRASES, Context, Filters, anomalous, change_minute, classify, fts, line_fields, reachable, scripted, submit,
 )
 
 if TYPE_CHECKING:
@@ -255,6 +255,13 @@ def _failing_roots(ctx: Context, calls: dict[str, set[str]], edge: str) -> Gener
     return sorted(s for s in reachable(calls, edge) & risen if not calls.get(s, set()) & risen)
 
 
+def _graph_if_risen(ctx: Context) -> Generator[CallTool, dict[str, Any], dict[str, set[str]] | None]:
+    """The call graph (`list_services`), or None when the reported endpoint's failures did not rise."""
+    listing = yield CallTool("list_services", {})
+    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
+    return calls if (yield from reported_rise(ctx)) else None
+
+
 def random_root(obs: Observation) -> Action:
     """The random-root guess: finds the failing roots below the reported edge from rates and the call
     graph, names one at random, and cites the latest failed requests to the reported endpoint as
@@ -262,9 +269,8 @@ def random_root(obs: Observation) -> Action:
     rng = obs.rng()
 
     def run(ctx: Context) -> Run:
-        listing = yield CallTool("list_services", {})
-        calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
-        if not (yield from reported_rise(ctx)):
+        calls = yield from _graph_if_risen(ctx)
+        if calls is None:
             return submit("none")
         report = ctx.reported
         assert report is not None
@@ -283,9 +289,8 @@ def random_root(obs: Observation) -> Action:
 def cite_twin(ctx: Context) -> Run:
     """Follows a failed request as the oracle does, but one to another endpoint of the reported edge
     (a concurrent fault's): names the bottom of its path and cites it."""
-    listing = yield CallTool("list_services", {})
-    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
-    if not (yield from reported_rise(ctx)):
+    calls = yield from _graph_if_risen(ctx)
+    if calls is None:
         return submit("none")
     report = ctx.reported
     assert report is not None

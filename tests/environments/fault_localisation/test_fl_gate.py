@@ -3,11 +3,12 @@ and its table over real episodes."""
 
 import pytest
 
+from fault_localisation.episode import Scored
 from fault_localisation.gate import Row, main, render, rules_for, status_of
 
 
 def _row(name: str, rewards: list[float]) -> Row:
-    return Row(name, "dev", {f"t{i}": [r] for i, r in enumerate(rewards)}, 3.0, 0, 0.0, 0)
+    return Row(name, "dev", Scored({f"t{i}": [r] for i, r in enumerate(rewards)}, 3.0, 0, 0.0, 0))
 
 
 def test_each_policy_is_held_to_its_rule():

@@ -29,6 +29,7 @@ from statistics import mean
 from typing import Any
 
 from arena_kit.policy import CallTool
+from fault_localisation.episode import Scored
 from fault_localisation.generate import generate
 from fault_localisation.grade import Claim, grade
 from fault_localisation.investigations import rose
@@ -39,7 +40,7 @@ from fault_localisation.learned.policy import DESCRIBE_LIMIT
 from fault_localisation.observe import KIND_EVIDENCE, Context, classify, line_fields, rate_z
 from fault_localisation.taskset import FaultLocalisationTask
 
-__all__ = ["LEARNERS", "Learner", "Scored", "evaluate", "fit", "names_features", "observe", "score_claims",
+__all__ = ["LEARNERS", "Learner", "evaluate", "fit", "names_features", "observe", "score_claims",
            "window_features"]
 
 Seen = dict[str, Any]
@@ -249,26 +250,6 @@ def fit(learner: Learner, cases: list[_Case], seed: int) -> tuple[Any, list[str]
         if score > best:
             best_t, best = t, score
     return learner.make(seed).fit(X, y), keys, best_t
-
-
-@dataclass(frozen=True)
-class Scored:
-    """A learner's episodes over a split: rewards by task, and how often it named the users' root
-    against chance (one over the faults reaching the reported edge) where there was one."""
-
-    rewards: dict[str, list[float]]
-    queries: float
-    hits: int
-    chance: float
-    incidents: int
-
-    @property
-    def hit_rate(self) -> float:
-        return self.hits / max(1, self.incidents)
-
-    @property
-    def chance_rate(self) -> float:
-        return self.chance / max(1, self.incidents)
 
 
 def score_claims(tasks: list[FaultLocalisationTask], claims: list[tuple[Claim, int]]) -> Scored:

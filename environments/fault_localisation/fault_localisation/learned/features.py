@@ -9,10 +9,9 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from statistics import median
 
-from fault_localisation.investigations import reachable
 from fault_localisation.learned.name_features import name_features
 from fault_localisation.learned.plan import WINDOWS, Observed
-from fault_localisation.observe import Context, line_fields, rate_z, ts
+from fault_localisation.observe import Context, line_fields, rate_z, reachable, ts
 
 __all__ = ["GROUPS", "ROLES", "VARIANT_GROUPS", "feature_names", "features"]
 
