@@ -4,14 +4,25 @@ and periodic jobs. Nothing here mentions a fault's evidence wording (see `catalo
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from fault_localisation.topology import Service
 
-__all__ = ["ENDPOINTS", "JOBS", "Job", "Profile", "access_line", "profile"]
+__all__ = ["ENDPOINTS", "JOBS", "Access", "Job", "Profile", "Template", "access_line", "profile", "request_line"]
 
 Template = Callable[[random.Random, Service], str]
+
+
+@dataclass(frozen=True)
+class Access:
+    """An edge's request in its access log: a DEBUG line when it is received, its access line
+    (endpoint, status, duration) when it is answered `low_ms`..`high_ms` later."""
+
+    statuses: tuple[int, ...]
+    low_ms: int
+    high_ms: int
+
 
 ENDPOINTS: tuple[tuple[str, str], ...] = (
     ("POST", "/api/v1/checkout"), ("GET", "/api/v1/products"), ("PUT", "/api/v1/carts"),
@@ -38,25 +49,28 @@ def _ms(r: random.Random, low: int = 2, high: int = 120) -> int:
     return r.randrange(low, high)
 
 
-def access_line(r: random.Random, endpoint: tuple[str, str], status: int, ms: int) -> str:
-    """An edge's access-log line for one request: `POST /api/v1/checkout/48121 502 5013ms`."""
+def request_line(endpoint: tuple[str, str], request: int) -> str:
+    """An edge's line when it receives a request: `received POST /api/v1/checkout/48121`."""
     method, route = endpoint
-    return f"{method} {route}/{r.randrange(1, 999_999)} {status} {ms}ms"
+    return f"received {method} {route}/{request}"
 
 
-_EDGE: dict[str, tuple[Template, ...]] = {
+def access_line(endpoint: tuple[str, str], request: int, status: int, ms: int) -> str:
+    """An edge's access-log line when it answers a request: `POST /api/v1/checkout/48121 502 5013ms`."""
+    method, route = endpoint
+    return f"{method} {route}/{request} {status} {ms}ms"
+
+
+_EDGE: dict[str, tuple[Template | Access, ...]] = {
     "DEBUG": (lambda r, s: f"route {_path(r)} -> {_dep(r, s)}",),
-    "INFO": (
-        lambda r, s: access_line(r, r.choice(ENDPOINTS), r.choice(_STATUS), _ms(r)),
-        lambda r, s: access_line(r, r.choice(ENDPOINTS), r.choice(_STATUS), _ms(r, 10, 300)),
-    ),
+    "INFO": (Access(_STATUS, 2, 120), Access(_STATUS, 10, 300)),
     "WARN": (
         lambda r, s: f"slow upstream response from {_dep(r, s)}: {_ms(r, 1000, 2500)}ms (threshold 1000ms)",
         lambda r, s: f"client closed connection before response (499) on {_path(r)}",
     ),
     "ERROR": (
         lambda r, s: f"upstream {_dep(r, s)} returned 500 for {_path(r)}",
-        lambda r, s: access_line(r, r.choice(ENDPOINTS), r.choice((500, 502, 503, 504)), _ms(r, 20, 5000)),
+        Access((500, 502, 503, 504), 20, 5000),
     ),
 }
 _SERVICE: dict[str, tuple[Template, ...]] = {
@@ -120,7 +134,8 @@ _WORKER: dict[str, tuple[Template, ...]] = {
     "WARN": (lambda r, s: f"message offset={r.randrange(10**7)} redelivered (attempt 2)",),
     "ERROR": (lambda r, s: f"message offset={r.randrange(10**7)} moved to dead-letter queue after 5 attempts",),
 }
-_TEMPLATES = {"edge": _EDGE, "service": _SERVICE, "worker": _WORKER, "database": _DATABASE,
+_TEMPLATES: dict[str, Mapping[str, tuple[Template | Access, ...]]] = {
+    "edge": _EDGE, "service": _SERVICE, "worker": _WORKER, "database": _DATABASE,
               "cache": _CACHE, "queue": _QUEUE, "search": _SEARCH}
 LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
 _MIX = (0.06, 0.91, 0.025, 0.005)
@@ -136,7 +151,18 @@ class Profile:
     """Share of background traffic, relative to the other services."""
     level_cum: tuple[float, ...]
     """Cumulative probabilities over LEVELS."""
-    templates: dict[str, tuple[Template, ...]]
+    templates: Mapping[str, tuple[Template | Access, ...]]
+
+    @property
+    def access_share(self) -> float:
+        """The chance that one of its background draws is a request in the access log (two lines)."""
+        low = 0.0
+        share = 0.0
+        for level, high in zip(LEVELS, self.level_cum):
+            options = self.templates[level]
+            share += (high - low) / self.level_cum[-1] * sum(isinstance(o, Access) for o in options) / len(options)
+            low = high
+        return share
 
 
 def profile(rng: random.Random, service: Service, noisy: bool) -> Profile:

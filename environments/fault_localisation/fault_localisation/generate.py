@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fault_localisation.plan import (
-    Decoy, Effect, Fault, Herring, Mechanisms, plan_cascades, plan_decoys, plan_herrings, plan_mimics, plan_stray,
-)
+from fault_localisation.distractors import Decoy, Herring, plan_decoys, plan_herrings, plan_mimics, plan_stray
+from fault_localisation.fault_stream import fault_lines
+from fault_localisation.plan import Effect, Fault, Mechanisms, plan_cascades
 from fault_localisation.rng import Rng
-from fault_localisation.streams import Row, background, decoy_lines, fault_lines, herring_lines, periodic
+from fault_localisation.streams import Row, background, decoy_lines, herring_lines, periodic
 from fault_localisation.topology import Service, build_topology
 
 __all__ = [
@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 WINDOW_MIN = 60
-CONTROL_RATE = 0.1
+CONTROL_RATE = 0.05
+"""Share of incidents whose reported endpoint fails no more than usual (the answer is "none")."""
 SPLITS = {"train": 0, "dev": 1_000_000, "test": 2_000_000}
 """First seed of each split; a split holds up to 1,000,000 seeds."""
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -107,9 +108,6 @@ class Label:
     """The root-cause service, or "none" on a no-fault control."""
     fault_kind: str
     """A catalogue id, or "none"."""
-    onset: str | None = None
-    """ISO timestamp of the root's first anomalous line; None on a control (a default, because
-    traces store task data without None fields)."""
 
 
 @dataclass(frozen=True)
@@ -133,13 +131,15 @@ class Incident:
     twins: tuple[Fault, ...] = ()
     """Concurrent real faults failing other endpoints of the same edge; never the answer."""
     shared_trigger: bool = False
-    """Whether the faults started together (within two minutes of one trigger)."""
+    """Whether the faults started together (within 45 s of one trigger)."""
+    trigger_ms: int = 0
+    """The incident's trigger (the faults' shared start when `shared_trigger`)."""
 
     @property
     def label(self) -> Label:
         if self.fault is None:
-            return Label("none", "none", None)
-        return Label(self.fault.root.service, self.fault.kind, iso(self.fault.root.onset_ms))
+            return Label("none", "none")
+        return Label(self.fault.root.service, self.fault.kind)
 
     @property
     def mechanisms(self) -> frozenset[str]:
@@ -190,7 +190,9 @@ class Incident:
         total = sum(d.per_min * ((d.end_ms or self.end_ms) - d.start_ms) / 60_000 for d in (*self.decoys, *self.mimics))
         for fault in (self.fault, self.stray, *self.twins):
             if fault is not None:
-                total += sum(e.per_min * (self.end_ms - e.onset_ms) / 60_000 for e in fault.effects)
+                # An edge's failed request is two lines (received, answered), its rate ramps up.
+                total += sum((2 if e.endpoint else 1) * e.per_min * max(0, self.end_ms - e.onset_ms - e.ramp_ms / 2)
+                             / 60_000 for e in fault.effects)
         return int(total)
 
 
@@ -223,22 +225,23 @@ def generate(seed: int, knobs: Knobs = Knobs()) -> Incident:
                       knobs.verbatim_echo)
     control = rng.random() < CONTROL_RATE
     cascades = plan_cascades(rng, services, start_ms, end_ms, knobs.lines, odds, control, knobs.twins,
-                             knobs.shared_trigger)
+                             knobs.shared_trigger, lambda slot, edge: Rng(f"edge/{seed}/{slot}/{edge}"))
     fault, twins = cascades.fault, cascades.twins
+    failing = tuple(f for f in (fault, *twins) if f is not None)
     # Drawn from their own generators, so switching one mechanism leaves the rest of the incident as it was.
     stray_rng = Rng(f"stray/{seed}")
-    stray = plan_stray(stray_rng, services, fault, start_ms, knobs.lines, knobs.stray_reachable, twins) \
-        if stray_rng.random() < knobs.off_path else None
-    failing = tuple(f for f in (fault, *twins) if f is not None)
+    stray = plan_stray(stray_rng, services, failing, start_ms, cascades.trigger_ms, knobs.lines,
+                       knobs.stray_reachable) if stray_rng.random() < knobs.off_path else None
     # The look-alikes copy one of the faults, the users' or a concurrent one alike, so copying does
     # not single the users' fault out either.
     echoed = Rng(f"echoed/{seed}").choice(failing) if failing else None
     decoys = plan_decoys(Rng(f"decoys/{seed}"), services, echoed, stray, knobs.decoys, start_ms, knobs.lines, failing)
     mimics = plan_mimics(Rng(f"mimics/{seed}"), services, (echoed, *failing, stray), {d.service for d in decoys},
                          knobs.mimics, start_ms, end_ms, knobs.lines)
-    herrings = plan_herrings(Rng(f"herrings/{seed}"), services, echoed, stray, start_ms, knobs.red_herrings, failing)
+    herrings = plan_herrings(Rng(f"herrings/{seed}"), services, (*failing, *([stray] if stray else [])),
+                             cascades.trigger_ms, knobs.red_herrings)
     return Incident(seed, knobs, start_ms, end_ms, services, fault, herrings, stray, decoys, mimics,
-                    cascades.edge, cascades.endpoint, twins, cascades.shared)
+                    cascades.edge, cascades.endpoint, twins, cascades.shared, cascades.trigger_ms)
 
 
 def mechanism_mix(split: str, count: int, knobs: Knobs = Knobs()) -> dict[str, int]:

@@ -1,17 +1,18 @@
-"""Pure grader: credit for the root-cause service, then its fault kind and onset, all scaled by
-how economically the agent queried.
+"""Pure grader: credit for the root-cause service when the report's evidence supports it, then its
+fault kind, all scaled by how economically the agent queried.
 
-Naming the right service is the main credit; kind and onset only add to a right service. The
-efficiency factor is 1.0 up to `free_queries` (what a careful investigation needs) and falls
-linearly after, so spending the whole default budget of 20 and then answering right scores
-about half of stopping early. The oracle's focused investigation takes 5 queries; `free_queries`
-leaves room for one wrong trace or a second look.
+A right service earns its full credit only with supporting evidence (`evidence.check`): the report
+cites failed requests to the reported endpoint whose lines, as the agent opened them, show that
+service failing. Without it a right service is worth `unsupported`, so naming one of the failing
+services at random earns next to nothing. The kind adds to a supported service only. Nothing is
+credited for dating the onset: every concurrent fault starts within seconds of the others, so an
+onset separates nothing. The efficiency factor is 1.0 up to `free_queries` (what a careful
+investigation needs) and falls linearly after.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from fault_localisation.generate import Label
 
@@ -20,10 +21,12 @@ __all__ = ["RULES", "Claim", "Grade", "Rules", "efficiency", "grade"]
 
 @dataclass(frozen=True)
 class Rules:
-    service: float = 0.6
-    kind: float = 0.25
-    onset: float = 0.15
-    onset_tolerance_s: float = 120.0
+    service: float = 0.7
+    """The right service, supported by the report's evidence."""
+    kind: float = 0.3
+    """The right fault kind, on a supported right service."""
+    unsupported: float = 0.1
+    """The right service without supporting evidence (the kind earns nothing then)."""
     free_queries: int = 7
     penalty_per_query: float = 0.04
     min_efficiency: float = 0.3
@@ -38,7 +41,8 @@ class Claim:
 
     service: str
     fault_kind: str
-    onset: str | None
+    evidence: tuple[str, ...] = ()
+    """Trace ids of the requests the claim rests on."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +60,15 @@ def efficiency(queries_used: int, rules: Rules = RULES) -> float:
     return max(rules.min_efficiency, 1.0 - rules.penalty_per_query * over)
 
 
-def grade(claim: Claim | None, label: Label, queries_used: int, rules: Rules = RULES) -> Grade:
+def grade(claim: Claim | None, label: Label, queries_used: int, support: tuple[bool, str] = (False, "no evidence"),
+          rules: Rules = RULES) -> Grade:
+    """`support`: whether the claim's evidence supports its service, and why (`evidence.check`)."""
     factor = efficiency(queries_used, rules)
-    correctness, reason = _correctness(claim, label, rules)
+    correctness, reason = _correctness(claim, label, support, rules)
     return Grade(round(correctness * factor, 6), reason, correctness, factor, queries_used)
 
 
-def _correctness(claim: Claim | None, label: Label, rules: Rules) -> tuple[float, str]:
+def _correctness(claim: Claim | None, label: Label, support: tuple[bool, str], rules: Rules) -> tuple[float, str]:
     if claim is None:
         return 0.0, "no root cause was submitted"
     if label.service == "none":
@@ -73,25 +79,13 @@ def _correctness(claim: Claim | None, label: Label, rules: Rules) -> tuple[float
         return 0.0, f"reported no incident, but {label.service} failed"
     if claim.service != label.service:
         return 0.0, f"wrong service: named {claim.service}, root cause was {label.service}"
-    credit, notes = rules.service, ["service right"]
+    supported, why = support
+    if not supported:
+        return rules.unsupported, f"service right but unsupported ({why})"
+    credit, notes = rules.service, [f"service right, supported ({why})"]
     if claim.fault_kind == label.fault_kind:
         credit += rules.kind
         notes.append("kind right")
     else:
         notes.append(f"kind wrong ({claim.fault_kind}, was {label.fault_kind})")
-    offset = _seconds_between(claim.onset, label.onset)
-    if offset is not None and offset <= rules.onset_tolerance_s:
-        credit += rules.onset
-        notes.append(f"onset within {offset:.0f}s")
-    else:
-        notes.append("onset missing" if offset is None else f"onset off by {offset:.0f}s")
     return round(credit, 6), "; ".join(notes)
-
-
-def _seconds_between(a: str | None, b: str | None) -> float | None:
-    if not a or not b:
-        return None
-    try:
-        return abs((datetime.fromisoformat(a) - datetime.fromisoformat(b)).total_seconds())
-    except (TypeError, ValueError):  # unparsable, or naive against aware
-        return None

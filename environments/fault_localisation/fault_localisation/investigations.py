@@ -1,19 +1,20 @@
-"""Honest investigations lighter than the oracle's (`investigate_*`): what a careful engineer gets
-by skipping one step or by following names and rates instead of a failed request. The gate reports
-them beside the oracle and the shortcuts, so each difficulty tier shows what it separates.
+"""Honest investigations that follow no request (`investigate_*`): what a careful engineer gets by
+following names and rates instead of a failed request's trace, and so reports without evidence.
+The gate reports them beside the oracle, the engineers' investigations (`engineers`) and the
+shortcuts, so each difficulty tier shows what it separates.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Generator
-from datetime import timedelta
 from typing import Any
 
 from arena_kit.policy import CallTool, Policy
-from fault_localisation.observe import Context, Reported, anomalous, classify, iso, line_fields, scripted, submit, ts
+from fault_localisation.engineers import ENGINEERS
+from fault_localisation.observe import Context, Reported, anomalous, classify, line_fields, reachable, scripted, submit, ts
 
-__all__ = ["INVESTIGATIONS", "reachable", "reported_rise"]
+__all__ = ["INVESTIGATIONS", "reported_rise", "rose"]
 
 Run = Generator[CallTool, dict[str, Any], CallTool]
 _READS = 4
@@ -27,8 +28,15 @@ def reported_rise(ctx: Context) -> Generator[CallTool, dict[str, Any], bool]:
     if report is None:
         raise ValueError("the prompt names no reported endpoint")
     series = (yield ctx.count("minute", service=report.edge, min_level="ERROR", text=report.text)).get("counts", {})
+    return rose(ctx, series)
+
+
+def rose(ctx: Context, series: dict[str, int]) -> bool:
+    """Whether a sparse per-minute count rose: in the window's last quarter hour at least 5, and
+    more than twice the first quarter hour's (plus one, so a quiet start of 0 is not a rate of 0)."""
     before = sum(n for minute, n in series.items() if ts(minute) < ctx.split)
-    return anomalous(before, sum(series.values()) - before, ctx.ratio)
+    late = sum(n for minute, n in series.items() if ts(minute) >= ctx.end - (ctx.split - ctx.start))
+    return late >= 5 and late > 2 * (before + 1)
 
 
 def _opening(ctx: Context) -> Generator[CallTool, dict[str, Any], tuple[dict[str, set[str]], Reported] | None]:
@@ -39,41 +47,6 @@ def _opening(ctx: Context) -> Generator[CallTool, dict[str, Any], tuple[dict[str
         return None
     assert ctx.reported is not None
     return calls, ctx.reported
-
-
-def reachable(calls: dict[str, set[str]], source: str) -> set[str]:
-    """Every service `source` calls, directly or through others."""
-    seen: set[str] = set()
-    todo = list(calls.get(source, ()))
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(calls.get(name, ()))
-    return seen
-
-
-def trace_no_onset(ctx: Context) -> Run:
-    """The oracle's trace-following, but it dates the onset by the root's line on the failed request
-    instead of searching for the root's first anomalous line."""
-    opened = yield from _opening(ctx)
-    if opened is None:
-        return submit("none")
-    calls, report = opened
-    errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=50, service=report.edge,
-                              min_level="ERROR", text=report.text)
-    traces = list(dict.fromkeys(f[3] for line in reversed(errors.get("lines", []))
-                                if (f := line_fields(line)) is not None))
-    for trace in traces[:3]:
-        request = yield ctx.search(limit=200, trace=trace)
-        lines = [(f, line) for line in request.get("lines", []) if (f := line_fields(line)) is not None]
-        crossed = {f[2] for f, _ in lines}
-        deepest = sorted(s for s in crossed if not calls.get(s, set()) & crossed)
-        own = [line for f, line in lines if deepest and f[2] == deepest[0]]
-        kind, at = classify(own)
-        if len(crossed) > 1 and len(deepest) == 1 and kind is not None:
-            return submit(deepest[0], kind, at or iso(ctx.split))
-    return submit("none")
 
 
 def _risen(ctx: Context) -> Generator[CallTool, dict[str, Any], tuple[set[str], dict[str, float]]]:
@@ -108,8 +81,7 @@ def follow_names(ctx: Context) -> Run:
         if not named:
             break
         current = max(sorted(named), key=lambda s: named[s])
-    kind, at = classify(lines)
-    return submit(current, kind or "bad_deploy", at or iso(ctx.split))
+    return submit(current, classify(lines) or "bad_deploy")
 
 
 def rates_and_graph(ctx: Context) -> Run:
@@ -124,12 +96,11 @@ def rates_and_graph(ctx: Context) -> Run:
     if not sources:
         return submit("none")
     got = yield ctx.search(start=ctx.split, limit=200, service=sources[0], min_level="WARN")
-    kind, at = classify(got.get("lines", []))
-    return submit(sources[0], kind or "bad_deploy", at or iso(ctx.split))
+    return submit(sources[0], classify(got.get("lines", [])) or "bad_deploy")
 
 
 INVESTIGATIONS: dict[str, Policy] = {
-    "investigate_trace_no_onset": scripted(trace_no_onset),
+    **ENGINEERS,
     "investigate_names": scripted(follow_names),
     "investigate_rates_and_graph": scripted(rates_and_graph),
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASELINE", "KIND_EVIDENCE", "KIND_PHRASES", "Context", "Reported", "reported", "Script", "anomalous", "budget_left", "change_minute",
-    "classify", "first_json", "fts", "iso", "line_fields", "rate_z", "replay", "scripted", "submit", "submitted", "ts",
+    "classify", "first_json", "fts", "iso", "line_fields", "rate_z", "reachable", "replay", "scripted", "submit", "submitted", "ts",
 ]
 
 BASELINE = timedelta(minutes=15)
@@ -105,29 +105,30 @@ def line_fields(line: str) -> tuple[str, str, str, str, str] | None:
     return parts[0], parts[1], parts[2], parts[4].removeprefix("trace="), parts[5]
 
 
-def classify(lines: list[str]) -> tuple[str | None, str | None]:
-    """The kind most lines' wording points to, and the first such line's timestamp."""
-    hits: dict[str, list[str]] = {}
+def classify(lines: list[str]) -> str | None:
+    """The kind most lines' wording points to (None when none does)."""
+    hits: dict[str, int] = {}
     for line in lines:
         fields = line_fields(line)
         if fields is None:
             continue
         for kind, pattern in KIND_EVIDENCE:
             if pattern.search(fields[4]):
-                hits.setdefault(kind, []).append(fields[0])
+                hits[kind] = hits.get(kind, 0) + 1
                 break
-    if not hits:
-        return None, None
-    kind = max(hits, key=lambda k: len(hits[k]))
-    return kind, hits[kind][0]
+    return max(hits, key=lambda k: hits[k]) if hits else None
 
 
 def submitted(obs: Observation) -> bool:
     return any(step.tool_is("submit_root_cause") for step in obs.steps)
 
 
-def submit(service: str, kind: str = "none", onset: str = "") -> CallTool:
-    return CallTool("submit_root_cause", {"service": service, "fault_kind": kind, "onset": onset})
+def submit(service: str, kind: str = "none", evidence: Sequence[str] = ()) -> CallTool:
+    """The report: a service and its kind, citing the trace ids of `evidence` (none for "none")."""
+    arguments: dict[str, Any] = {"service": service, "fault_kind": kind}
+    if evidence:
+        arguments["evidence"] = list(evidence)
+    return CallTool("submit_root_cause", arguments)
 
 
 def budget_left(steps: tuple[Step, ...]) -> int | None:
@@ -150,6 +151,18 @@ def rate_z(before: int, after: int, ratio: float) -> float:
 
 def anomalous(before: int, after: int, ratio: float) -> bool:
     return rate_z(before, after, ratio) > 3.5 and after > 1.3 * ratio * before
+
+
+def reachable(calls: dict[str, set[str]], source: str) -> set[str]:
+    """Every service `source` calls, directly or through others (by the call graph `list_services` shows)."""
+    seen: set[str] = set()
+    todo = list(calls.get(source, ()))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(calls.get(name, ()))
+    return seen
 
 
 def change_minute(counts: dict[str, int], start: datetime, end: datetime) -> datetime | None:

@@ -11,9 +11,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
 from arena_kit.policy import Action, CallTool, Observation, Policy
+from fault_localisation.investigations import reported_rise
 from fault_localisation.learned import LEARNED
 from fault_localisation.observe import (
-    KIND_PHRASES, Context, Filters, anomalous, change_minute, classify, fts, iso, line_fields, scripted, submit,
+    KIND_PHRASES, Context, Filters, anomalous, change_minute, classify, fts, line_fields, reachable, scripted, submit,
 )
 
 if TYPE_CHECKING:
@@ -28,24 +29,23 @@ _STOPWORDS = {"service", "services", "their", "which", "there", "these", "those"
               "being", "other", "every", "where", "while", "cannot", "longer"}
 
 
-def _describe(ctx: Context, service: str, since: datetime | None = None) -> Run:
-    """Name `service` with the kind its WARN+ wording points to and its first such line."""
+def _describe(ctx: Context, service: str, since: datetime | None = None, evidence: tuple[str, ...] = ()) -> Run:
+    """Name `service` with the kind its WARN+ wording points to."""
     since = max(ctx.start, since or ctx.split)
     got = yield ctx.search(start=since, limit=200, service=service, min_level="WARN")
-    kind, onset = classify(got.get("lines", []))
-    return submit(service, kind or "bad_deploy", onset or iso(since))
+    return submit(service, classify(got.get("lines", [])) or "bad_deploy", evidence)
 
 
 def _oldest_hit(got: dict[str, Any], kind_of: Callable[[str], str]) -> CallTool:
     for line in got.get("lines", []):
         fields = line_fields(line)
         if fields is not None:
-            return submit(fields[2], kind_of(fields[4]), fields[0])
+            return submit(fields[2], kind_of(fields[4]))
     return submit("none")
 
 
 def _catalogue_kind(message: str) -> str:
-    return classify([f"t L s i trace=0 {message}"])[0] or "bad_deploy"
+    return classify([f"t L s i trace=0 {message}"]) or "bad_deploy"
 
 
 def grep_catalogue(ctx: Context) -> Run:
@@ -57,8 +57,9 @@ def grep_catalogue(ctx: Context) -> Run:
 
 def _description_words(prompt: str) -> dict[str, set[str]]:
     """Each kind's distinctive description words (in no other kind's description)."""
+    block = prompt.split("Fault kinds", 1)[-1].split("\n\n", 1)[0]
     words = {kind: {w for w in re.findall(r"[a-z]{5,}", text.lower()) if w not in _STOPWORDS}
-             for kind, text in _KIND_LINE.findall(prompt)}
+             for kind, text in _KIND_LINE.findall(block)}
     return {kind: {w for w in own if not any(w in other for k, other in words.items() if k != kind)}
             for kind, own in words.items()}
 
@@ -228,7 +229,7 @@ def root_wording(ctx: Context) -> Run:
     for line in (yield from _grep(ctx, texts, start=ctx.split, limit=200, min_level="WARN")):
         fields = line_fields(line)
         if fields is not None and fields[2] in users and fields[2] not in chronic:
-            return submit(fields[2], _catalogue_kind(fields[4]), fields[0])
+            return submit(fields[2], _catalogue_kind(fields[4]))
     return submit("none")
 
 
@@ -242,7 +243,70 @@ def grep_reach(ctx: Context) -> Run:
     for line in (yield from _grep(ctx, texts, start=ctx.split, limit=200, min_level="WARN")):
         fields = line_fields(line)
         if fields is not None and fields[2] in users:
-            return submit(fields[2], _catalogue_kind(fields[4]), fields[0])
+            return submit(fields[2], _catalogue_kind(fields[4]))
+    return submit("none")
+
+
+def _failing_roots(ctx: Context, calls: dict[str, set[str]], edge: str) -> Generator[CallTool, dict[str, Any], list[str]]:
+    """The services below `edge` whose WARN+ rate rose while none of their dependencies' did: the
+    incident's failing roots as rates and the call graph show them (2 queries)."""
+    before, after = yield from _rise(ctx, min_level="WARN")
+    risen = set(_risen(before, after, ctx.ratio))
+    return sorted(s for s in reachable(calls, edge) & risen if not calls.get(s, set()) & risen)
+
+
+def _graph_if_risen(ctx: Context) -> Generator[CallTool, dict[str, Any], dict[str, set[str]] | None]:
+    """The call graph (`list_services`), or None when the reported endpoint's failures did not rise."""
+    listing = yield CallTool("list_services", {})
+    calls = {s["name"]: set(s.get("calls", [])) for s in listing.get("services", [])}
+    return calls if (yield from reported_rise(ctx)) else None
+
+
+def random_root(obs: Observation) -> Action:
+    """The random-root guess: finds the failing roots below the reported edge from rates and the call
+    graph, names one at random, and cites the latest failed requests to the reported endpoint as
+    its access log shows them, without opening any."""
+    rng = obs.rng()
+
+    def run(ctx: Context) -> Run:
+        calls = yield from _graph_if_risen(ctx)
+        if calls is None:
+            return submit("none")
+        report = ctx.reported
+        assert report is not None
+        roots = yield from _failing_roots(ctx, calls, report.edge)
+        if not roots:
+            return submit("none")
+        failed = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=20, service=report.edge,
+                                  min_level="ERROR", text=report.text)
+        cited = tuple(dict.fromkeys(f[3] for line in reversed(failed.get("lines", []))
+                                    if (f := line_fields(line)) is not None))[:3]
+        return (yield from _describe(ctx, rng.choice(roots), evidence=cited))
+
+    return scripted(run)(obs)
+
+
+def cite_twin(ctx: Context) -> Run:
+    """Follows a failed request as the oracle does, but one to another endpoint of the reported edge
+    (a concurrent fault's): names the bottom of its path and cites it."""
+    calls = yield from _graph_if_risen(ctx)
+    if calls is None:
+        return submit("none")
+    report = ctx.reported
+    assert report is not None
+    errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=100, service=report.edge,
+                              min_level="ERROR")
+    others = list(dict.fromkeys(f[3] for line in reversed(errors.get("lines", []))
+                                if (f := line_fields(line)) is not None and " /api/" in f[4]
+                                and not f[4].startswith(f"{report.method} {report.path}/")))
+    for trace in others[:3]:
+        request = yield ctx.search(limit=200, trace=trace)
+        lines = [f for line in request.get("lines", []) if (f := line_fields(line)) is not None]
+        crossed = {f[2] for f in lines} - {report.edge}
+        deepest = sorted(s for s in crossed if not reachable(calls, s) & crossed)
+        if len(deepest) == 1:
+            kind = classify([f"t L s i trace=0 {f[4]}" for f in lines if f[2] == deepest[0]]) or "bad_deploy"
+            return submit(deepest[0], kind, [trace])
     return submit("none")
 
 
@@ -263,5 +327,7 @@ SHORTCUTS: dict[str, Policy] = {
     "shortcut_biggest_rise": scripted(biggest_rise),
     "shortcut_earliest_anomaly": scripted(earliest_anomaly),
     "shortcut_none": scripted(none),
+    "shortcut_random_root": random_root,
+    "shortcut_cite_twin": scripted(cite_twin),
     **LEARNED,
 }

@@ -1,8 +1,9 @@
-"""Lazy, time-ordered log streams of a planned incident, each from its own seeded generator.
+"""Lazy, time-ordered log streams of a planned incident's background, jobs, look-alikes and herrings,
+each from its own seeded generator (a fault's own lines: `fault_stream`).
 
-A request's lines share one trace id across the services it crosses: a background line often
-continues a caller's recent request, and a fault line continues the latest failing request of
-the service it concerns, so a user's failed request can be followed down to the root.
+An edge logs each request it serves twice, under the request's own trace id: when it receives it
+and when it answers it (its access line). An inner service's background line often continues a
+dependency's request that logged just before it (the callee answered, then the caller finished).
 """
 
 from __future__ import annotations
@@ -12,58 +13,70 @@ import heapq
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from fault_localisation.background import JOBS, LEVELS, Profile, access_line, profile
-from fault_localisation.catalogue import GRACEFUL, KINDS_BY_ID, Line
-from fault_localisation.plan import Decoy, Fault, Herring
+from fault_localisation.background import ENDPOINTS, JOBS, LEVELS, Access, Profile, access_line, profile, request_line
+from fault_localisation.catalogue import KINDS_BY_ID
+from fault_localisation.distractors import Decoy, Herring
 from fault_localisation.rng import Rng
-from fault_localisation.topology import callers_of
 
 if TYPE_CHECKING:
     from fault_localisation.generate import Incident
 
-__all__ = ["Row", "background", "decoy_lines", "fault_lines", "herring_lines", "periodic"]
+__all__ = ["Row", "background", "decoy_lines", "herring_lines", "periodic"]
 
 Row = tuple[int, str, str, str, str, str]
 """(timestamp in epoch ms, level, service, instance, trace id, message)"""
-_VERBATIM_SHARE = 0.6
-"""Of a verbatim-echoing caller's lines, the share that quote the root's own line unchanged."""
-_GATEWAY_STATUS = (500, 502, 503, 504)
-"""What an edge answers a request its upstream failed: the status says nothing of the cause."""
 _JOIN_MS = 2_000
-"""A background line may continue a caller's request that logged within this long before it."""
+"""A background line may continue a dependency's request that logged within this long before it."""
 
 
 def background(inc: Incident, lines: int) -> Iterator[Row]:
     rng = Rng(f"background/{inc.seed}")
     noisy = {h.service for h in inc.herrings if h.kind == "noisy"}
     profiles: list[Profile] = [profile(rng, s, s.name in noisy) for s in inc.services]
-    callers = {s.name: callers_of(inc.services, s.name) for s in inc.services}
+    calls = {s.name: s.calls for s in inc.services}
     cum: list[float] = []
     total = 0.0
     for p in profiles:
         total += p.weight
         cum.append(total)
-    per_ms = max(lines, inc.knobs.lines // 4) / (inc.end_ms - inc.start_ms)
-    expo, rand, choice, bits = rng.expovariate, rng.random, rng.choice, rng.getrandbits
+    # An access-log request is two lines (received, answered).
+    per_draw = 1 + sum(p.weight * p.access_share for p in profiles) / total
+    per_ms = max(lines, inc.knobs.lines // 4) / per_draw / (inc.end_ms - inc.start_ms)
+    expo, rand, choice, bits, randrange = rng.expovariate, rng.random, rng.choice, rng.getrandbits, rng.randrange
     linked = inc.knobs.traces
     latest: dict[str, tuple[int, str]] = {}
+    answers: list[Row] = []  # access lines of requests received, not yet answered
     t = float(inc.start_ms)
     while True:
         t += expo(per_ms)
         if t >= inc.end_ms:
-            return
+            break
         p = profiles[bisect.bisect(cum, rand() * total)]
         level = LEVELS[bisect.bisect(p.level_cum, rand() * p.level_cum[-1])]
-        message = choice(p.templates[level])(rng, p.service)
+        template = choice(p.templates[level])
         name, now = p.service.name, int(t)
+        instance = choice(p.service.instances)
         trace = f"{bits(64):016x}"
-        up = callers[name]
-        if linked and up and rand() < 0.6:
-            seen = latest.get(choice(up))
+        while answers and answers[0][0] <= now:
+            yield heapq.heappop(answers)
+        if isinstance(template, Access):
+            endpoint, request = choice(ENDPOINTS), randrange(1, 1_000_000)
+            ms, status = randrange(template.low_ms, template.high_ms), choice(template.statuses)
+            yield (now, "DEBUG", name, instance, trace, request_line(endpoint, request))
+            if now + ms < inc.end_ms:
+                heapq.heappush(answers, (now + ms, level, name, instance, trace,
+                                         access_line(endpoint, request, status, ms)))
+            continue
+        message = template(rng, p.service)
+        down = calls[name]
+        if linked and down and p.service.role != "edge" and rand() < 0.6:
+            seen = latest.get(choice(down))
             if seen is not None and now - seen[0] <= _JOIN_MS:
                 trace = seen[1]
         latest[name] = (now, trace)
-        yield (now, level, name, choice(p.service.instances), trace, message)
+        yield (now, level, name, instance, trace, message)
+    while answers:
+        yield heapq.heappop(answers)
 
 
 def periodic(inc: Incident) -> list[Row]:
@@ -83,77 +96,6 @@ def periodic(inc: Incident) -> list[Row]:
                              f"scheduled job '{job.name}' finished in {took / 1000:.1f}s"))
                 t += period
     return sorted(r for r in rows if r[0] < inc.end_ms)
-
-
-def fault_lines(inc: Incident, fault: Fault, tag: str) -> Iterator[Row]:
-    """Every effect's lines, merged in time order so each caller line can join the latest failing
-    request of the service it concerns."""
-    rng = Rng(f"{tag}/{inc.seed}")
-    kind = KINDS_BY_ID[fault.kind]
-    by_name = {s.name: s for s in inc.services}
-    root = fault.root
-    root_service = by_name[root.service]
-    deps = root_service.calls if fault.kind == "dns_failure" and root_service.calls else (root.dep,)
-    callers = kind.echo if fault.echo else kind.caller
-    prelude: list[Row] = []
-    if kind.prelude is not None:
-        prelude = sorted(
-            (root.onset_ms - rng.randrange(30_000, 120_000), kind.prelude.level, root.service, instance,
-             f"{rng.getrandbits(64):016x}", kind.prelude.render(rng, root.service, root.dep))
-            for instance in root_service.instances
-        )
-    linked = inc.knobs.traces
-    latest: dict[str, str] = {}
-    # The precursor trickles at a fifth of the storm's rate, at least one line a minute.
-    warn_per_ms = max(1.0, root.per_min / 5) / 60_000
-    pending = [(e.onset_ms, i) for i, e in enumerate(fault.effects)]
-    heapq.heapify(pending)
-
-    def stream() -> Iterator[Row]:
-        storm_started = False
-        while pending:
-            t, i = heapq.heappop(pending)
-            if t >= inc.end_ms:
-                continue
-            effect = fault.effects[i]
-            speaker = subject = effect.service  # `subject` is whom the line's wording is about
-            if i == 0:
-                line: Line
-                if t < fault.storm_ms:
-                    line = kind.warning
-                else:
-                    line = kind.root[0] if not storm_started else rng.choice(kind.root)
-                    storm_started = True
-                dep = effect.dep if line is kind.root[0] else rng.choice(deps)
-                level = "WARN" if fault.quiet and line.level == "ERROR" else line.level
-                trace = f"{rng.getrandbits(64):016x}"
-                step = warn_per_ms if t < fault.storm_ms else effect.per_min / 60_000
-                after = t + rng.expovariate(step)
-                if t < fault.storm_ms < after:
-                    after = fault.storm_ms
-            elif effect.endpoint is not None:  # an edge: its access log names the endpoint, not the upstream
-                dep = effect.dep
-                trace = (latest.get(dep) if linked else None) or f"{rng.getrandbits(64):016x}"
-                latest[speaker] = trace
-                heapq.heappush(pending, (max(int(t) + 1, int(t + rng.expovariate(effect.per_min / 60_000))), i))
-                yield (int(t), "ERROR", speaker, rng.choice(by_name[speaker].instances), trace,
-                       access_line(rng, effect.endpoint, rng.choice(_GATEWAY_STATUS), rng.randrange(1_000, 30_001)))
-                continue
-            else:
-                line, dep = rng.choice(GRACEFUL if fault.graceful else callers), effect.dep
-                level = line.level if fault.graceful else "WARN" if effect.warn_only else line.level
-                trace = (latest.get(dep) if linked else None) or f"{rng.getrandbits(64):016x}"
-                if fault.verbatim and rng.random() < _VERBATIM_SHARE:
-                    # Passing the root's error text on unchanged: the very line the root writes.
-                    line, subject, dep = rng.choice(kind.root), root.service, rng.choice(deps)
-                    level = "WARN" if effect.warn_only else line.level
-                after = t + rng.expovariate(effect.per_min / 60_000)
-            latest[speaker] = trace
-            heapq.heappush(pending, (int(after) if after > t else int(t) + 1, i))
-            yield (int(t), level, speaker, rng.choice(by_name[speaker].instances), trace,
-                   line.render(rng, subject, dep))
-
-    return heapq.merge(iter(prelude), stream())
 
 
 def decoy_lines(inc: Incident, decoy: Decoy) -> Iterator[Row]:

@@ -1,5 +1,5 @@
 """Fault localisation: the incident's log is reachable only through the budgeted log_search toolset;
-the agent names the root-cause service, fault kind and onset.
+the agent reports the root-cause service, its fault kind and the failed requests the claim rests on.
 
 Each task is one seed of the pure generator. `setup` builds (or finds) the incident's log store on
 the host and hands the toolset only its path, via the rollout state; the label stays on TaskData,
@@ -22,8 +22,9 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field
 
-from fault_localisation import background, catalogue, plan, rng, streams, topology
+from fault_localisation import background, catalogue, distractors, edge, fault_stream, plan, rng, streams, topology
 from fault_localisation import generate as generate_module
+from fault_localisation.evidence import check, opened
 from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, preset, split_seeds
 from fault_localisation.grade import RULES, Claim, grade
@@ -54,7 +55,7 @@ class FaultLocalisationData(vf.TaskData):
     """Generation knobs; with `seed` they reproduce the incident exactly."""
     budget: int
     label: Label
-    """Held out: the root cause (service, fault kind, onset). Never in the prompt or a tool result."""
+    """Held out: the root cause (service, fault kind). Never in the prompt or a tool result."""
 
 
 class FaultLocalisationTaskConfig(IsolationTaskConfig):
@@ -78,8 +79,10 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
     @vf.reward(weight=1.0)
     async def root_cause(self, trace: vf.Trace) -> float:
         sub, queries = _what_the_agent_did(trace)
-        claim = None if sub is None else Claim(sub.service, sub.fault_kind, sub.onset)
-        result = grade(claim, self.data.label, len(queries))
+        claim = None if sub is None else Claim(sub.service, sub.fault_kind, tuple(sub.evidence))
+        support = (False, "no report") if claim is None else check(
+            claim.service, claim.evidence, generate(self.data.seed, self.data.knobs), opened(queries))
+        result = grade(claim, self.data.label, len(queries), support)
         trace.info["grade"] = asdict(result)
         trace.info["submission"] = None if sub is None else sub.model_dump()
         trace.info["queries"] = [record.model_dump() for record in queries]
@@ -188,7 +191,8 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
         return [LogSearchToolset(config.tools)]
 
 
-GENERATOR_MODULES = (background, catalogue, generate_module, plan, rng, streams, topology)
+GENERATOR_MODULES = (background, catalogue, distractors, edge, fault_stream, generate_module, plan, rng, streams,
+                     topology)
 """Every module whose source shapes an incident's log."""
 
 

@@ -1,8 +1,10 @@
-"""The policy gate in process: scripted policies over 20 dev tasks.
+"""The policy gate in process: scripted policies over 20 dev tasks (19 incidents and a control).
 
-The oracle must localise nearly everything within the free queries; spending the whole budget,
-guessing, spamming and every shortcut (an honest strategy that skips the investigation) must
-score far below it; and no tool result may carry the answer.
+The oracle must localise nearly everything within the free queries and cite the request it
+followed; spending the whole budget, guessing, spamming and every shortcut (an honest strategy
+that skips the investigation) must score far below it; and no tool result may carry the answer.
+The gate itself is decided on one-sided bounds (`arena_kit.gate.stats`) over 50 tasks of each
+split here; the N ≥ 300 tables are run by hand (`python -m fault_localisation.gate`).
 """
 
 import asyncio
@@ -13,7 +15,9 @@ from statistics import mean
 import pytest
 
 from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX
-from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode
+from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode, split_tasks
+from fault_localisation.engineers import ENGINEERS
+from fault_localisation.gate import table
 from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES
 
@@ -24,7 +28,9 @@ pytestmark = pytest.mark.slow  # the module fixture plays every policy over 20 t
 
 @pytest.fixture(scope="module")
 def episodes(tmp_path_factory) -> dict[str, list[Episode]]:
-    tasks = dev_tasks(TASKS, tmp_path_factory.mktemp("stores"))
+    pool = dev_tasks(60, tmp_path_factory.mktemp("stores"))
+    control = next(t for t in pool if t.data.label.service == "none")
+    tasks = [t for t in pool if t.data.label.service != "none"][:TASKS - 1] + [control]
     return {name: run_all(policy, tasks) for name, policy in POLICIES.items()}
 
 
@@ -48,10 +54,28 @@ def test_the_oracle_localises_nearly_every_incident_within_the_free_queries(epis
     assert any(e.task.data.label.service == "none" for e in episodes["oracle"]), "the sample holds no control"
 
 
-def test_the_oracle_follows_a_failing_request_by_its_trace(episodes):
+def test_the_oracle_follows_a_failing_request_by_its_trace_and_cites_it(episodes):
     for episode in episodes["oracle"]:
-        if episode.task.data.label.service != "none":
-            assert any(q.tool == "search_logs" and "trace" in q.args for q in episode.trace.state.query_log)
+        submission = episode.trace.state.submission
+        if episode.task.data.label.service == "none":
+            assert submission.evidence == []
+            continue
+        [cited] = submission.evidence
+        assert any(q.tool == "search_logs" and q.args.get("trace") == cited and submission.service in q.services
+                   for q in episode.trace.state.query_log)
+        assert "supported" in episode.trace.info["grade"]["reason"]
+
+
+@pytest.mark.parametrize("name", sorted(ENGINEERS))
+def test_the_engineers_investigations_written_from_the_prompt_solve_it(episodes, name):
+    assert score(episodes[name]) >= 0.9
+    assert all(e.trace.state.queries_used <= RULES.free_queries for e in episodes[name])
+
+
+def test_a_random_guess_among_the_failing_roots_citing_unopened_requests_earns_little(episodes):
+    runs = episodes["shortcut_random_root"]
+    assert all(e.trace.state.submission.evidence for e in runs if e.task.data.label.service != "none")
+    assert all(e.reward <= RULES.unsupported for e in runs if e.task.data.label.service != "none")
 
 
 def test_spending_the_whole_budget_scores_at_least_0_15_below_the_oracle(episodes):
@@ -113,12 +137,17 @@ def test_policies_are_deterministic_and_read_unwrapped_results_alike(episodes):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["dev", "test"])
-def test_the_gate_holds_over_50_tasks_of_each_split(tmp_path, split):
-    from arena_testkit.fault_episode import mean_rewards, split_tasks
-
-    table = mean_rewards(POLICIES, split_tasks(split, 50, tmp_path))
-    oracle, queries = table["oracle"]
-    assert oracle >= 0.98 and queries <= 10
-    assert table["exhaustive"][0] <= oracle - 0.15
+def test_the_gate_holds_over_50_tasks_of_each_split_by_its_bounds(tmp_path, split):
+    """The in-process gate's own table (`python -m fault_localisation.gate`) over 50 tasks: no rule
+    fails. At 50 tasks the oracle's 0.98 floor cannot be met by a bound (a perfect oracle's lower
+    bound is 0.94), so a rule may stay undecided; the N = 300 tables decide them (README)."""
+    lines: list[str] = []
+    status = table([split], 50, tmp_path, list(POLICIES), out=lines.append)
+    assert status != "failed", "\n".join(line for line in lines if "failed" in line)
+    rows = {line.split(" | ")[0].removeprefix("| "): line.split(" | ") for line in lines[2:]}
+    assert set(rows) == set(POLICIES)
+    assert float(rows["oracle"][3]) >= 0.98 and float(rows["oracle"][6]) <= 7
+    for name in ENGINEERS:
+        assert float(rows[name][3]) >= 0.9, rows[name]
     for name in SHORTCUTS:
-        assert table[name][0] <= min(SHORTCUT_CEILING, oracle - 0.5), (name, table[name])
+        assert rows[name][-1].startswith("met"), rows[name]

@@ -14,6 +14,7 @@ from verifiers.v1.state import state_cls
 import fault_localisation
 from arena_testkit.fault_episode import NO_BOX, dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS
+from fault_localisation.fault_stream import users_requests
 from fault_localisation.generate import DIFFICULTIES, Knobs, generate, iso, preset
 from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES
@@ -56,7 +57,7 @@ def test_tasks_carry_the_generation_knobs_and_the_held_out_label(tmp_path: Path)
 
 
 def test_task_data_survives_the_trace_round_trip_controls_included(tmp_path: Path):
-    tasks = dev_tasks(20, tmp_path)
+    tasks = dev_tasks(40, tmp_path)
     assert any(t.data.label.service == "none" for t in tasks)
     for task in tasks:  # traces store task data without None fields; vf-replay rebuilds it from that
         wire = task.data.model_dump(mode="json", exclude_none=True)
@@ -73,7 +74,11 @@ def test_the_prompt_gives_window_budget_and_vocabulary_but_not_the_label(tmp_pat
         assert all(kind.id in prompt for kind in FAULT_KINDS)
         label = task.data.label
         assert json.dumps(asdict(label)) not in prompt
-        assert label.onset is None or label.onset not in prompt
+        assert label.service == "none" or f" {label.service} " not in prompt.split("Fault kinds")[0]
+        # What a report must carry, and how a control is answered.
+        assert "search_logs(trace=<id>)" in prompt and "evidence: the trace ids (1 to 3)" in prompt
+        assert 'submit service "none" with no fault kind, evidence or lines' in prompt
+        assert "onset" not in prompt
 
 
 def test_setup_builds_the_store_on_the_host_and_fills_the_rollout_state(tmp_path: Path):
@@ -102,13 +107,16 @@ def test_a_second_rollout_of_the_incident_reuses_the_built_store(tmp_path: Path)
 
 
 def scored_trace(task: FaultLocalisationTask, queries: int) -> vf.Trace:
-    """A trace whose rollout charged `queries` queries and submitted the right answer."""
+    """A trace whose rollout charged `queries` queries, opened a users' failed request and
+    submitted the right answer citing it."""
     label = task.data.label
+    cited = sorted(users_requests(generate(task.data.seed, task.data.knobs)))[0]
     trace = new_trace(task)
     asyncio.run(task.setup(trace, runtime=NO_BOX))
-    trace.state.submission = Submission(service=label.service, fault_kind=label.fault_kind, onset=label.onset)
+    trace.state.submission = Submission(service=label.service, fault_kind=label.fault_kind, evidence=[cited])
     trace.state.queries_used = queries
-    trace.state.query_log = [QueryRecord(tool="count_logs", args={}, matched=1) for _ in range(queries)]
+    opened = QueryRecord(tool="search_logs", args={"trace": cited}, matched=3, services=[label.service])
+    trace.state.query_log = [opened] + [QueryRecord(tool="count_logs", args={}, matched=1) for _ in range(queries - 1)]
     asyncio.run(task.score(trace))
     return trace
 
@@ -118,7 +126,7 @@ def test_the_reward_grades_the_submission_and_records_why(tmp_path: Path):
     trace = scored_trace(task, queries=12)
     assert trace.rewards["root_cause"].score == pytest.approx(1.0 - (12 - RULES.free_queries) * 0.04)
     assert trace.metrics["queries_used"] == 12
-    assert trace.info["grade"]["reason"].startswith("service right")
+    assert trace.info["grade"]["reason"].startswith("service right, supported")
     assert trace.info["submission"]["service"] == task.data.label.service
     assert len(trace.info["queries"]) == 12
 
@@ -205,4 +213,5 @@ def test_every_knob_reaches_the_task_and_the_store_key(tmp_path: Path):
 
 def test_the_store_key_covers_every_generator_module():
     assert {m.__name__.rsplit(".", 1)[1] for m in GENERATOR_MODULES} >= {
-        "background", "catalogue", "generate", "plan", "rng", "streams", "topology"}
+        "background", "catalogue", "distractors", "edge", "fault_stream", "generate", "plan", "rng", "streams",
+        "topology"}

@@ -21,4 +21,5 @@ def test_the_gate_passes_with_the_learned_shortcut_and_the_investigations_in_it(
     assert {"shortcut_learned", "shortcut_learned_names", "shortcut_learned_counts_graph"} <= set(by)
     assert {s.role for s in scores if s.policy.startswith("investigate_")} == {"investigation"}
     assert all(s.failed == 0 and s.episodes == 2 for s in scores)
-    assert by["oracle"].mean == 1.0 and by["investigate_trace_no_onset"].mean > 0.5
+    assert by["oracle"].mean == 1.0 and by["investigate_first_to_fail"].mean > 0.5
+    assert by["shortcut_random_root"].mean <= 0.1 and by["shortcut_cite_twin"].mean <= 0.1

@@ -17,7 +17,8 @@ from fault_localisation.generate import MECHANISMS, Incident, Knobs, Label, gene
 from fault_localisation.observe import KIND_EVIDENCE
 from fault_localisation.plan import reaches_edge
 from fault_localisation.rng import Rng
-from fault_localisation.streams import decoy_lines, fault_lines
+from fault_localisation.fault_stream import fault_lines, fault_requests
+from fault_localisation.streams import decoy_lines
 from fault_localisation.topology import MAX_SERVICES, MIN_SERVICES, build_topology, callers_of
 
 DEV = split_seeds("dev", 1000)
@@ -71,7 +72,7 @@ def test_a_fault_opens_at_its_root_onset_and_reaches_an_edge_through_its_callers
         roles = {s.name: s.role for s in incident.services}
         calls = {s.name: s.calls for s in incident.services}
         root = fault.root
-        assert incident.label == Label(root.service, fault.kind, incident.label.onset)
+        assert incident.label == Label(root.service, fault.kind)
         assert any(roles[e.service] == "edge" for e in fault.effects)
         for effect in fault.effects[1:]:
             assert effect.dep in calls[effect.service] and effect.dep in effects
@@ -164,16 +165,62 @@ def reported_lines(incident: Incident, rows: list) -> list:
 
 @pytest.mark.slow
 def test_a_failing_users_request_shares_one_trace_from_the_edge_down_to_the_root():
-    for incident in faulty(15):
+    for incident in faulty(10, Knobs()):
         rows = list(incident.rows())
         by_trace: dict[str, set[str]] = {}
         for r in rows:
             by_trace.setdefault(r[4], set()).add(r[2])
         late = [r for r in reported_lines(incident, rows) if r[0] > incident.end_ms - 5 * 60_000]
         reached = [incident.fault.root.service in by_trace[r[4]] for r in late]
-        assert sum(reached) >= 0.9 * len(reached) > 0
+        assert sum(reached) >= 0.75 * len(reached) > 0
         twins = {t.root.service for t in incident.twins}
         assert not any(by_trace[r[4]] & twins for r in late), "a reported request crossed a concurrent fault's root"
+
+
+@pytest.mark.slow
+def test_a_requests_lines_read_in_causal_order_one_trace_per_user_request():
+    """The edge receives the request, the root fails, its callers report it on the way back up,
+    the edge answers: strictly in that time order, under a trace id no other request shares."""
+    crossed_root = 0
+    for incident in faulty(12):
+        rows = list(incident.rows())
+        by_trace: dict[str, list] = {}
+        for r in rows:
+            by_trace.setdefault(r[4], []).append(r)
+        roles = {s.name: s.role for s in incident.services}
+        depth = {e.service: e.depth for e in incident.fault.effects}
+        for r in reported_lines(incident, rows):
+            lines = by_trace[r[4]]
+            edge_lines = [x for x in lines if roles[x[2]] == "edge"]
+            assert len(edge_lines) == 2 and lines[0] == edge_lines[0] and lines[-1] == r == edge_lines[1], lines
+            assert lines[0][1] == "DEBUG" and lines[0][5].startswith("received ")
+            assert [x[0] for x in lines] == sorted({x[0] for x in lines}), "not strictly in time order"
+            request, took = r[5].split(" ")[1], int(r[5].split(" ")[3].removesuffix("ms"))
+            assert lines[0][5].endswith(request) and took == r[0] - lines[0][0]
+            inner = lines[1:-1]
+            if inner:
+                crossed_root += 1
+                assert inner[0][2] == incident.fault.root.service
+                assert [depth[x[2]] for x in inner] == sorted(depth[x[2]] for x in inner)
+    assert crossed_root > 50
+
+
+def test_an_edges_background_request_is_received_then_answered_under_its_own_trace():
+    incident = generate(DEV[2], SMALL)
+    edges = {s.name for s in incident.services if s.role == "edge"}
+    by_trace: dict[str, list] = {}
+    for r in incident.rows():
+        if r[2] in edges:
+            by_trace.setdefault(r[4], []).append(r)
+    pairs = [lines for lines in by_trace.values() if lines[0][5].startswith("received ")]
+    assert len(pairs) > 100
+    for lines in pairs:
+        if len(lines) == 1:  # received just before the window closed
+            assert lines[0][0] >= incident.end_ms - 5_000
+            continue
+        received, answered = lines
+        took = int(answered[5].rsplit(" ", 1)[1].removesuffix("ms"))
+        assert answered[0] - received[0] == took and received[5].endswith(answered[5].split(" ")[1])
 
 
 @pytest.mark.slow
@@ -233,7 +280,7 @@ def test_controls_have_no_users_fault_only_look_alikes():
     controls = list(islice((i for i in (generate(s, SMALL) for s in DEV) if i.fault is None), 5))
     assert len(controls) == 5
     for incident in controls:
-        assert incident.label == Label("none", "none", None)
+        assert incident.label == Label("none", "none")
         allowed = {d.service for d in (*incident.decoys, *incident.mimics)}
         allowed |= {e.service for f in (incident.stray, *incident.twins) if f is not None for e in f.effects}
         for row in incident.rows():
@@ -254,7 +301,7 @@ def test_no_log_line_contains_a_fault_kind_id():
 def test_incidents_are_distributed_sanely_across_seeds():
     incidents = [generate(seed) for seed in DEV]
     faults = [i.fault for i in incidents if i.fault is not None]
-    assert 0.06 <= 1 - len(faults) / len(incidents) <= 0.14
+    assert 0.02 <= 1 - len(faults) / len(incidents) <= 0.08
     kinds = Counter(f.kind for f in faults)
     assert set(kinds) == {k.id for k in FAULT_KINDS} and min(kinds.values()) >= 0.03 * len(faults)
     for incident in incidents:
@@ -263,7 +310,8 @@ def test_incidents_are_distributed_sanely_across_seeds():
             continue
         root = incident.fault.root
         assert root.service in reaches_edge(incident.services) and callers_of(incident.services, root.service)
-        assert all(18 * 60_000 <= f.root.onset_ms - incident.start_ms < 38 * 60_000 for f in incident.faults)
+        assert all(18 * 60_000 <= f.storm_ms - incident.start_ms < 38 * 60_000 for f in incident.faults)
+        assert all(0 <= f.storm_ms - f.root.onset_ms < 6 * 60_000 for f in incident.faults)
         assert all(h.service != root.service for h in incident.herrings)
         assert len(incident.fault.effects) >= 2
 

@@ -1,114 +1,26 @@
-"""Run a scripted policy against one fault-localisation task in process: the real Task setup and
-scoring, the real LogSearchToolset methods, and verifiers' per-call state binding — no MCP
-transport (tests/toolsets/log_search covers that through real sessions)."""
+"""The fault-localisation tests' in-process driver (`fault_localisation.episode`: real Task setup and
+scoring, real LogSearchToolset methods, no MCP transport) and the per-knob and per-tier difficulty
+tables. The gate table is the package's own: `python -m fault_localisation.gate`."""
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
-import verifiers.v1 as vf
-from mcp.server.mcpserver.exceptions import ToolError
-from verifiers.v1.mcp import server as vf_server
+from arena_kit.policy import Policy
+from fault_localisation.episode import NO_BOX, Episode, new_trace, run_all, run_episode, split_tasks
+from fault_localisation.taskset import FaultLocalisationTask
 
-from arena_kit.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
-from fault_localisation.taskset import (
-    FaultLocalisationConfig,
-    FaultLocalisationTask,
-    FaultLocalisationTaskConfig,
-    FaultLocalisationTaskset,
-)
-from log_search.toolset import LogSearchConfig, LogSearchState, LogSearchToolset
-
-TOOLS = ("list_services", "search_logs", "count_logs", "budget", "submit_root_cause")
-NO_BOX = SimpleNamespace(info=None)
-"""The runtime an in-process episode hands to setup: there is no container to confine."""
-MAX_TURNS = 80
-
-
-@dataclass
-class Episode:
-    task: FaultLocalisationTask
-    trace: vf.Trace
-    results: list[str] = field(default_factory=list)
-    """Every tool result text the policy saw."""
-
-    @property
-    def reward(self) -> float:
-        return self.trace.reward
-
-
-def split_tasks(split: str, count: int, store_dir: Path, **knobs) -> list[FaultLocalisationTask]:
-    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,
-                                     task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
-    return list(FaultLocalisationTaskset(config))
+__all__ = ["NO_BOX", "Episode", "dev_tasks", "knob_settings", "mean_rewards", "new_trace", "run_all", "run_episode",
+           "split_tasks"]
 
 
 def dev_tasks(count: int, store_dir: Path, **knobs) -> list[FaultLocalisationTask]:
     return split_tasks("dev", count, store_dir, **knobs)
 
 
-def new_trace(task: FaultLocalisationTask) -> vf.Trace:
-    return vf.Trace(task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
-                    agent=vf.AgentInfo(config=vf.AgentConfig()), state=LogSearchState())
-
-
-async def call_tool(toolset: LogSearchToolset, state: LogSearchState, name: str, arguments: dict) -> tuple[bool, str]:
-    """One tool call with `state` bound as verifiers binds it; (is_error, text) as MCP would report."""
-    token = vf_server._call_state.set(state)
-    try:
-        return False, await getattr(toolset, name)(**arguments)
-    except ToolError as e:
-        return True, f"Error executing tool {name}: {e}"
-    finally:
-        vf_server._call_state.reset(token)
-
-
-async def run_episode(policy: Policy, task: FaultLocalisationTask, wrap: bool = True) -> Episode:
-    """Drive `policy` until it answers; tool results are wrapped in harness text when `wrap`."""
-    trace = new_trace(task)
-    await task.setup(trace, runtime=NO_BOX)  # type: ignore[arg-type]
-    toolset = LogSearchToolset(LogSearchConfig())
-    episode = Episode(task, trace)
-    offered = tuple(ToolSpec(f"log_search_{name}") for name in TOOLS)
-    steps: list[Step] = []
-    for _ in range(MAX_TURNS):
-        obs = Observation(model="arena/fault-localisation/test", system=task.data.system_prompt or "",
-                          prompt=task.data.prompt_text, tools=offered, steps=tuple(steps), dialect="chat")
-        action = policy(obs)
-        if isinstance(action, Answer):
-            break
-        if isinstance(action, RunShell):  # no box here: a shell call gets nothing back
-            steps.append(Step(action, "bash: command not available in this driver"))
-            continue
-        assert isinstance(action, CallTool), f"unexpected action {action!r}"
-        name = next(t for t in TOOLS if tool_matches(f"log_search_{t}", action.name))
-        _, text = await call_tool(toolset, trace.state, name, dict(action.arguments))
-        if wrap:
-            text = f"[tool log_search_{name} returned]\n{text}\n[end of tool result]"
-        episode.results.append(text)
-        steps.append(Step(action, text))
-    await task.score(trace)
-    return episode
-
-
-def run_all(policy: Policy, tasks: list[FaultLocalisationTask]) -> list[Episode]:
-    async def go() -> list[Episode]:
-        return [await run_episode(policy, task) for task in tasks]
-
-    return asyncio.run(go())
-
-
-def mean_rewards(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]) -> dict[str, tuple[float, float]]:
-    """Each policy's (mean reward, mean queries used) over `tasks`."""
-    table = {}
-    for name, policy in policies.items():
-        episodes = run_all(policy, tasks)
-        table[name] = (sum(e.reward for e in episodes) / len(episodes),
-                       sum(e.trace.state.queries_used for e in episodes) / len(episodes))
-    return table
+def mean_rewards(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]) -> dict[str, float]:
+    """Each policy's mean reward over `tasks`."""
+    return {name: sum(e.reward for e in run_all(policy, tasks)) / len(tasks) for name, policy in policies.items()}
 
 
 MECHANISM_OFF = {"twins": 0, "shared_trigger": 0.0, "decoys": 0, "mimics": 0, "echo": 0.0, "verbatim_echo": 0.0, "callers_first": 0.0,
@@ -130,9 +42,9 @@ def knob_settings() -> dict[str, dict]:
 
 
 def main() -> None:
-    """`python -m arena_testkit.fault_episode [split] [tasks] [--knobs | --difficulty]`: the in-process
-    gate table (every policy), the per-knob difficulty table (oracle, exhaustive and the shortcuts) or
-    the per-tier one (oracle, every shortcut, the investigations)."""
+    """`python -m arena_testkit.fault_episode [split] [tasks] --knobs | --difficulty`: the per-knob
+    difficulty table (oracle, exhaustive and the shortcuts) or the per-tier one (oracle, every
+    shortcut, the investigations), mean rewards in process."""
     import sys
     import tempfile
 
@@ -149,17 +61,15 @@ def main() -> None:
                   for tier in DIFFICULTIES}
         print("| policy | " + " | ".join(DIFFICULTIES) + " |")
         for n in names:
-            print(f"| {n} | " + " | ".join(f"{tables[t][n][0]:.3f}" for t in DIFFICULTIES) + " |", flush=True)
+            print(f"| {n} | " + " | ".join(f"{tables[t][n]:.3f}" for t in DIFFICULTIES) + " |", flush=True)
         return
     if "--knobs" not in sys.argv:
-        for name, (reward, queries) in mean_rewards(POLICIES, split_tasks(split, count, store)).items():
-            print(f"| {name} | {reward:.3f} | {queries:.1f} |", flush=True)
-        return
+        raise SystemExit("pass --knobs or --difficulty (the gate table: python -m fault_localisation.gate)")
     names = ["oracle", "exhaustive", *(n for n in POLICIES if n.startswith("shortcut_"))]
     print("| knobs | " + " | ".join(n.removeprefix("shortcut_") for n in names) + " |")
     for row, knobs in knob_settings().items():
         table = mean_rewards({n: POLICIES[n] for n in names}, split_tasks(split, count, store, **knobs))
-        print(f"| {row} | " + " | ".join(f"{table[n][0]:.2f}" for n in names) + " |", flush=True)
+        print(f"| {row} | " + " | ".join(f"{table[n]:.2f}" for n in names) + " |", flush=True)
 
 
 if __name__ == "__main__":

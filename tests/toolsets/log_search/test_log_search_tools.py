@@ -235,25 +235,56 @@ def test_a_missing_store_is_reported_without_its_path_and_costs_nothing(server, 
 def test_a_root_cause_is_accepted_once(server, store_path):
     route = rollout(server, store_path)
     first = tool(server, route, "submit_root_cause", service="payments", fault_kind="disk_full",
-                 onset="2024-03-05T14:21:07+00:00")
+                 evidence=["trace=0000000000000005", "000000000000000A"])
     assert payload(first) == {"accepted": True}
-    second = tool(server, route, "submit_root_cause", service="gateway", fault_kind="disk_full",
-                  onset="2024-03-05T14:22:00Z")
+    second = tool(server, route, "submit_root_cause", service="gateway", fault_kind="disk_full")
     assert second.is_error and "already submitted" in result_text(second)
     assert server.state(route)["submission"] == {"service": "payments", "fault_kind": "disk_full",
-                                                 "onset": "2024-03-05T14:21:07.000Z"}
+                                                 "evidence": ["0000000000000005", "000000000000000a"], "lines": []}
+    assert used(server, route) == 0  # checking the cited requests is free
+
+
+def test_a_report_may_quote_lines_of_its_cited_requests_as_they_were_printed(server, store_path):
+    route = rollout(server, store_path)
+    [line] = payload(tool(server, route, "search_logs", start=START, end=END, trace="0000000000000005"))["lines"]
+    other = payload(tool(server, route, "search_logs", start=START, end=END, trace="0000000000000006"))["lines"][0]
+    refused = tool(server, route, "submit_root_cause", service="payments", fault_kind="disk_full",
+                   evidence=["0000000000000005"], lines=[other])
+    assert refused.is_error and "lines[1] is not a line of a cited request" in result_text(refused)
+    accepted = tool(server, route, "submit_root_cause", service="payments", fault_kind="disk_full",
+                    evidence=["0000000000000005"], lines=[f"  {line} "])
+    assert payload(accepted) == {"accepted": True}
+    assert server.state(route)["submission"]["lines"] == [line]
+
+
+def test_a_search_by_trace_id_records_which_services_it_showed(server, store_path):
+    route = rollout(server, store_path)
+    found = payload(tool(server, route, "search_logs", start=START, end=END, trace="0000000000000005"))
+    payload(tool(server, route, "search_logs", start=START, end=END, limit=3))
+    payload(tool(server, route, "count_logs", start=START, end=END, trace="0000000000000005"))
+    by_trace, plain, counted = server.state(route)["query_log"]
+    assert by_trace["services"] == [found["lines"][0].split(" ")[2]]
+    assert plain.get("services") is None and counted.get("services") is None
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
-    pytest.param({"service": "billing", "fault_kind": "disk_full", "onset": START}, "unknown service", id="service"),
-    pytest.param({"service": "NONE", "fault_kind": "none", "onset": ""}, 'submit service "none"', id="none-in-capitals"),
-    pytest.param({"service": "payments", "fault_kind": "gremlins", "onset": START}, "fault_kind must be one of",
-                 id="kind"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": "soon"}, "ISO 8601", id="onset"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": "0001-01-01T00:00:00+01:00"},
-                 "onset must lie between", id="onset-year-0"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": START, "confidence": 0.9},
-                 "unknown argument 'confidence'", id="unknown-argument"),
+    pytest.param({"service": "billing", "fault_kind": "disk_full"}, "unknown service", id="service"),
+    pytest.param({"service": "NONE", "fault_kind": "none"}, 'submit service "none"', id="none-in-capitals"),
+    pytest.param({"service": "payments", "fault_kind": "gremlins"}, "fault_kind must be one of", id="kind"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": ["12345"]},
+                 "evidence must be a 16-hex-digit trace id", id="malformed-id"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": ["ffffffffffffffff"]},
+                 "which is no request of this incident's log", id="unknown-id"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": [f"{i:016x}" for i in range(4)]},
+                 "the limit is 3", id="too-many-ids"),
+    pytest.param({"service": "none", "evidence": ["0000000000000005"]}, 'a "none" report cites no request',
+                 id="none-with-evidence"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "lines": ["anything"]},
+                 "evidence cites no request", id="lines-without-evidence"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": ["0000000000000005"],
+                  "lines": ["x"] * 6}, "the limit is 5", id="too-many-lines"),
+    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": START}, "unknown argument 'onset'",
+                 id="onset-is-gone"),
 ])
 def test_an_invalid_submission_is_refused_and_leaves_the_answer_open(server, store_path, arguments, message):
     route = rollout(server, store_path)
@@ -266,7 +297,7 @@ def test_an_invalid_submission_is_refused_and_leaves_the_answer_open(server, sto
 def test_no_incident_is_submitted_as_service_none(server, store_path):
     route = rollout(server, store_path, budget=0)
     assert payload(tool(server, route, "submit_root_cause", service="none")) == {"accepted": True}
-    assert server.state(route)["submission"] == {"service": "none", "fault_kind": "none", "onset": None}
+    assert server.state(route)["submission"] == {"service": "none", "fault_kind": "none", "evidence": [], "lines": []}
 
 
 def test_the_query_log_keeps_a_bounded_copy_of_each_query(server, store_path):
@@ -321,8 +352,8 @@ ODD_VALUES = [10**30, -1, 0, 1.5, float("inf"), "NaN", None, True, "   ", {"nest
 FUZZED = {
     "search_logs": ({**WINDOW}, ["start", "end", "service", "min_level", "text", "trace", "limit"]),
     "count_logs": ({**WINDOW}, ["start", "end", "group_by", "service", "min_level", "text", "trace"]),
-    "submit_root_cause": ({"service": "payments", "fault_kind": "disk_full", "onset": START},
-                          ["service", "fault_kind", "onset"]),
+    "submit_root_cause": ({"service": "payments", "fault_kind": "disk_full", "evidence": ["0000000000000005"]},
+                          ["service", "fault_kind", "evidence", "lines"]),
 }
 INTERNAL = ("Traceback", "validation error", "pydantic", "out of range", "has no attribute", "NoneType",
             "unsupported operand", "invalid literal", "Errno", "sqlite3", "OperationalError", "object is not")

@@ -27,14 +27,18 @@ from pydantic import BaseModel, BeforeValidator
 
 from arena_kit.toolset import SerialToolset
 from log_search.store import (
-    GROUP_BYS, LEVELS, GroupBy, InvalidQuery, Level, LogLine, LogStore, Query, QueryTooCostly, format_ts,
+    GROUP_BYS, LEVELS, GroupBy, InvalidQuery, Level, LogLine, LogStore, Query, QueryTooCostly,
 )
 
-__all__ = ["MAX_LIMIT", "MAX_TEXT_CHARS", "MAX_TEXT_TERMS", "LogSearchConfig", "LogSearchState", "LogSearchToolset",
-           "MinLevel", "QueryRecord", "ServiceInfo", "Submission", "count_payload", "parse_group_by", "parse_query",
-           "search_payload"]
+__all__ = ["MAX_EVIDENCE", "MAX_LIMIT", "MAX_QUOTED_LINES", "MAX_TEXT_CHARS", "MAX_TEXT_TERMS", "LogSearchConfig",
+           "LogSearchState", "LogSearchToolset", "MinLevel", "QueryRecord", "ServiceInfo", "Submission", "count_payload",
+           "parse_group_by", "parse_query", "parse_report", "search_payload"]
 
 MAX_LIMIT = 200
+MAX_EVIDENCE = 3
+"""Requests (trace ids) one report may cite."""
+MAX_QUOTED_LINES = 5
+"""Log lines one report may quote."""
 MAX_TEXT_CHARS = 1_000
 MAX_TEXT_TERMS = 64
 """Words, phrases and operators in one full-text query; FTS5 work grows with each."""
@@ -68,14 +72,19 @@ class QueryRecord(BaseModel):
     tool: str
     args: dict[str, Any]
     matched: int
+    services: list[str] | None = None
+    """For a search by trace id: the services whose lines it returned (what the agent saw of
+    that request); None for any other query."""
 
 
 class Submission(BaseModel):
     service: str
     """A service name, or "none"."""
     fault_kind: str
-    onset: str | None
-    """Normalised ISO timestamp; None when service is "none"."""
+    evidence: list[str] = []
+    """The trace ids (normalised) of the requests the claim rests on; none for "none"."""
+    lines: list[str] = []
+    """Log lines of those requests the report quotes, as search_logs printed them."""
 
 
 class LogSearchState(vf.State):
@@ -147,14 +156,41 @@ def _logged(args: dict[str, Any]) -> dict[str, Any]:
             for k, v in args.items() if v is not None}
 
 
-def _trace_id(value: str | None) -> str | None:
+def _trace_id(value: str | None, name: str = "trace") -> str | None:
     if not value:
         return None
     trace = value.strip().lower().removeprefix("trace=")
     if not _TRACE_ID.fullmatch(trace):
-        raise ToolError(f"trace must be a 16-hex-digit trace id as printed in a line (trace=<id>), "
+        raise ToolError(f"{name} must be a 16-hex-digit trace id as printed in a line (trace=<id>), "
                         f"got {value[:40]!r}")
     return trace
+
+
+def parse_report(service: str, evidence: list[str] | None, lines: list[str] | None) -> tuple[list[str], list[str]]:
+    """The cited trace ids (normalised, deduplicated) and quoted lines of a report, checked for
+    shape (not yet against the log). Pure.
+
+    Raises:
+        ToolError: a "none" report that cites or quotes anything, too many ids or lines, a
+            malformed id or an overlong line (nothing is submitted).
+    """
+    evidence, lines = evidence or [], lines or []
+    if service == "none" and (evidence or lines):
+        raise ToolError('a "none" report cites no request and quotes no line: drop evidence and lines')
+    ids = list(dict.fromkeys(_trace_id(value, "evidence") or "" for value in evidence))
+    if "" in ids:
+        raise ToolError("evidence must list trace ids, got an empty one")
+    if len(ids) > MAX_EVIDENCE:
+        raise ToolError(f"evidence cites {len(ids)} requests, the limit is {MAX_EVIDENCE}: cite the ones the "
+                        "claim rests on")
+    if len(lines) > MAX_QUOTED_LINES:
+        raise ToolError(f"lines quotes {len(lines)} lines, the limit is {MAX_QUOTED_LINES}")
+    if lines and not ids:
+        raise ToolError("lines quotes log lines but evidence cites no request: quote lines of the cited requests")
+    if any(len(line) > MAX_TEXT_CHARS for line in lines):
+        raise ToolError(f"lines holds a line longer than {MAX_TEXT_CHARS} characters; quote it as search_logs "
+                        "printed it")
+    return ids, [line.strip() for line in lines]
 
 
 def parse_query(start: str, end: str, service: str | None, min_level: str | None, text: str | None,
@@ -257,7 +293,9 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
             raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {str(limit)[:40]}")
         args = {"start": start, "end": end, "service": service, "min_level": min_level, "text": text,
                 "trace": query.trace, "limit": limit}
-        result = await self._charged("search_logs", args, lambda s: s.search(query, limit), lambda r: r[1])
+        result = await self._charged(
+            "search_logs", args, lambda s: s.search(query, limit), lambda r: r[1],
+            (lambda r: sorted({line.service for line in r[0]})) if query.trace else None)
         return _json({**search_payload(result), "budget": self._budget()})
 
     @vf.tool
@@ -283,25 +321,58 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         return _json(self._budget())
 
     @vf.tool
-    async def submit_root_cause(self, service: str, fault_kind: str = "none", onset: str = "") -> str:
-        """Submit your final answer; accepted once, a second submission is refused. Free.
+    async def submit_root_cause(self, service: str, fault_kind: str = "none", evidence: list[str] | None = None,
+                                lines: list[str] | None = None) -> str:
+        """Submit your final report; accepted once, a second submission is refused. Free.
 
         service: the root-cause service (a name from list_services), or "none" if there was no
-        incident. fault_kind: one id from the fault-kind vocabulary in your instructions. onset:
-        ISO 8601 UTC timestamp when the root cause began (e.g. 2024-03-05T14:05:12Z).
-        fault_kind and onset are ignored when service is "none"."""
+        incident. fault_kind: one id from the fault-kind vocabulary in your instructions.
+        evidence: the trace ids (1 to 3) of the requests the claim rests on, as printed in their
+        lines (trace=<id>); each must be a request of this incident's log. Your instructions say
+        which requests support a claim (typically failed requests you opened with
+        search_logs(trace=<id>) whose lines show the named service failing). lines (optional): up to
+        5 log lines of the cited requests, quoted exactly as search_logs printed them. A "none"
+        report takes no fault_kind, evidence or lines. A malformed report is refused with the
+        reason, and you may submit again."""
         state = self.state
         if state.submission is not None:
             raise ToolError("a root cause was already submitted; submissions are final")
+        ids, quoted = parse_report(service, evidence, lines)
         if service == "none":
-            state.submission = Submission(service="none", fault_kind="none", onset=None)
+            state.submission = Submission(service="none", fault_kind="none")
             return _json({"accepted": True})
         self._check_service(service, submitting=True)
         if fault_kind not in state.fault_kinds:
             raise ToolError(f"fault_kind must be one of: {', '.join(state.fault_kinds)}")
-        at = format_ts(_parse_time("onset", onset))
-        state.submission = Submission(service=service, fault_kind=fault_kind, onset=at)
+        if ids:
+            await self._check_cited(ids, quoted)
+        state.submission = Submission(service=service, fault_kind=fault_kind, evidence=ids, lines=quoted)
         return _json({"accepted": True})
+
+    async def _check_cited(self, ids: list[str], quoted: list[str]) -> None:
+        """Every cited id is a request of this incident's log, every quoted line one of their lines."""
+        state = self.state
+        store = self._store(state.store_path)
+        start, end = _parse_time("window start", state.window_start), _parse_time("window end", state.window_end)
+
+        def read(s: LogStore) -> dict[str, set[str]]:
+            return {trace: {line.render() for line in s.search(Query(start, end, trace=trace), MAX_LIMIT)[0]}
+                    for trace in ids}
+
+        try:
+            found = await asyncio.get_running_loop().run_in_executor(self._queries, read, store)
+        except Exception:
+            logger.exception("log_search submit_root_cause could not read %s", state.store_path)
+            raise ToolError("the log store could not check the cited requests; nothing was submitted") from None
+        missing = [trace for trace in ids if not found[trace]]
+        if missing:
+            raise ToolError(f"evidence cites {missing[0]}, which is no request of this incident's log; cite trace "
+                            "ids as printed in the lines search_logs returned")
+        printed = set().union(*found.values())
+        for i, line in enumerate(quoted, 1):
+            if line not in printed:
+                raise ToolError(f"lines[{i}] is not a line of a cited request as search_logs printed it: "
+                                f"{line[:80]!r}")
 
     def _query(self, start: str, end: str, service: str | None, min_level: str | None, text: str | None,
                trace: str | None) -> Query:
@@ -316,7 +387,7 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
                 "total": state.budget}
 
     async def _charged(self, tool: str, args: dict[str, Any], run: Callable[[LogStore], T],
-                       matched: Callable[[T], int]) -> T:
+                       matched: Callable[[T], int], services: Callable[[T], list[str]] | None = None) -> T:
         """Run a query against this rollout's store and charge it, or raise without charging."""
         state = self.state
         if state.queries_used >= state.budget:
@@ -336,7 +407,8 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
             logger.exception("log_search %s failed on %s with %s", tool, state.store_path, args)
             raise ToolError("the log store could not run this query; nothing was charged") from None
         state.queries_used += 1
-        state.query_log.append(QueryRecord(tool=tool, args=_logged(args), matched=matched(result)))
+        state.query_log.append(QueryRecord(tool=tool, args=_logged(args), matched=matched(result),
+                                           services=None if services is None else services(result)))
         return result
 
     def _store(self, path: str) -> LogStore:

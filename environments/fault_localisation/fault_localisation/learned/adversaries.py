@@ -1,13 +1,27 @@
-"""Two more learners with feature sets unlike the gate's, trained on train seeds and scored on dev and test."""
+"""Two more learners with feature sets unlike the shipped model's, trained on train seeds and
+played on dev and test by the in-process gate (`python -m fault_localisation.gate --learners 2000`):
+
+- `forest_windows`: a random forest over each service's WARN+ counts in five fixed windows (the
+  quiet quarter hour, then minutes 15-25, 25-33, 33-41 and 41-60, where the faults start), its
+  rise per window against its own baseline, the window it first rose in and that window's lag
+  behind its callers' and ahead of its dependencies' first rises, the bare call graph, and the
+  reported endpoint's onset (its failures per minute: one more count) against each service's
+  first rise (no line text); 6 queries and the read;
+- `logistic_names`: a logistic regression over who names whom in four 200-line WARN+ samples
+  (20, 30, 40 and 50 minutes in) and the fault-kind wording of each service's own and naming
+  lines (no counts, no call graph).
+
+Both end like the shipped model: the top service, or "none" under a threshold fit out of fold on
+train, then one read of it for its kind; they open no request, so they cite none, and what counts
+is how often they name the users' root against chance. Episodes are played offline against the
+real stores through the toolset's query code and scored by the real grader (`grade.grade`)."""
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
-import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -15,34 +29,23 @@ from statistics import mean
 from typing import Any
 
 from arena_kit.policy import CallTool
+from fault_localisation.episode import Scored
+from fault_localisation.generate import generate
 from fault_localisation.grade import Claim, grade
-from fault_localisation.learned.dataset import context_of, executor_for, split_tasks
+from fault_localisation.investigations import rose
+from fault_localisation.learned.dataset import context_of, executor_for
 from fault_localisation.learned.executor import drive
+from fault_localisation.learned.plan import series_onset
 from fault_localisation.learned.policy import DESCRIBE_LIMIT
-from fault_localisation.observe import KIND_EVIDENCE, Context, classify, iso, line_fields, rate_z
+from fault_localisation.observe import KIND_EVIDENCE, Context, classify, line_fields, rate_z
 from fault_localisation.taskset import FaultLocalisationTask
 
-__all__ = ["ABOUT", "LEARNERS", "Learner", "evaluate", "main", "names_features", "window_features"]
-
-ABOUT = """\
-`python -m fault_localisation.learned.adversaries [--tasks 300] [--eval 50] [--seed S] [--store-dir DIR]`
-prints each learner's mean reward (a report, not a gate):
-
-- `forest_windows`: a random forest over each service's WARN+ counts in six fixed windows (the
-  quiet quarter hour, then five 9-minute windows), its rise per window against its own baseline,
-  the window it first rose in and that window's lag behind its callers' and ahead of its
-  dependencies' first rises, plus the bare call graph (no line text, no dated onset);
-- `logistic_names`: a logistic regression over who names whom in four 200-line WARN+ samples
-  (20, 30, 40 and 50 minutes in) and the fault-kind wording of each service's own and naming
-  lines (no counts, no call graph).
-
-Both end like the gate's model: the top service, or "none" under a threshold fit out of fold on
-train, then one read of it for kind and onset. Episodes are played offline against the real
-stores through the toolset's query code and scored by the real grader (`grade.grade`)."""
+__all__ = ["LEARNERS", "Learner", "evaluate", "fit", "names_features", "observe", "score_claims",
+           "window_features"]
 
 Seen = dict[str, Any]
 Rows = dict[str, dict[str, float]]
-WINDOW_EDGES = (0, 15, 24, 33, 42, 51, 60)
+WINDOW_EDGES = (0, 15, 25, 33, 41, 60)
 """Minutes into the window where each count window starts (the last value is the window's end)."""
 SAMPLE_STARTS = (20, 30, 40, 50)
 _HIGH = ("ERROR", "FATAL")
@@ -54,12 +57,18 @@ def _log(x: float) -> float:
 
 def window_plan(ctx: Context) -> Generator[CallTool, dict[str, Any], Seen]:
     services = (yield CallTool("list_services", {})).get("services", [])
+    reported = ctx.reported
+    if reported is None:
+        raise ValueError("the prompt names no reported endpoint")
+    series = (yield ctx.count("minute", service=reported.edge, min_level="ERROR", text=reported.text)).get("counts", {})
     windows = []
     for a, b in zip(WINDOW_EDGES, WINDOW_EDGES[1:]):
         got = yield ctx.count("service", start=ctx.start + timedelta(minutes=a), end=ctx.start + timedelta(minutes=b),
                               min_level="WARN")
         windows.append({str(k): int(v) for k, v in got.get("counts", {}).items()})
-    return {"services": services, "windows": windows}
+    onset = series_onset(ctx, {str(k): int(v) for k, v in series.items()}) if rose(ctx, series) else None
+    return {"services": services, "windows": windows,
+            "onset": None if onset is None else (onset - ctx.start) / timedelta(minutes=1)}
 
 
 def window_features(ctx: Context, seen: Seen) -> Rows:
@@ -73,17 +82,22 @@ def window_features(ctx: Context, seen: Seen) -> Rows:
     lengths = [b - a for a, b in zip(WINDOW_EDGES, WINDOW_EDGES[1:])]
     base_len = lengths[0]
     windows = seen["windows"]
+    onset = WINDOW_EDGES[-1] if seen["onset"] is None else float(seen["onset"])
+    at_onset = next((i for i, b in enumerate(WINDOW_EDGES[2:]) if onset < b), len(lengths) - 2)
     z = {n: [rate_z(windows[0].get(n, 0), w.get(n, 0), length / base_len)
              for w, length in zip(windows[1:], lengths[1:])] for n in names}
     first = {n: next((i for i, v in enumerate(z[n]) if v > 3.5), len(lengths)) for n in names}
     rows: Rows = {}
     for n in names:
-        f: dict[str, float] = {"base": _log(windows[0].get(n, 0))}
+        f: dict[str, float] = {"base": _log(windows[0].get(n, 0)), "onset": onset}
         for i, (w, length) in enumerate(zip(windows[1:], lengths[1:])):
             f[f"w{i}"] = _log(w.get(n, 0))
             f[f"z{i}"] = z[n][i]
             f[f"ratio{i}"] = _log((w.get(n, 0) / length) / (windows[0].get(n, 0) / base_len + 0.1))
         f["first_rise"] = float(first[n])
+        f["rise_vs_onset"] = float(first[n] - at_onset)
+        f["minutes_before_onset"] = onset - WINDOW_EDGES[1 + min(first[n], len(lengths) - 1)]
+        f["z_at_onset"] = z[n][at_onset]
         cf = [first[c] for c in callers[n]]
         df = [first[d] for d in calls[n]]
         f["lag_vs_callers"] = first[n] - min(cf, default=len(lengths))
@@ -181,13 +195,20 @@ class _Case:
     charged: int
 
 
-def _observe(learner: Learner, tasks: list[FaultLocalisationTask], store_dir: Path | None) -> list[_Case]:
-    cases = []
+def observe(learners: Sequence[Learner], tasks: list[FaultLocalisationTask], store_dir: Path | None,
+            prune: bool = False) -> dict[str, list[_Case]]:
+    """Each task as every learner's plan saw it, by learner name; with `prune`, each log store is
+    deleted once seen (2,000 stores take about 9 GB)."""
+    cases: dict[str, list[_Case]] = {learner.name: [] for learner in learners}
     for task in tasks:
         ctx = context_of(task)
         answer = executor_for(task, store_dir)
-        seen = drive(learner.plan(ctx), answer)
-        cases.append(_Case(task, ctx, learner.features(ctx, seen), answer.charged))
+        for learner in learners:
+            answer.charged = 0
+            seen = drive(learner.plan(ctx), answer)
+            cases[learner.name].append(_Case(task, ctx, learner.features(ctx, seen), answer.charged))
+        if prune:
+            answer.store.path.unlink(missing_ok=True)
     return cases
 
 
@@ -231,49 +252,38 @@ def fit(learner: Learner, cases: list[_Case], seed: int) -> tuple[Any, list[str]
     return learner.make(seed).fit(X, y), keys, best_t
 
 
+def score_claims(tasks: list[FaultLocalisationTask], claims: list[tuple[Claim, int]]) -> Scored:
+    """Grade each (claim, charged queries) with the real grader; a claim the learner makes cites no
+    opened request, so its evidence supports nothing."""
+    rewards: dict[str, list[float]] = {}
+    hits, chance, incidents, queries = 0, 0.0, 0, 0
+    for task, (claim, charged) in zip(tasks, claims):
+        label = task.data.label
+        rewards[task.data.id] = [grade(claim, label, charged, (False, "no request opened")).score]
+        queries += charged
+        if label.service != "none":
+            incidents += 1
+            hits += claim.service == label.service
+            chance += 1 / len(generate(task.data.seed, task.data.knobs).faults)
+    return Scored(rewards, queries / max(1, len(tasks)), hits, chance, incidents)
+
+
 def evaluate(learner: Learner, model: Any, keys: list[str], threshold: float, tasks: list[FaultLocalisationTask],
-             store_dir: Path | None) -> tuple[float, float]:
-    """Mean reward and mean queries over `tasks`, each played offline and graded by the real grader."""
-    rewards, queries = [], []
-    for case in _observe(learner, tasks, store_dir):
+             store_dir: Path | None) -> Scored:
+    """Each task played offline by the fitted learner and graded by the real grader."""
+    claims = []
+    for case in observe([learner], tasks, store_dir)[learner.name]:
         names = sorted(case.rows)
         probs = model.predict_proba([[case.rows[n][k] for k in keys] for n in names])[:, 1] if names else []
         ranked = sorted(zip((float(p) for p in probs), names), key=lambda pn: (-pn[0], pn[1]))
         charged = case.charged
         if not ranked or ranked[0][0] < threshold:
-            claim = Claim("none", "none", None)
+            claim = Claim("none", "none")
         else:
             root = ranked[0][1]
             answer = executor_for(case.task, store_dir)
             got = answer(case.ctx.search(start=case.ctx.split, limit=DESCRIBE_LIMIT, service=root, min_level="WARN"))
             charged += answer.charged
-            kind, onset = classify([str(line) for line in got.get("lines", [])])
-            claim = Claim(root, kind or "bad_deploy", onset or iso(case.ctx.split))
-        rewards.append(grade(claim, case.task.data.label, charged).score)
-        queries.append(charged)
-    return mean(rewards), mean(queries)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m fault_localisation.learned.adversaries", description=ABOUT,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", type=int, default=300, help="train incidents")
-    parser.add_argument("--eval", type=int, default=50, help="dev and test incidents each")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--store-dir", type=Path, default=None)
-    args = parser.parse_args(argv)
-    train = split_tasks("train", args.tasks, args.store_dir)
-    splits = {s: split_tasks(s, args.eval, args.store_dir) for s in ("dev", "test")}
-    print(f"| learner | dev (N={args.eval}) | test (N={args.eval}) | queries | threshold | train s |")
-    print("|---|---|---|---|---|---|")
-    for learner in LEARNERS:
-        began = time.monotonic()
-        model, keys, threshold = fit(learner, _observe(learner, train, args.store_dir), args.seed)
-        took = time.monotonic() - began
-        scores = {s: evaluate(learner, model, keys, threshold, tasks, args.store_dir) for s, tasks in splits.items()}
-        print(f"| {learner.name} | {scores['dev'][0]:.3f} | {scores['test'][0]:.3f} | "
-              f"{scores['dev'][1]:.1f}/{scores['test'][1]:.1f} | {threshold:.3f} | {took:.0f} |", flush=True)
-
-
-if __name__ == "__main__":
-    main()
+            claim = Claim(root, classify([str(line) for line in got.get("lines", [])]) or "bad_deploy")
+        claims.append((claim, charged))
+    return score_claims(tasks, claims)

@@ -12,13 +12,10 @@ from fault_localisation.generate import generate, iso
 from fault_localisation.learned.executor import Executor, drive
 from fault_localisation.learned.plan import VARIANTS, Observed, observe
 from fault_localisation.observe import Context
-from fault_localisation.taskset import (
-    FaultLocalisationConfig, FaultLocalisationTask, FaultLocalisationTaskConfig, FaultLocalisationTaskset,
-    build_incident_store,
-)
+from fault_localisation.taskset import FaultLocalisationTask, build_incident_store
 from log_search.store import LogStore
 
-__all__ = ["Example", "context_of", "examples", "executor_for", "split_tasks"]
+__all__ = ["Example", "context_of", "examples", "executor_for"]
 
 
 @dataclass(frozen=True)
@@ -35,13 +32,6 @@ class Example:
     """Charged queries each variant's plan spent."""
 
 
-def split_tasks(split: str, count: int, store_dir: Path | None = None, **knobs: Any) -> list[FaultLocalisationTask]:
-    """The split's first `count` tasks as the taskset builds them (prompt, seed, knobs, label)."""
-    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,
-                                     task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
-    return list(FaultLocalisationTaskset(config))
-
-
 def context_of(task: FaultLocalisationTask) -> Context:
     return Context.of(Observation(model="", system="", prompt=task.data.prompt_text, tools=(), steps=(),
                                   dialect="chat"))
@@ -56,7 +46,9 @@ def executor_for(task: FaultLocalisationTask, store_dir: Path | None = None) -> 
 
 
 def examples(tasks: list[FaultLocalisationTask], store_dir: Path | None = None,
-             variants: tuple[str, ...] = VARIANTS) -> Iterator[Example]:
+             variants: tuple[str, ...] = VARIANTS, prune: bool = False) -> Iterator[Example]:
+    """Each task as every variant's plan saw it; with `prune`, each log store is deleted once seen
+    (2,000 stores take about 9 GB)."""
     for task in tasks:
         ctx = context_of(task)
         answer = executor_for(task, store_dir)
@@ -65,4 +57,6 @@ def examples(tasks: list[FaultLocalisationTask], store_dir: Path | None = None,
             answer.charged = 0
             seen[variant] = drive(observe(ctx, variant), answer)
             queries[variant] = answer.charged
+        if prune:
+            answer.store.path.unlink(missing_ok=True)
         yield Example(task.data.seed, task.data.label.service, ctx, seen, queries)

@@ -1,4 +1,13 @@
-"""The learned shortcut's fixed query plan: what at most six charged queries reveal, never a trace id."""
+"""The learned shortcut's fixed query plan: what at most six charged queries reveal, never a trace id.
+
+`all` (the gate's model) spends all six on timing: the reported endpoint's failures per minute
+(its onset, rise and rate; no rise means "none"), a read of the reported edge's latest failed
+requests of every endpoint (when each endpoint began failing, how often), and WARN+ lines per
+service in four windows: the quiet quarter hour, then up to four minutes before the reported
+endpoint's onset, the six minutes around it, and after (each service's onset, rise and lag behind
+or ahead of its callers and dependencies). `counts_graph` is `all` without the edge read;
+`names` reads 200 WARN+ lines of the last ten minutes and nothing else (who names whom).
+"""
 
 from __future__ import annotations
 
@@ -8,17 +17,19 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from arena_kit.policy import CallTool
-from fault_localisation.observe import Context, anomalous, change_minute, ts
+from fault_localisation.investigations import rose
+from fault_localisation.observe import Context, change_minute, ts
 
-__all__ = ["MAX_PLAN_QUERIES", "VARIANTS", "Observed", "observe"]
+__all__ = ["AROUND", "MAX_PLAN_QUERIES", "VARIANTS", "WINDOWS", "Observed", "observe"]
 
 VARIANTS = ("all", "names", "counts_graph")
 """The gate's model (`all`) and its two ablations: names in lines only, counts and call graph only."""
 MAX_PLAN_QUERIES = 6
 """Charged queries before deciding; one read of the chosen service follows (RULES.free_queries = 7)."""
-PRE = timedelta(minutes=10)
-"""The window before the users' failure began in which early risers show."""
-NEAR = timedelta(minutes=4)
+AROUND = (timedelta(minutes=4), timedelta(minutes=2))
+"""The window around the reported endpoint's onset: from 4 minutes before it to 2 after."""
+WINDOWS = ("base", "before", "around", "after")
+"""The count windows, in time order."""
 SAMPLE_LIMIT = 200
 NAMES_WINDOW = timedelta(minutes=10)
 """The names-only ablation reads WARN+ lines from this long before the window's end."""
@@ -31,21 +42,22 @@ class Observed:
     """Everything the plan's queries returned, as parsed tool results."""
 
     services: list[dict[str, Any]] = field(default_factory=list)
-    warn_before: dict[str, int] = field(default_factory=dict)
-    warn_after: dict[str, int] = field(default_factory=dict)
-    error_after: dict[str, int] = field(default_factory=dict)
     edge: str | None = None
-    """The reported edge, whose failure is dated."""
+    """The reported edge."""
+    endpoint: str = ""
+    """The reported endpoint as its access lines start (`POST /api/v1/checkout/`)."""
     edge_series: dict[str, int] = field(default_factory=dict)
-    """That edge's ERROR+ lines per minute about the reported endpoint."""
+    """The reported endpoint's ERROR+ lines per minute on the reported edge."""
     onset: datetime | None = None
-    """When the users' failure began (the edge series' step), or None before it is dated."""
-    pre: dict[str, int] = field(default_factory=dict)
-    """WARN+ lines per service in [onset - PRE, onset - 1 min)."""
-    near: dict[str, int] = field(default_factory=dict)
-    """WARN+ lines per service in [onset - 1 min, onset + NEAR) (counts_graph only)."""
+    """When the reported endpoint's failures began (the series' step), None on "none"."""
+    edge_lines: list[str] = field(default_factory=list)
+    """The reported edge's ERROR+ lines from the first quarter hour's end on (`all`)."""
+    windows: dict[str, dict[str, int]] = field(default_factory=dict)
+    """WARN+ lines per service in each of WINDOWS."""
+    bounds: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
+    """Each window's [start, end)."""
     sample: list[str] = field(default_factory=list)
-    """Up to SAMPLE_LIMIT WARN+ lines from the onset on (not counts_graph)."""
+    """Up to SAMPLE_LIMIT WARN+ lines of the last ten minutes (`names`)."""
     none: bool = False
     """Users saw no failure: nothing to rank."""
 
@@ -55,23 +67,22 @@ def _counts(got: dict[str, Any]) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.items()} if isinstance(counts, dict) else {}
 
 
-def _series_onset(ctx: Context, series: dict[str, int]) -> datetime:
-    """The minute the series steps up, else its first minute at half its peak after the quiet quarter hour."""
-    at = change_minute(series, ctx.start, ctx.end)
-    if at is not None:
-        return at
-    late = {ts(k): n for k, n in series.items() if ts(k) >= ctx.split}
-    if not late:
-        return ctx.split + (ctx.end - ctx.split) / 2
-    peak = max(late.values())
-    return min(t for t, n in late.items() if 2 * n >= peak)
+def series_onset(ctx: Context, series: dict[str, int]) -> datetime:
+    """The first minute after the quiet quarter hour that opens five minutes of three or more
+    failures (a sparse series' step), else the series' step by `change_minute`, else mid-window."""
+    minutes = sorted((ts(k), n) for k, n in series.items() if ts(k) >= ctx.split and n > 0)
+    for at, _ in minutes:
+        if sum(n for t, n in minutes if at <= t < at + timedelta(minutes=5)) >= 3:
+            return at
+    return change_minute(series, ctx.start, ctx.end) or ctx.split + (ctx.end - ctx.split) / 2
 
 
-def _window(ctx: Context, start: datetime, end: datetime) -> tuple[datetime, datetime]:
-    start, end = max(ctx.start, start), min(ctx.end, end)
-    if end <= start:
-        start, end = (end - timedelta(minutes=1), end) if end > ctx.start else (ctx.start, ctx.start + timedelta(minutes=1))
-    return start, end
+def window_bounds(ctx: Context, onset: datetime) -> dict[str, tuple[datetime, datetime]]:
+    """WINDOWS' bounds around the reported endpoint's onset, each at least a minute long."""
+    around_start = min(max(ctx.split + timedelta(minutes=1), onset - AROUND[0]), ctx.end - timedelta(minutes=2))
+    around_end = min(max(around_start + timedelta(minutes=1), onset + AROUND[1]), ctx.end - timedelta(minutes=1))
+    return {"base": (ctx.start, ctx.split), "before": (ctx.split, around_start), "around": (around_start, around_end),
+            "after": (around_end, ctx.end)}
 
 
 def observe(ctx: Context, variant: str = "all") -> Plan:
@@ -84,27 +95,21 @@ def observe(ctx: Context, variant: str = "all") -> Plan:
         got = yield ctx.search(start=ctx.end - NAMES_WINDOW, limit=SAMPLE_LIMIT, min_level="WARN")
         seen.sample = [str(line) for line in got.get("lines", [])]
         return seen
-    seen.warn_before = _counts((yield ctx.count("service", end=ctx.split, min_level="WARN")))
-    seen.warn_after = _counts((yield ctx.count("service", start=ctx.split, min_level="WARN")))
     reported = ctx.reported
     if reported is None:
         raise ValueError("the prompt names no reported endpoint")
-    seen.edge = reported.edge
+    seen.edge, seen.endpoint = reported.edge, f"{reported.method} {reported.path}/"
     seen.edge_series = _counts((yield ctx.count("minute", service=reported.edge, min_level="ERROR",
                                                 text=reported.text)))
-    before = sum(n for k, n in seen.edge_series.items() if ts(k) < ctx.split)
-    if not anomalous(before, sum(seen.edge_series.values()) - before, ctx.ratio):
+    if not rose(ctx, seen.edge_series):
         seen.none = True
         return seen
-    onset = seen.onset = _series_onset(ctx, seen.edge_series)
-    seen.error_after = _counts((yield ctx.count("service", start=ctx.split, min_level="ERROR")))
-    start, end = _window(ctx, onset - PRE, onset - timedelta(minutes=1))
-    seen.pre = _counts((yield ctx.count("service", start=start, end=end, min_level="WARN")))
-    if variant == "counts_graph":
-        start, end = _window(ctx, onset - timedelta(minutes=1), onset + NEAR)
-        seen.near = _counts((yield ctx.count("service", start=start, end=end, min_level="WARN")))
-    else:
-        start, _ = _window(ctx, onset, ctx.end)
-        got = yield ctx.search(start=start, limit=SAMPLE_LIMIT, min_level="WARN")
-        seen.sample = [str(line) for line in got.get("lines", [])]
+    seen.onset = series_onset(ctx, seen.edge_series)
+    if variant == "all":
+        got = yield ctx.search(start=ctx.split, limit=SAMPLE_LIMIT, service=reported.edge,
+                               min_level="ERROR")
+        seen.edge_lines = [str(line) for line in got.get("lines", [])]
+    seen.bounds = window_bounds(ctx, seen.onset)
+    for name, (start, end) in seen.bounds.items():
+        seen.windows[name] = _counts((yield ctx.count("service", start=start, end=end, min_level="WARN")))
     return seen

@@ -9,7 +9,7 @@ from arena_kit.policy import CallTool
 from fault_localisation.learned.features import features
 from fault_localisation.learned.model import Model, shipped
 from fault_localisation.learned.plan import Observed, observe
-from fault_localisation.observe import Context, Script, classify, iso, submit
+from fault_localisation.observe import Context, Script, classify, submit
 
 __all__ = ["DESCRIBE_LIMIT", "choose", "learned_script"]
 
@@ -31,7 +31,7 @@ def choose(model: Model, ctx: Context, seen: Observed) -> tuple[str, float]:
 def learned_script(variant: str, model: Model | None = None) -> Script:
     """The plan of `variant`, its model's choice (the shipped model unless `model` is given), then
     one read of that service (WARN+ after the first quarter hour) for the kind its wording points
-    to and its first such line."""
+    to. It cites no request: it never opens one."""
 
     def run(ctx: Context) -> Generator[CallTool, dict[str, Any], CallTool]:
         seen = yield from observe(ctx, variant)
@@ -39,10 +39,8 @@ def learned_script(variant: str, model: Model | None = None) -> Script:
         if root == "none":
             return submit("none")
         got = yield ctx.search(start=ctx.split, limit=DESCRIBE_LIMIT, service=root, min_level="WARN")
-        kind, onset = classify([str(line) for line in got.get("lines", [])])
-        return submit(root, kind or "bad_deploy", onset or iso(ctx.split))
+        return submit(root, classify([str(line) for line in got.get("lines", [])]) or "bad_deploy")
 
     run.__doc__ = (f"A gradient-boosted model trained on train incidents ({variant} features) ranks the services "
-                   "from at most six counts and searches (no trace filter); one read of the top one names kind "
-                   "and onset.")
+                   "from at most six counts and searches (no trace filter); one read of the top one names its kind.")
     return run

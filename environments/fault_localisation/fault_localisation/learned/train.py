@@ -11,7 +11,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fault_localisation.learned.dataset import Example, examples, split_tasks
+from fault_localisation.episode import split_tasks
+from fault_localisation.learned.dataset import Example, examples
 from fault_localisation.learned.features import feature_names, features
 from fault_localisation.learned.model import FORMAT, Model
 from fault_localisation.learned.plan import VARIANTS
@@ -20,8 +21,8 @@ from fault_localisation.taskset import generator_fingerprint
 __all__ = ["PARAMS", "USAGE", "export", "fit", "fit_threshold", "main", "matrix", "train"]
 
 USAGE = """\
-python -m fault_localisation.learned.train [--tasks 300] [--out DIR] [--seed S] [--store-dir DIR]
-[--difficulty easy|medium|hard] trains the three variants (`all`, `names`, `counts_graph`) in one
+python -m fault_localisation.learned.train [--tasks 2000] [--out DIR] [--seed S] [--store-dir DIR]
+[--prune-stores] [--difficulty easy|medium|hard] trains the three variants (`all`, `names`, `counts_graph`) in one
 run on the train split's first `tasks` seeds and writes <out>/<variant>.json (default: the
 package's weights directory). scikit-learn is needed here only (the `train` extra); the policies
 read the JSON in pure Python."""
@@ -97,8 +98,9 @@ def export(clf: Any, variant: str, threshold: float, meta: dict[str, Any]) -> di
             "init": init, "learning_rate": float(clf.learning_rate), "threshold": threshold, "trees": trees}
 
 
-def train(tasks: int = 300, seed: int = 0, out: Path | None = None, store_dir: Path | None = None,
-          variants: tuple[str, ...] = VARIANTS, verbose: bool = True, **knobs: Any) -> dict[str, Path]:
+def train(tasks: int = 2000, seed: int = 0, out: Path | None = None, store_dir: Path | None = None,
+          variants: tuple[str, ...] = VARIANTS, verbose: bool = True, prune: bool = False,
+          **knobs: Any) -> dict[str, Path]:
     """Train every variant on the train split's first `tasks` incidents; write `<out>/<variant>.json`
     (default: the package's weights directory). Returns the written paths."""
     import sklearn
@@ -107,9 +109,9 @@ def train(tasks: int = 300, seed: int = 0, out: Path | None = None, store_dir: P
     began = time.monotonic()
     split = split_tasks("train", tasks, store_dir, **knobs)
     exs = []
-    for i, ex in enumerate(examples(split, store_dir, variants)):
+    for i, ex in enumerate(examples(split, store_dir, variants, prune)):
         exs.append(ex)
-        if verbose and (i + 1) % 50 == 0:
+        if verbose and (i + 1) % 100 == 0:
             print(f"  observed {i + 1}/{tasks} train incidents ({time.monotonic() - began:.0f} s)", flush=True)
     observed_s = time.monotonic() - began
     out = out or Path(__file__).parent / "weights"
@@ -132,8 +134,7 @@ def train(tasks: int = 300, seed: int = 0, out: Path | None = None, store_dir: P
             "tasks": tasks, "rows": len(y), "seed": seed, "params": PARAMS, "folds": FOLDS, "cv": cv,
             "observe_s": round(observed_s, 1), "fit_s": round(time.monotonic() - fit_began, 1),
             "sklearn": sklearn.__version__, "python": platform.python_version(),
-            "retrain": "python -m fault_localisation.learned.train --tasks "
-                       f"{tasks} --seed {seed}",
+            "retrain": f"python -m fault_localisation.learned.train --tasks {tasks} --seed {seed} --prune-stores",
         }
         data = export(clf, variant, threshold, meta)
         path = out / f"{variant}.json"
@@ -150,16 +151,18 @@ def train(tasks: int = 300, seed: int = 0, out: Path | None = None, store_dir: P
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m fault_localisation.learned.train", description=USAGE)
-    parser.add_argument("--tasks", type=int, default=300, help="train incidents (train split seeds 0..tasks-1)")
+    parser.add_argument("--tasks", type=int, default=2000, help="train incidents (train split seeds 0..tasks-1)")
     parser.add_argument("--out", type=Path, default=None, help="directory for <variant>.json (default: the package)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store-dir", type=Path, default=None,
                         help="log store cache (default: the tasks' own, ~/.cache/arena/log_search)")
     parser.add_argument("--variant", action="append", choices=VARIANTS, help="train only these (repeatable)")
+    parser.add_argument("--prune-stores", action="store_true", help="delete each log store once observed")
     parser.add_argument("--difficulty", default=None, help="the taskset's difficulty preset (default: its default)")
     args = parser.parse_args(argv)
     knobs = {} if args.difficulty is None else {"difficulty": args.difficulty}
-    train(args.tasks, args.seed, args.out, args.store_dir, tuple(args.variant or VARIANTS), **knobs)
+    train(args.tasks, args.seed, args.out, args.store_dir, tuple(args.variant or VARIANTS), prune=args.prune_stores,
+          **knobs)
 
 
 if __name__ == "__main__":
