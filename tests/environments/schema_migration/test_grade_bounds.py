@@ -16,7 +16,9 @@ from schema_migration.families import BY_NAME, FAMILIES
 from schema_migration.generate import heldout_rows, seeds, spec
 from schema_migration.grade import grade
 from schema_migration.score import MISS_CAP, REASON_CHARS
-from schema_migration.jail import Limits
+from schema_migration import budget
+from schema_migration.budget import Limits
+from schema_migration.prepared import prepared
 
 pytestmark = pytest.mark.slow  # graded hostile migrations: > 1 s of CPU each
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
@@ -100,12 +102,12 @@ def _grade_isolated(family: str, sql: str) -> dict:
     return {**json.loads(out), "peak_temp_mb": peak_temp / 2**20}
 
 
-def test_the_child_runs_under_the_memory_cpu_and_file_limits(tmp_path):
-    db = tmp_path / "scratch" / "db.sqlite"
-    db.parent.mkdir()
+def test_the_child_runs_under_the_cpu_memory_and_file_limits(tmp_path):
+    db = tmp_path / "world0.sqlite"
     db.touch()
-    limits = Limits(cpu_s=7, memory_mb=900, file_mb=33)
-    report = jail.run(db, "CREATE TABLE t (a);", [], limits, build=None)
+    budget = {"steps": 10**6, "read_steps": 10**6, "cpu_s": 1.0, "read_cpu_s": 1.0}
+    world = {"name": "main", "db": db.name, "tables": [], "views": [], "untouched": [], "battery": None, "plan": None, "budget": budget}
+    [report] = jail.run(tmp_path, ["CREATE TABLE t (a)"], [world], Limits(cpu_s=7, memory_mb=900), 33)
     assert report.status == "ok", report.error
     assert report.limits == {"cpu_s": 7, "memory_bytes": 900 * 2**20, "file_bytes": 33 * 2**20}
 
@@ -165,13 +167,13 @@ def test_a_foreign_key_to_a_view_reports_the_mismatch_not_a_resource_limit():
     assert "resource limit" not in result.reason
 
 
-def test_a_trigger_raising_rollback_on_the_probes_is_graded_with_its_real_effect():
+def test_a_trigger_raising_rollback_on_later_writes_is_graded_with_its_real_effect():
     s, sql = _task("check_repair")
     t = s.params["table"]
     result = grade(f"{sql}\nCREATE TRIGGER refuse_all BEFORE INSERT ON {t} BEGIN SELECT RAISE(ROLLBACK, 'no inserts'); END;", s)
     assert result.stage == "checked", result.reason
     assert result.score <= MISS_CAP
-    assert any("are accepted" in name for name in result.failed_checks), result.reason
+    assert any(name.startswith("later writes to") and "accepted by the target, refused here" in name for name in result.failed_checks), result.reason
     assert "resource limit" not in result.reason
 
 
@@ -304,16 +306,23 @@ def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
     assert out["cpu_s"] + out["child_cpu_s"] < 10, out
 
 
-@pytest.mark.slow
-def test_step_limits_scale_with_rows_and_leave_the_reference_ten_times_headroom_at_100k_rows():
-    limits = Limits().for_rows(102_000)
-    assert limits.steps == limits.read_steps == 102_000 * limits.steps_per_row
-    assert Limits().for_rows(10).steps == Limits().min_steps
-    assert Limits(steps=5, read_steps=6).for_rows(10**6) == replace(Limits(steps=5, read_steps=6))
-    for family in DEV:
-        s, sql = _task(family)
-        rows = heldout_rows(s)
-        result = grade(sql, s, rows)
-        per_row = max(result.steps, result.read_steps) / sum(len(r) for r in rows.values())
-        # Steps grow linearly with rows (measured at 100k rows: at most 151 per row, reading rename_with_view).
-        assert result.score == 1.0 and per_row * 10 < Limits().steps_per_row, (family, result.steps, result.read_steps)
+def test_the_budget_is_a_multiple_of_the_references_cost_with_a_quadratic_floor():
+    small = budget.Cost(steps=100_000, read_steps=200_000, cpu_s=0.01, read_cpu_s=0.02, file_bytes=300_000, rows=2000)
+    got = budget.spend(small, Limits())
+    assert got.steps == budget.QUADRATIC * 2000**2 and got.read_steps == budget.QUADRATIC * 2000**2
+    assert (got.cpu_s, got.read_cpu_s) == (budget.CPU_FLOOR_S, budget.READ_FLOOR_S)
+    costly = budget.Cost(steps=10**9, read_steps=10**9, cpu_s=1.0, read_cpu_s=1.0, file_bytes=300_000, rows=2000)
+    got = budget.spend(costly, Limits())
+    assert got.steps == budget.STEP_MULTIPLE * 10**9 and got.cpu_s == Limits().cpu_s  # never past the hard cap
+    assert budget.file_mb(300_000, Limits()) == budget.FILE_FLOOR_MB and budget.file_mb(40 * 2**20, Limits()) == 640
+    assert budget.spend(small, Limits(steps=5, read_steps=6)).steps == 5
+
+
+@pytest.mark.parametrize("family", sorted(DEV))
+def test_every_references_own_cost_is_far_inside_its_budget(family):
+    s, sql = _task(family)
+    p = prepared(s, heldout_rows(s))
+    for world in p.worlds:
+        got = budget.spend(world.cost, Limits())
+        assert world.cost.steps * 10 < got.steps and world.cost.read_steps * 10 < got.read_steps, (world.name, world.cost)
+        assert world.cost.cpu_s * 10 < got.cpu_s, world.cost

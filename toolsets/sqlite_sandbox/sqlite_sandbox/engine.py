@@ -74,19 +74,44 @@ def is_blank(statement: str) -> bool:
         return i >= len(statement)
 
 
+_CLOSING = {"'": "'", '"': '"', "`": "`", "[": "]", "--": "\n", "/*": "*/"}
+
+
+def _bare_semicolons(sql: str) -> list[int]:
+    """Positions of the semicolons outside strings, quoted names and comments, in one pass: only
+    those can end a statement, so a script with thousands of semicolons inside one string is split
+    in linear time."""
+    out: list[int] = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch == ";":
+            out.append(i)
+            i += 1
+            continue
+        opener = sql[i : i + 2] if sql[i : i + 2] in ("--", "/*") else ch
+        closing = _CLOSING.get(opener)
+        if closing is None:
+            i += 1
+            continue
+        end = sql.find(closing, i + len(opener))
+        if end < 0:
+            break
+        i = end + len(closing)
+    return out
+
+
 def split_statements(sql: str) -> list[str]:
     """Split a script into statements the way SQLite's tokenizer sees them (semicolons inside
     strings, comments and trigger bodies do not split); a trailing statement may omit its `;`."""
     statements: list[str] = []
     start = 0
-    pos = sql.find(";")
-    while pos >= 0:
+    for pos in _bare_semicolons(sql):
         chunk = sql[start : pos + 1]
         if sqlite3.complete_statement(chunk):
             if not is_blank(chunk):
                 statements.append(chunk.strip())
             start = pos + 1
-        pos = sql.find(";", pos + 1)
     rest = sql[start:]
     if not is_blank(rest):
         statements.append(rest.strip())
