@@ -3,8 +3,9 @@
 Generated from the target schema (every column of every touched table: its type, NOT NULL, UNIQUE,
 index, foreign key) and the family's own values (`Family.write_values`: each bound a CHECK compares
 against), over one world's reference rows. Each scenario is a short sequence of steps run in a
-savepoint and undone; after each step the child reads, for every touched table and view, how its
-row count changed and the rows at the scenario's keys. Labels name the grader's own values, never a
+savepoint and undone; the child records what each step returns (lookups compare collations), and
+after each step reads, for every touched table and view, how its row count changed and the rows at
+the scenario's keys. Labels name the grader's own values, never a
 held-out one ("a copy of another row's value").
 """
 
@@ -126,6 +127,8 @@ def battery(s: Spec, expected: Mapping[str, list[Row]]) -> Battery:
                     scenarios.append(Scenario(group, f"UPDATE of a new row to {col.name} = {_label(v)}", steps, (j,)))
             if col.name in unique | indexed and rows:
                 scenarios += _duplicates(w, table, rows, col.name, group, unique)
+            if col.type == "TEXT":
+                scenarios.append(_lookups(w, table, rows, col.name, unique))
         scenarios += _parent_side(w, table, target.tables, expected)
         fresh = w.fresh
     return Battery(tuple(objects), tuple(scenarios))
@@ -150,6 +153,18 @@ def _duplicates(w: _Writer, table: Table, rows: list[Row], column: str, group: s
     steps = tuple(w.insert(_template(table, rows, unique, k) | {w.key: k, column: new}) for k in (i, j))
     out.append(Scenario(group, f"two new rows with the same {column}", steps, (i, j)))
     return out
+
+
+def _lookups(w: _Writer, table: Table, rows: list[Row], column: str, unique: set[str]) -> Scenario:
+    """A new row with a mixed-case value, then lookups of it in other capitals, with a trailing space,
+    and by range: they tell a NOCASE or RTRIM collation (on the column or its index) from BINARY."""
+    i = w.next_id()
+    value = f"Ab-{i}"
+    name, col = quote(table.name), quote(column)
+    reads = [Step(f"SELECT count(*) FROM {name} WHERE {col} = ?", (v,)) for v in (value, value.upper(), value.lower(), value + " ")]
+    reads.append(Step(f"SELECT count(*) FROM {name} WHERE {col} >= ? AND {col} < ?", ("a", "b")))
+    steps = (w.insert(_template(table, rows, unique, i) | {w.key: i, column: value}), *reads)
+    return Scenario(f"later lookups of {table.name}.{column} compare as the target's (BINARY)", f"lookups of {column} in other capitals, padded or by range", steps, (i,))
 
 
 def _parent_side(w: _Writer, table: Table, tables: tuple[Table, ...], expected: Mapping[str, list[Row]]) -> list[Scenario]:

@@ -38,10 +38,12 @@ class ValueClass:
     name: str
     table: str
     """The source table whose rows are in the class."""
-    make: Callable[[random.Random, int, Fresh], dict[str, list[Row]]]
+    make: Callable[[random.Random, int, Fresh], dict[str, list[Row]]] | None
     """Rows of the class (the k-th of `CLASS_ROWS`), with ids from `Fresh`; may add rows to other tables."""
     member: Callable[[Row, Any], bool]
     """Whether a row of `table` is in the class, given the family's `context` of the whole database."""
+    override: Callable[[int, Row], Row | None] | None = None
+    """Instead of `make`: the k-th of `CLASS_ROWS` rows of `table` the family generated, changed into the class (None: left)."""
 
 
 @dataclass(frozen=True)
@@ -136,13 +138,21 @@ def heldout(family: Family, p: Params, rng: random.Random, n: int) -> dict[str, 
     (at least a quarter of `n` of them), every table sorted by id."""
     fresh = _Ids(rng, n)
     made: dict[str, list[Row]] = {}
-    for rule in family.cases(p):
+    rules = family.rules_table(p)
+    for rule in rules:
         for cls in rule.classes:
-            for k in range(CLASS_ROWS):
-                for table, rows in cls.make(rng, k, fresh).items():
+            for k in range(CLASS_ROWS if cls.make else 0):
+                for table, rows in cls.make(rng, k, fresh).items():  # type: ignore[misc]
                     made.setdefault(table, []).extend(rows)
     main = family.main_table(p)
     base = family.sample(p, rng, max(n - len(made.get(main, [])), n // 4), True, frozenset(fresh.taken))
+    overrides = [cls for rule in rules for cls in rule.classes if cls.override]
+    for c, cls in enumerate(overrides):
+        rows = base[cls.table]
+        step = max(1, len(rows) // CLASS_ROWS)
+        for k in range(min(CLASS_ROWS, len(rows))):
+            at = (c * 7 + k * step) % len(rows)
+            rows[at] = cls.override(k, rows[at]) or rows[at]  # type: ignore[misc]
     for table, rows in made.items():
         base.setdefault(table, []).extend(rows)
     return {table: sorted(rows, key=lambda r: r[0]) for table, rows in base.items()}
@@ -152,7 +162,7 @@ def members(family: Family, p: Params, rows: Mapping[str, list[Row]]) -> dict[st
     """For each class (by name): its table and the keys of the rows of `rows` in it."""
     context = family.context(p, rows)
     out: dict[str, tuple[str, list[Any]]] = {}
-    for rule in family.cases(p):
+    for rule in family.rules_table(p):
         for cls in rule.classes:
             keys = [row[0] for row in rows.get(cls.table, []) if cls.member(row, context)]
             out[cls.name] = (cls.table, keys)
@@ -177,3 +187,40 @@ def variants(
         return {table: row(rng, fresh, texts[k % len(texts)].format(**words(rng)))}
 
     return ValueClass(name, table, make, member)
+
+
+def _odd(numeric: bool, notnull: bool) -> tuple[Callable[[int], object], ...]:
+    """Values a column the rules leave alone must keep exactly: each a function of the row's id."""
+    text: tuple[Callable[[int], object], ...] = (
+        lambda i: "",
+        lambda i: f"MiXeD Case {i}",
+        lambda i: "2024-01-01 10:00:00",
+        lambda i: f" padded {i}\t",
+        lambda i: f"Émile ÆRØ  {i}",
+    )
+    if numeric:
+        text = (lambda i: "", lambda i: "n/a", lambda i: f"MiXeD {i}", lambda i: "2024-01-01 10:00:00", lambda i: 12.5)
+    return text if notnull else (lambda i: None, *text)
+
+
+def kept_classes(family: Family, p: Params) -> tuple[ValueClass, ...]:
+    """For each column the rules leave unchanged (`Family.kept`): a class of rows holding NULL, '',
+    capitals, padding, a timestamp, and in a number column text, each to be kept exactly."""
+    source = family.schemas(p)[0]
+    out = []
+    for table, columns in family.kept(p).items():
+        t = source.table(table)
+        for name in columns:
+            col = t.column(name)
+            at = t.column_names.index(name)
+            odd = _odd(col.type != "TEXT", col.notnull)
+            what = ("NULL, " if not col.notnull else "") + "'', capitals, padding, a timestamp" + (", text in a number column" if col.type != "TEXT" else "")
+
+            def override(k: int, row: Row, at: int = at, odd: tuple[Callable[[int], object], ...] = odd) -> Row | None:
+                return row[:at] + (odd[k](row[0]),) + row[at + 1 :] if k < len(odd) else None  # each once: UNIQUE columns stay unique
+
+            def member(row: Row, _ctx: Any, at: int = at, odd: tuple[Callable[[int], object], ...] = odd) -> bool:
+                return any(row[at] == f(row[0]) and type(row[at]) is type(f(row[0])) for f in odd)
+
+            out.append(ValueClass(f"{table}.{name} kept exactly ({what})", table, None, member, override))
+    return tuple(out)

@@ -68,7 +68,7 @@ class JailReport:
     """The delivered schema as the child read it from sqlite_master and PRAGMAs: the named tables
     and views, counts and names of all tables and triggers, untouched objects' "unchanged" flags."""
     battery: list[list[Any]] = field(default_factory=list)
-    """Per battery scenario, per step: [accepted, per object (count change, rows at the keys) or "error"]."""
+    """Per battery scenario, per step: [accepted, rows it returned, per object (count change, rows at the keys) or "error"]."""
     rows: list[dict[str, Any]] = field(default_factory=list)
     """Per reference object: expected, matched, wrong, lost, extra, columns (name -> wrong count), bad_keys, error."""
 

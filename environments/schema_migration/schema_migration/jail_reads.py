@@ -37,6 +37,8 @@ MAX_OBJECTS = 200
 """Names of extra tables and triggers listed at most (their count is always exact)."""
 MAX_COLUMNS = 200
 NAME_CHARS = 128
+MAX_FETCHED = 20
+"""Rows of a battery step's own result kept (its lookups return one)."""
 MAX_KEYS = 50_000
 """Keys of wrong, lost or extra rows reported per object at most (for the per-class checks)."""
 Message = Callable[[BaseException], str]
@@ -206,7 +208,7 @@ def _effects(conn: sqlite3.Connection, objects: list[dict[str, Any]], keys: list
 
 
 def battery(conn: sqlite3.Connection, plan: dict[str, Any]) -> list[list[Any]]:
-    """Run each scenario in a savepoint, foreign keys enforced, and undo it; per step: [accepted, effects].
+    """Run each scenario in a savepoint, foreign keys enforced, and undo it; per step: [accepted, rows it returned, effects].
     The connection's progress handler bounds the work (a trigger or view of the migration's may run)."""
     conn.execute("PRAGMA foreign_keys = ON")
     objects = plan["objects"]
@@ -222,15 +224,15 @@ def battery(conn: sqlite3.Connection, plan: dict[str, Any]) -> list[list[Any]]:
         steps: list[Any] = []
         for sql, params in scenario["steps"]:
             try:
-                conn.execute(sql, params)
+                fetched = [[_plain(v) for v in r] for r in conn.execute(sql, params).fetchmany(MAX_FETCHED)]
                 ok = True
             except sqlite3.Error as error:
                 if "interrupted" in str(error):
                     raise  # over the read budget: the caller reports it
-                ok = False
+                ok, fetched = False, []
             if not conn.in_transaction:  # RAISE(ROLLBACK) in a trigger ended the savepoint
                 conn.execute("SAVEPOINT battery")
-            steps.append([ok, _effects(conn, objects, scenario["keys"], counts)])
+            steps.append([ok, fetched, _effects(conn, objects, scenario["keys"], counts)])
         conn.execute("ROLLBACK TO battery")
         conn.execute("RELEASE battery")
         out.append(steps)

@@ -114,7 +114,8 @@ def _same(a: object, b: object) -> bool:
 
 def battery_checks(got: Sequence[Any], world: World) -> list[Check]:
     """One check per battery group: every scenario's steps accepted or refused as by the reference,
-    leaving the same row-count changes and rows behind (differences only in a view: the view's check)."""
+    returning the same rows, leaving the same row-count changes and rows behind (differences only in
+    a view: the view's check)."""
     objects = [o["name"] for o in world.battery.objects]
     views = sorted(o["name"] for o in world.battery.objects if o["kind"] == "view")
     groups = list(dict.fromkeys(s.group for s in world.battery.scenarios)) + [f"view {v} shows later writes as the target's" for v in views]
@@ -124,10 +125,13 @@ def battery_checks(got: Sequence[Any], world: World) -> list[Check]:
         if mine is None:
             first_miss.setdefault(scenario.group, f"{scenario.label}: not run")
             continue
-        for (ok, effects), (want_ok, want_effects) in zip(mine, world.outcomes[k]):
+        for (ok, fetched, effects), (want_ok, want_fetched, want_effects) in zip(mine, world.outcomes[k]):
             if ok != want_ok:
                 how = "accepted by the target, refused here" if want_ok else "refused by the target, accepted here"
                 first_miss.setdefault(scenario.group, f"{scenario.label}: {how}")
+                break
+            if not _same(fetched, want_fetched):
+                first_miss.setdefault(scenario.group, f"{scenario.label}: returns other rows than the target's")
                 break
             differ = [name for name, a, b in zip(objects, effects, want_effects) if not _same(a, b)]
             for name in differ:

@@ -95,7 +95,7 @@ def test_a_runaway_query_hits_the_step_limit_and_leaves_the_database_unchanged(d
 def test_later_writes_run_after_the_migration_and_are_undone(db):
     report = _run(db, "UPDATE t SET v = 'z';", battery=_battery("INSERT INTO t VALUES (1000, 'p')", "INSERT INTO t VALUES (1, 'dup')"))
     assert report.status == "ok"
-    assert report.battery == [[[True, [[1, [[1, "z"], [1000, "p"]]]]]], [[False, [[0, [[1, "z"]]]]]]]
+    assert report.battery == [[[True, [], [[1, [[1, "z"], [1000, "p"]]]]]], [[False, [], [[0, [[1, "z"]]]]]]]
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*), min(v), max(v) FROM t").fetchone() == (100, "z", "z")
 

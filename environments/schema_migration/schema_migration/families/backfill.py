@@ -76,6 +76,9 @@ class Backfill(Family):
     def context(self, p: Params, rows: Rows) -> Any:
         return Counter(r[3] for r in rows[p["table"]] if r[3] is not None)
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("customer", "created_at", "amount")}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t = p["table"]
 
@@ -113,7 +116,7 @@ class Backfill(Family):
                 lambda r, c: isinstance(r[3], str) and not blank(r[3]) and not (r[3].strip(" ")[:4].isdigit() and r[3].strip(" ")[4:5] == "-" and r[3].strip(" ")[5:7] <= "12" and r[3].strip(" ")[8:10] <= "28")),
             cls("a timestamp: kept whole, not cut to a date", lambda rng, k: values.timestamp(rng) if k % 2 else values.timestamp(rng)[:16], lambda r, c: isinstance(r[3], str) and len(r[3].strip(" ")) > 10),
             cls("a value shared by several rows (the index is not unique)", lambda rng, k: "2020-02-29", lambda r, c: r[3] is not None and c[r[3]] > 1 and not blank(r[3])),
-            cls("amount NULL, 0 or negative (kept)", lambda rng, k: values.date(rng), lambda r, c: r[4] is None or r[4] <= 0, amount=None),
+            cls("amount NULL, 0 or negative (kept)", lambda rng, k: values.date(rng), lambda r, c: r[4] is None or isinstance(r[4], int) and r[4] <= 0, amount=None),
         )  # fmt: skip
         return (
             Rule(f"NULL, '' or only U+0020: {self._fallback(p)}", missing),

@@ -60,6 +60,17 @@ class Family(ABC):
     def cases(self, p: Params) -> tuple[Rule, ...]:
         """Each rule of `rules(p)` and the value classes it names or excludes (see `cases`)."""
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        """Source columns the rules leave unchanged, per table (each gets a class of odd values)."""
+        return {}
+
+    def rules_table(self, p: Params) -> tuple[Rule, ...]:
+        """`cases(p)` and, for the columns the rules leave alone, one rule: every value kept exactly."""
+        from schema_migration.cases import Rule as RuleRow, kept_classes
+
+        kept = kept_classes(self, p)
+        return self.cases(p) + ((RuleRow("every column the rules do not name keeps every value exactly", kept),) if kept else ())
+
     def main_table(self, p: Params) -> str:
         """The source table `n` counts the rows of."""
         return self.schemas(p)[0].tables[0].name

@@ -124,6 +124,9 @@ class Cents(Family):
         thousands, mark = self._marks(p)
         return tuple(f.replace("S", p["symbol"]).replace("T", thousands).replace("M", mark) for f in forms)
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("sku", "qty")}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t = p["table"]
 
@@ -154,7 +157,7 @@ class Cents(Family):
         )  # fmt: skip
         numbers = (
             cls("whole amounts", ("7", "1200", "S0"), lambda v: (m := number(v)) is not None and m.group(2) is not None and m.group(3) is None and m.group(4) is None),
-            cls("one decimal", ("12M5", "-3M1", "0M1"), lambda v: (m := number(v)) is not None and len(m.group(3) or m.group(4) or "xx") == 1),
+            cls("one decimal, ending in each of 0, 1, 5, 9", ("12M5", "-3M1", "0M9", "7M0"), lambda v: (m := number(v)) is not None and len(m.group(3) or m.group(4) or "xx") == 1),
             cls("two decimals, with 1 and 99 cents", ("0M01", "0M99", "1M00", "12M34"), lambda v: (m := number(v)) is not None and len(m.group(3) or "") == 2),
             cls("no digit before the mark", ("M05", "M5", "-M05", "SM99"), lambda v: (m := number(v)) is not None and m.group(4) is not None),
             cls("negative amounts", ("-12M50", "-S5", "S-5", "-1T000"), lambda v: (m := number(v)) is not None and m.group(1) == "-" and self.cents(p, v) != 0),

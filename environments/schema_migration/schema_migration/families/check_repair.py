@@ -101,6 +101,9 @@ class CheckRepair(Family):
         ]
         return {p["table"]: out}
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("name", "updated_at")}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t, cap = p["table"], p["cap"]
 
@@ -181,9 +184,9 @@ class CheckRepair(Family):
     def write_values(self, p: Params) -> dict[str, tuple[object, ...]]:
         """Every bound of the two CHECKs and its neighbours, extremes, and values of other types."""
         t, q, r, cap = p["table"], p["qty"], p["rate"], p["cap"]
-        bounds: tuple[object, ...] = (-1, 0, 1, 2**63 - 1, -(2**63), -5, 5.5, -0.5, 1e20, "7", " 7 ", "7.0", "0x10", "1e3")
+        bounds: tuple[object, ...] = (-1, 0, 1, 2**63 - 1, -(2**63), -5, 5.5, -0.5, -0.001, -0.004, 1e20, "7", " 7 ", "7.0", "0x10", "1e3", "-3abc")
         if cap is not None:
-            bounds += (cap - 1, cap, cap + 1, cap + 0.5, cap + 1000, float(cap), str(cap + 1))
+            bounds += (cap - 1, cap, cap + 1, cap + 0.5, cap + 0.004, cap + 1000, float(cap), str(cap + 1))
         rates: tuple[object, ...] = (
             -0.01, -0.0, -1e-9, 0, 0.0, 1e-9, 0.5, 0.999, 0.999999999, 1, 1.0, 1.0000001, 1.004, 1.005, 1.5,
             2.5, 99.5, 100, 1e6, -1e6, "0.5", " 0.5 ", "1", "1.004", ".5", "1e-1", "0x1", 1e308,

@@ -112,6 +112,9 @@ class Dedupe(Family):
         choose = min if p["keep"] == "lowest" else max
         return Groups(groups, {k: choose(v) for k, v in groups.items()}, raw, frozenset(groups))
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("display_name", "joined_on"), p["child"]: ("note",)}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t, c = p["table"], p["child"]
 
@@ -149,6 +152,12 @@ class Dedupe(Family):
             cls("twins differing in a tab, newline or no-break space at an end: not duplicates", t,
                 lambda rng, k: (lambda m: [m, m + odd[k % len(odd)]] if k % 2 else [odd[k % len(odd)] + m, m.upper()])(mail(rng)),
                 lambda r, g: (key := self.norm(r[1])) is not None and key != key.strip() and key.strip() in g.norms),
+            cls("twins of only tabs or other non-U+0020 whitespace: duplicates of each other", t,
+                lambda rng, k: [odd[k % len(odd)], " " + odd[k % len(odd)] + " "],
+                lambda r, g: (key := self.norm(r[1])) is not None and key.strip() == "" and size(r, g) > 1),
+            cls("twins differing in a run of inner spaces: not duplicates", t,
+                lambda rng, k: (lambda m: [m.replace("@", "  x@"), m.replace("@", " x@")])(mail(rng)),
+                lambda r, g: isinstance(r[1], str) and " x@" in r[1]),
             cls("twins differing in non-ASCII capitals: not duplicates", t, lambda rng, k: [f"JOSÉ.{k}@example.com", f"josé.{k}@example.com", f"Ærø{k}@example.org", f"ærø{k}@EXAMPLE.org"][(k % 2) * 2 : (k % 2) * 2 + 2],
                 lambda r, g: (key := self.norm(r[1])) is not None and not key.isascii() and any(k2 != key and k2.lower() == key.lower() for k2 in (key.lower(), key.upper()) if k2 in g.norms)),
         )  # fmt: skip

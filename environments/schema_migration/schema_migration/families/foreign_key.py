@@ -89,6 +89,9 @@ class ForeignKey(Family):
         known = {r[0] for r in rows[p["parent"]]}
         return known, max(known, default=0), {r[1] for r in rows[p["child"]]}
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["parent"]: ("name", "created"), p["child"]: ("title", "amount")}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         par, ch = p["parent"], p["child"]
 

@@ -166,6 +166,9 @@ class JsonFields(Family):
             return pick(rng, ("click", "view", "purchase", *values.COUNTRIES))
         return randrange(rng, 1, 100_000) if kind == "INTEGER" else round(rng.uniform(0, 5000), 2)
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("received_at",)}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t = p["table"]
 

@@ -110,6 +110,9 @@ class Lookup(Family):
             folded.setdefault(k.casefold(), set()).add(k)
         return sorted(keys), folded
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("title", "created_at")}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t, pool = p["table"], DOMAINS[p["table"]][2]
 
@@ -144,6 +147,8 @@ class Lookup(Family):
         order = (
             cls("keys that sort before letters or between cases (BINARY: digits, 'A' < 'a', ASCII < non-ASCII)",
                 lambda rng, k: ("0-day", "(none)", "ZZ top", "aardvark", "Ünïcode", "_misc")[k], lambda v, c: (q := key(v)) is not None and q[:1] in "0(Z_aÜ"),
+            cls("keys that look like dates, times or numbers: kept as text", lambda rng, k: ("2024-01-01", "2024-01-01 10:00:00", "12:30", "007", "1e3", "2024-02-30")[k],
+                lambda v, c: (q := key(v)) is not None and q[:1].isdigit()),
             cls("a key that occurs once", lambda rng, k: f"{pick(rng, pool)} {values.word(rng)} {k}", lambda v, c: (q := key(v)) is not None and q[-1:].isdigit()),
         )  # fmt: skip
         kept = (ValueClass("created_at NULL (kept)", t, lambda rng, k, fresh: {t: [row(rng, fresh, pick(rng, pool), None)]}, lambda r, c: r[3] is None),)

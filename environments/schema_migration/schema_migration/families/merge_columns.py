@@ -80,6 +80,9 @@ class MergeColumns(Family):
     def context(self, p: Params, rows: Rows) -> Any:
         return Counter(r[1] for r in rows[p["table"]])
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("label", "updated_at")}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t, k_parts = p["table"], len(p["parts"])
 

@@ -94,6 +94,9 @@ class RenameView(Family):
     def derived(self, p: Params) -> dict[str, str]:
         return {p["new"]: p["old"], p["old"]: p["old"], p["child"]: p["child"]}
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["old"]: ("nm", "tel", "addr", "created"), p["child"]: ("detail",)}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         old, child = p["old"], p["child"]
 

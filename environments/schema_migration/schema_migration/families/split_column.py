@@ -115,6 +115,9 @@ class SplitColumn(Family):
     def context(self, p: Params, rows: Rows) -> Any:
         return Counter(r[2] for r in rows[p["table"]] if r[2] is not None)
 
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("email", "created_at")}
+
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t, comma = p["table"], p["style"] != "first_last"
 
@@ -155,6 +158,7 @@ class SplitColumn(Family):
             split = (
                 named("one comma with spaces around it", ("{b} , {a}", "{b} ,{a}", "{b}, {a}"), lambda v: v.count(",") == 1 and (" ," in v or ", " in v) and v.strip(",") == v),
                 named("one comma without spaces", ("{b},{a}",), lambda v: v.count(",") == 1 and " ," not in v and ", " not in v and v.strip(",") == v),
+                named("runs of spaces inside a part: kept", ("{b}  {c}, {a}", "van  der {b},{a}  {c}"), lambda v: "," in v and "  " in v.replace(", ", ",").replace(" ,", ",")),
                 named("several commas: split at the first only", ("{b}, {a}, Jr", "{b},{a},{c}"), lambda v: v.count(",") >= 2),
                 named("a comma first: last = ''", (", {a}", ",{a}"), lambda v: v.startswith(",") and v.count(",") == 1 and v != ","),
                 named("a comma last: first = ''", ("{b},", "{b} ,"), lambda v: v.endswith(",") and v.count(",") == 1 and v != ","),
