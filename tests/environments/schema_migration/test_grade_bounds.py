@@ -326,3 +326,96 @@ def test_every_references_own_cost_is_far_inside_its_budget(family):
         got = budget.spend(world.cost, Limits())
         assert world.cost.steps * 10 < got.steps and world.cost.read_steps * 10 < got.read_steps, (world.name, world.cost)
         assert world.cost.cpu_s * 10 < got.cpu_s, world.cost
+
+
+# --- Issue 38: grading cost bounded by the task, and by a hard cap whatever the input.
+
+NAMED_LIMIT = r"(step|CPU|hard CPU-time) limit"
+"""Which of the CPU-work limits stops a sort depends on where the single long VM step falls: the
+per-database CPU budget (checked between steps) or the hard cap (RLIMIT_CPU) during the step."""
+ROWS = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT {n}) SELECT x FROM c)"
+HOSTILE = {
+    # One printf() past the length limit still formats 30 M characters: ~0.12 CPU-s in one VM step.
+    "printf of 30 M characters per row": ("split_column", lambda s, sql: f"{sql}\nSELECT count(printf('%.*c', 30000000, {s.params['first']})) FROM {s.params['table']};", NAMED_LIMIT),
+    "ORDER BY randomblob(64) over 3 M rows": ("split_column", lambda s, sql: f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=3_000_000)} ORDER BY randomblob(64));", NAMED_LIMIT),
+    "ORDER BY randomblob(64) over 30 M rows": ("split_column", lambda s, sql: f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=30_000_000)} ORDER BY randomblob(64));", NAMED_LIMIT),
+    "700 MB written": ("split_column", lambda s, sql: f"{sql}\nCREATE TABLE junk AS SELECT zeroblob(1000000) AS b FROM {ROWS.format(n=700)};", r"file-size limit"),
+    "a trigger spinning on every later write": ("check_repair", lambda s, sql: f"{sql}\nCREATE TRIGGER spin AFTER INSERT ON {s.params['table']} BEGIN SELECT count(*) FROM {ROWS.format(n=10**12)}; END;", NAMED_LIMIT),
+}
+
+
+def test_the_hard_cpu_cap_and_the_derived_file_limit_are_in_force_in_the_child(tmp_path):
+    db = tmp_path / "world0.sqlite"
+    db.touch()
+    budget_ = {"steps": 10**6, "read_steps": 10**6, "cpu_s": 1.0, "read_cpu_s": 1.0}
+    world = {"name": "main", "db": db.name, "tables": [], "views": [], "untouched": [], "battery": None, "plan": None, "budget": budget_}
+    s, _ = _task("split_column")
+    limit_mb = budget.file_mb(max(w.cost.file_bytes for w in prepared(s, heldout_rows(s)).worlds), Limits())
+    [report] = jail.run(tmp_path, ["SELECT 1"], [world], Limits(), limit_mb)
+    assert report.limits["cpu_s"] == Limits().cpu_s <= 8
+    assert report.limits["file_bytes"] == budget.FILE_FLOOR_MB * 2**20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_migration_scores_zero_naming_its_limit_within_ten_cpu_seconds(case):
+    family, build, named = HOSTILE[case]
+    s, sql = _task(family)
+    out = _grade_isolated(family, build(s, sql))
+    assert out["score"] == 0.0, out["reason"]
+    assert re.search(named, out["reason"]), out["reason"]
+    assert out["cpu_s"] + out["child_cpu_s"] < 10, out  # CPU time (the hard cap is 8 CPU-s), never wall time
+
+
+@pytest.mark.parametrize(
+    "sql, why",
+    [
+        ("SELECT 'a\x00b';", "NUL character"),
+        ("SELECT '\ud800';", "not valid Unicode"),
+        ("SELECT '" + "x" * 200_000 + "';", "the limit is"),
+        (b"SELECT 1;", "not text"),
+        ("", "no statement"),
+        ("-- only a comment", "no statement"),
+        ("BEGIN; COMMIT;", "no statement"),
+    ],
+    ids=["nul", "lone-surrogate", "200-kB", "bytes", "empty", "comment", "begin-commit"],
+)
+def test_grade_never_raises_and_refuses_what_it_cannot_run_with_a_reason(sql, why):
+    s, _ = _task("split_column")
+    result = grade(sql, s)  # type: ignore[arg-type]
+    assert (result.score, result.stage) == (0.0, "refused") and why in result.reason, result.reason
+
+
+def test_a_hundred_thousand_semicolons_inside_a_string_or_a_trigger_body_are_one_statement():
+    """Splitting is linear (tests/toolsets/sqlite_sandbox counts SQLite's calls); here the grade agrees."""
+    s, sql = _task("split_column")
+    assert grade(sql + "\nSELECT '" + ";" * 99_000 + "';", s).score == 1.0
+    trigger = f"CREATE TRIGGER spin AFTER INSERT ON {s.params['table']} BEGIN " + ";" * 99_000 + " SELECT 1; END;"
+    result = grade(sql + "\n" + trigger, s)
+    assert (result.score, result.stage) != (0.0, "refused") and "syntax error" in result.reason, result.reason
+
+
+def _quadratic_dedupe(s) -> str:
+    """A correct dedupe by correlated EXISTS over lower(trim(email)): ~7 n² VM steps."""
+    p = s.params
+    t, col, c, fk = p["table"], p["column"], p["child"], p["fk"]
+    first = "<" if p["keep"] == "lowest" else ">"
+    norm = lambda a: f"lower(trim({a}.{col}))"  # noqa: E731
+    return f"""
+UPDATE {c} SET {fk} = coalesce((SELECT k.id FROM {t} AS o, {t} AS k WHERE o.id = {c}.{fk} AND trim(coalesce(o.{col}, '')) <> ''
+  AND {norm('k')} = {norm('o')} AND NOT EXISTS (SELECT 1 FROM {t} AS b WHERE {norm('b')} = {norm('k')} AND b.id {first} k.id)), {fk});
+DELETE FROM {t} WHERE trim(coalesce({col}, '')) <> '' AND EXISTS (SELECT 1 FROM {t} AS b WHERE {norm('b')} = lower(trim({t}.{col})) AND b.id {first} {t}.id);
+UPDATE {t} SET {col} = nullif(lower(trim({col})), '');
+CREATE UNIQUE INDEX {p['index']} ON {t}({col});
+"""
+
+
+@pytest.mark.slow
+def test_a_correct_quadratic_dedupe_passes_at_the_default_size_and_its_steps_fit_at_twelve_thousand_rows():
+    s, _ = _task("unique_dedupe")
+    result = grade(_quadratic_dedupe(s), s)
+    assert result.score == 1.0, result.reason
+    # At 12,000 rows it takes 36x the steps: the step budget's quadratic floor admits them (the CPU cap,
+    # 8 CPU-s for all of grading, does not: ~40 CPU-s here; see the README's cost bound).
+    cost = budget.Cost(steps=0, read_steps=0, cpu_s=0.0, read_cpu_s=0.0, file_bytes=0, rows=12_000)
+    assert budget.spend(cost, Limits()).steps >= 36 * result.steps
