@@ -29,13 +29,14 @@ demo: images
 	$(BIN)/arena demo --skip-build
 
 # The type check runs first (strict on arena/ and runtime_bench/, see [tool.mypy] in pyproject.toml;
-# the bench taskset apart, as the package `arena_bench` vf-eval imports).
+# the bench taskset apart, as the package `arena_bench` vf-eval imports), then the linter (`ruff check`, [tool.ruff]).
 # Tests that kill the Docker engine run alone, after the parallel suite, so no other test loses it.
 # tests/support/ensure-chromium.sh installs Debian's chromium and chromium-driver for the viewer's browser tests.
 test: images
 	tests/support/ensure-chromium.sh
 	$(BIN)/mypy
 	$(BIN)/mypy -p arena_bench
+	$(BIN)/ruff check
 	$(BIN)/pytest -n auto -m 'not engine_fault'
 	$(BIN)/pytest -p no:xdist -m engine_fault
 

@@ -1,5 +1,6 @@
 """`arena audit RUN_DIR`: report every rewrite and denial of a run, by rule, harness, environment
-and task, with the affected rollouts' rewards and example records (Markdown + JSON).
+and task, with the affected rollouts' rewards and example records (Markdown, and JSON), over the
+rollouts it read (so "0 in 3 rollouts" and "no rollouts" read differently).
 
 Records come from `trace.info["arena_rewrites"]` in `traces.jsonl` and from `rewrites.jsonl`
 beside it (written as they happen), both through `arena.traces`; the two are merged by record id.
@@ -17,7 +18,7 @@ from arena.errors import PrerequisiteError
 from arena_kit.records import AuditRecord
 from arena.traces import TRACES_FILE, read_live_rewrites, read_traces
 
-__all__ = ["AuditReport", "build_report", "load_records", "write_report"]
+__all__ = ["AuditReport", "build_report", "load_records", "render_report", "summary_line", "write_report"]
 
 EXAMPLES = 5
 
@@ -35,6 +36,8 @@ class AuditReport:
     examples: list[dict[str, Any]]
     skipped: list[str] = field(default_factory=list)
     """Lines the reader skipped (a run cut short mid-write)."""
+    read: int = 0
+    """Rollouts (episodes) the report read: what the counts are out of."""
 
 
 def load_records(run_dir: Path) -> tuple[list[AuditRecord], dict[str, float | None], list[str]]:
@@ -48,7 +51,7 @@ def load_records(run_dir: Path) -> tuple[list[AuditRecord], dict[str, float | No
     if not log.exists:
         raise PrerequisiteError(f"{run_dir} has no {TRACES_FILE}: give the directory of one vf-eval run")
     records = {record.id: record for episode in log.episodes for record in episode.rewrites}
-    rewards = {episode.id: episode.reward for episode in log.episodes}
+    rewards = {episode.id or f"(line {n})": episode.reward for n, episode in enumerate(log.episodes, 1)}
     live, live_skipped = read_live_rewrites(run_dir)
     for record in live:
         records.setdefault(record.id, record)
@@ -74,16 +77,35 @@ def build_report(run_dir: Path) -> AuditReport:
     return AuditReport(
         run_dir=str(run_dir), total=len(records), by_rule=count("rule"), by_harness=count("harness"),
         by_environment=count("environment"), by_task=count("task"), rollouts=list(rollouts.values()), examples=examples,
-        skipped=skipped,
+        skipped=skipped, read=len(rewards),
     )
 
 
+def summary_line(report: AuditReport) -> str:
+    """`2 rewrite(s)/denial(s) in 1 of 3 rollout(s) read: net-egress 2`."""
+    if not report.read:
+        return f"no episodes in {report.run_dir}: its traces.jsonl holds none yet, so there is nothing to audit"
+    rules = ", ".join(f"{k} {v}" for k, v in report.by_rule.items())
+    return (f"{report.total} rewrite(s)/denial(s) in {len(report.rollouts)} of {report.read} rollout(s) read"
+            + (f": {rules}" if rules else ""))
+
+
 def write_report(report: AuditReport, out_dir: Path) -> tuple[Path, Path]:
-    """Write `audit.json` and `audit.md` into `out_dir` (created if missing); returns both paths."""
+    """Write `audit.json` and `audit.md` into `out_dir` (created if missing); returns both paths.
+
+    Raises:
+        OSError: `out_dir` cannot be created or written.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = out_dir / "audit.json", out_dir / "audit.md"
     json_path.write_text(json.dumps(asdict(report), indent=2))
-    lines = [f"# Rewrite audit: {report.run_dir}", "", f"{report.total} rewrite(s) or denial(s).", ""]
+    md_path.write_text(render_report(report))
+    return json_path, md_path
+
+
+def render_report(report: AuditReport) -> str:
+    """The report as Markdown."""
+    lines = [f"# Rewrite audit: {report.run_dir}", "", f"{summary_line(report)}.", ""]
     lines += [f"Warning: {reason}" for reason in report.skipped] + ([""] if report.skipped else [])
     for title, table in (("rule", report.by_rule), ("harness", report.by_harness), ("environment", report.by_environment), ("task", report.by_task)):
         lines += [f"## By {title}", "", f"| {title} | count |", "| --- | ---: |", *(f"| {k} | {v} |" for k, v in table.items()), ""]
@@ -95,5 +117,4 @@ def write_report(report: AuditReport, out_dir: Path) -> tuple[Path, Path]:
     for e in report.examples:
         lines += [f"- **{e['rule']}** ({e['stage']}, {e['harness']}, task {e['task']}) `{e['tool']}` {json.dumps(e['arguments'])[:200]}",
                   f"  - original sha256 `{e['original_sha256'][:16]}…`, excerpt: {json.dumps(e['original_excerpt'][:120])}"]
-    md_path.write_text("\n".join(lines) + "\n")
-    return json_path, md_path
+    return "\n".join(lines) + "\n"

@@ -1,6 +1,9 @@
 """The `arena` command: one entry point, one subcommand per job.
 
-Exit codes: 0 success; 1 a run or gate failed; 2 usage, config or prerequisite error; 130 Ctrl-C.
+Exit codes: 0 success; 1 a run or gate failed; 2 usage, input, config or prerequisite error (one line,
+no traceback); 3 a gate or comparison undecided (`probe`, `compare --fail-if-worse`: run more tasks);
+70 an internal error (its traceback goes to a log file the message names); 130 Ctrl-C,
+129 SIGHUP, 143 SIGTERM (`probe` and `demo` stop their evals and reap their boxes first).
 """
 
 from __future__ import annotations
@@ -9,18 +12,26 @@ import argparse
 import io
 import json
 import logging
+import os
 import sys
+import tempfile
+import time
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena.choices import HARNESSES, SPLITS
-from arena.errors import ArenaError, PrerequisiteError, UsageError
+from arena.cli_help import EXIT_CODES, add_command
+from arena.errors import ArenaError, PrerequisiteError, TraceError, UsageError
 
 __all__ = ["main"]
 
 Command = Callable[[argparse.Namespace], int]
-BENCH_HELP = "runtime_bench: wall clock and CPU per rollout under concurrency, against the docker floor"
 LATEST = "latest"
+INTERNAL_ERROR = 70
+"""sysexits EX_SOFTWARE: apart from 3, which `probe` and `compare --fail-if-worse` give an undecided verdict."""
+CRASH_DIR_ENV = "ARENA_CRASH_DIR"
+"""Where an internal error's traceback is written (default: `<temp dir>/arena-crashes`)."""
 
 
 def _images_build(args: argparse.Namespace) -> int:
@@ -74,8 +85,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from arena.demo import run_demo
+    from arena.supervise import stop_on_signals
 
-    return run_demo(harness=args.harness, output_dir=args.output_dir, skip_build=args.skip_build, resume=args.resume)
+    with stop_on_signals():
+        return run_demo(harness=args.harness, output_dir=args.output_dir, skip_build=args.skip_build, resume=args.resume)
 
 
 def _reap(args: argparse.Namespace) -> int:
@@ -98,41 +111,98 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from arena.audit import build_report, write_report
+    from arena.audit import build_report, render_report, summary_line, write_report
 
+    _run_dir(args.run_dir)
     report = build_report(args.run_dir)
-    json_path, md_path = write_report(report, args.out or args.run_dir)
-    print(f"{report.total} rewrite(s)/denial(s) in {len(report.rollouts)} rollout(s): " + ", ".join(f"{k} {v}" for k, v in report.by_rule.items()))
+    print(summary_line(report))
+    if args.out is None:
+        print(render_report(report), end="")
+        return 0
+    try:
+        json_path, md_path = write_report(report, args.out)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to --out {args.out}: {exc.strerror or exc}") from None
     print(f"report: {md_path} and {json_path}")
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
     from arena.compare import compare_runs, render_comparison
+    from arena.traces import read_traces
 
-    comparison = compare_runs(args.run_a, args.run_b)
-    print(json.dumps(comparison.as_json(), indent=2) if args.json else render_comparison(comparison))
-    return 0
+    for run in (args.run_a, *args.run_b):
+        _run_dir(run)
+        log = read_traces(run)
+        if log.exists and not log.episodes:
+            raise UsageError(f"{run}: no episodes (its traces.jsonl is empty: the run has not finished an episode)")
+    report = compare_runs(args.run_a, args.run_b, fail_if_worse=args.fail_if_worse, spread=args.spread)
+    print(json.dumps(report.as_json(), indent=2) if args.json else render_comparison(report))
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return report.exit_code()
+
+
+def _run_dir(path: Path) -> None:
+    """Raises:
+        UsageError: `path` is not a directory (a run's traces file given instead of its folder, a typo).
+    """
+    if path.is_dir():
+        return
+    if path.is_file() and path.name == "traces.jsonl":
+        raise UsageError(f"{path} is a run's traces file: give its directory, {path.parent}")
+    raise UsageError(f"{path} {'is not a directory' if path.exists() else 'does not exist'}: give the directory of one vf-eval run")
 
 
 def _view(args: argparse.Namespace) -> int:
-    from arena.view import export_html, serve_view
+    from arena.view import load_catalog
+    from arena.view.export import export_page
+    from arena.view.server import run_server
 
+    catalog = load_catalog(args.run_dirs)
+    broken = [run for run in catalog.runs.values() if run.problem]
+    if len(broken) == len(catalog.runs):
+        raise UsageError("no run can be read: " + "; ".join(f"{run.path}: {run.problem}" for run in broken))
+    for run in broken:
+        print(f"arena view: {run.path} cannot be read, the others open: {run.problem}", file=sys.stderr)
     if args.export is not None:
-        size = export_html(args.run_dirs, args.export)
+        size = export_page(catalog, args.export)
         print(f"wrote {args.export} ({size / 1e6:.1f} MB; one file, opens from file:// with no network)")
         return 0
     try:
-        serve_view(args.run_dirs, host=args.host, port=args.port)
+        run_server(catalog, args.host, args.port)
     except OSError as exc:
         raise PrerequisiteError(f"cannot serve on {args.host}:{args.port} ({exc.strerror or exc}): "
                                 "pass another --port (0: any free one)") from None
     return 0
 
 
+def _port(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535; 0: any free one)")
+    return port
+
+
+def _positive(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
 def _probe(args: argparse.Namespace) -> int:
     from arena.installed import environment_ids
-    from arena.probe import GateFailure, PolicyScore, latest_probe, render_difficulty, render_table, run_probe
+    from arena.probe import latest_probe
+    from arena.supervise import stop_on_signals
 
     envs = args.envs or environment_ids()
     unknown = sorted(set(envs) - set(environment_ids()))
@@ -142,8 +212,14 @@ def _probe(args: argparse.Namespace) -> int:
     if args.resume is not None and args.vary:
         raise UsageError("--resume continues one probe; it cannot be combined with --vary")
     resume = None if args.resume is None else latest_probe(args.output_dir) if args.resume == LATEST else Path(args.resume)
+    with stop_on_signals():
+        return _run_probe(args, envs, fixed, resume)
 
-    def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[GateFailure], Path]:
+
+def _run_probe(args: argparse.Namespace, envs: Sequence[str], fixed: dict[str, object], resume: Path | None) -> int:
+    from arena.probe import PolicyScore, RuleResult, render_difficulty, report_gate, run_probe
+
+    def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[RuleResult], Path]:
         return run_probe(
             envs, harness=args.harness, tasks=args.tasks, split=args.split, seed=args.seed,
             policies=args.policies, taskset_args={**fixed, **extra}, output_dir=args.output_dir,
@@ -159,14 +235,8 @@ def _probe(args: argparse.Namespace) -> int:
             print(f"\n{knob}={value}: report {report}")
         print(f"\ndifficulty by {knob} (mean score; {args.tasks} {args.split} tasks each):\n" + render_difficulty(knob, tables))
         return 1 if any(s.failed for scores in tables.values() for s in scores) else 0
-    scores, failures, report = probe({})
-    print("\n" + render_table(scores))
-    print(f"\nreport: {report}")
-    for failure in failures:
-        print(f"GATE FAILED [{failure.env}] {failure.rule}: {failure.detail}", file=sys.stderr)
-    if not failures:
-        print("gate passed")
-    return 1 if failures else 0
+    scores, results, report = probe({})
+    return report_gate(scores, results, report)
 
 
 def _knob(text: str) -> tuple[str, object]:
@@ -194,14 +264,16 @@ def _value(raw: str) -> object:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arena", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser = argparse.ArgumentParser(prog="arena", description=__doc__.splitlines()[0], epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (and an internal error's traceback on stderr)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    images = sub.add_parser("images", help="build the Docker images (no registry needed), publish them, or write a standalone context")
+    images = add_command(sub, "images")
     images.set_defaults(handler=lambda _args: _usage(images))
     images_sub = images.add_subparsers(dest="images_command", metavar="ACTION")
-    build = images_sub.add_parser("build", help="build images (content-hash cached: unchanged = no-op)")
+    build = add_command(images_sub, "images build")
     build.add_argument("names", nargs="*", metavar="NAME", help="images to build with their parents (default: all)")
     build.add_argument("--base", metavar="IMAGE", help="start from this local image instead of a debootstrap rootfs")
     build.add_argument("--rebuild", action="store_true", help="build even when an image with the same content hash exists")
@@ -211,7 +283,7 @@ def _parser() -> argparse.ArgumentParser:
         help="extra CA bundle trusted during the build only (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)",
     )
     build.set_defaults(handler=_images_build)
-    publish = images_sub.add_parser("publish", help="push the environment images to a registry; lock name → digest")
+    publish = add_command(images_sub, "images publish")
     publish.add_argument("--registry", required=True, metavar="HOST[:PORT]/NAMESPACE",
                          help="e.g. ghcr.io/you or 127.0.0.1:5000/arena; images go to <registry>/<env>")
     publish.add_argument("--env", action="append", dest="envs", metavar="ENV", help="only this environment image (repeatable; default: all)")
@@ -222,7 +294,7 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--base", metavar="IMAGE", help="as for `build`: the images to push were built from this base")
     publish.add_argument("--ca-bundle", type=Path, metavar="PATH", help="as for `build`, when an image must be built first")
     publish.set_defaults(handler=_images_publish)
-    context = images_sub.add_parser("context", help="write a self-contained Dockerfile context (FROM public Debian) for Prime's builder")
+    context = add_command(images_sub, "images context")
     context.add_argument("--env", required=True, metavar="ENV", help="the environment image")
     context.add_argument("--out", required=True, type=Path, metavar="DIR", help="a new or empty directory")
     context.add_argument("--base", metavar="IMAGE", default=None, help="the image the Dockerfile starts FROM (default debian:bookworm-slim)")
@@ -230,12 +302,12 @@ def _parser() -> argparse.ArgumentParser:
                          help="CA bundle the harness stage trusts while it downloads (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)")
     context.set_defaults(handler=_images_context)
 
-    serve = sub.add_parser("serve", help="serve the scripted-policy model (chat, responses, messages)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
+    serve = add_command(sub, "serve")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=_port, default=8765, help="port to serve on (default 8765; 0: any free one)")
     serve.set_defaults(handler=_serve)
 
-    demo = sub.add_parser("demo", help="the main job on the embedded default: build images, run a small eval")
+    demo = add_command(sub, "demo")
     demo.add_argument("--harness", default="bash", choices=HARNESSES)
     demo.add_argument("--output-dir", type=Path, default=Path("outputs"))
     demo.add_argument("--skip-build", action="store_true", help="assume the images are built")
@@ -245,19 +317,19 @@ def _parser() -> argparse.ArgumentParser:
 
     # The bench parses its own flags (runtime_bench.cli), imported only when it runs: `arena --help`
     # must not pay for the bench's imports. `arena bench --help` reaches the bench's parser.
-    bench = sub.add_parser("bench", help=BENCH_HELP, add_help=False, prefix_chars="\0")
+    bench = add_command(sub, "bench", add_help=False, prefix_chars="\0")
     bench.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench.set_defaults(handler=_bench)
 
-    reap = sub.add_parser("reap", help="remove containers Arena started (labelled arena.managed=true)")
+    reap = add_command(sub, "reap")
     reap.add_argument("--run", metavar="ID", help="only this run's containers")
     reap.add_argument("--all", action="store_true", help="every Arena container, whatever run")
     reap.set_defaults(handler=_reap)
 
-    probe = sub.add_parser("probe", help="the degenerate-policy gate: every scripted policy through a real harness")
+    probe = add_command(sub, "probe")
     probe.add_argument("envs", nargs="*", metavar="ENV", help="environment ids (default: every installed one)")
     probe.add_argument("--harness", default="bash", choices=HARNESSES)
-    probe.add_argument("--tasks", type=int, default=20, help="tasks per policy (default 20)")
+    probe.add_argument("--tasks", type=_positive, default=20, help="tasks per policy (default 20)")
     probe.add_argument("--split", default="dev", choices=SPLITS, help="the split's tasks (default dev)")
     probe.add_argument("--seed", type=int, default=None, help="shuffle the split with this seed (default: its first N tasks)")
     probe.add_argument("--policies", type=lambda text: [p.strip() for p in text.split(",") if p.strip()], default=[],
@@ -265,56 +337,109 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="a taskset option for every environment, e.g. --set services=40 (repeatable)")
     probe.add_argument("--vary", metavar="KEY=V1,V2", help="run the probe once per value of one taskset option and print the difficulty table (a report: no gate)")
-    probe.add_argument("--concurrency", type=int, default=4, help="rollouts at once per policy")
-    probe.add_argument("--parallel", type=int, default=2, help="policies (vf-eval runs) at once")
+    probe.add_argument("--concurrency", type=_positive, default=4, help="rollouts at once per policy")
+    probe.add_argument("--parallel", type=_positive, default=2, help="policies (vf-eval runs) at once")
     probe.add_argument("--output-dir", type=Path, default=Path("outputs"))
     probe.add_argument("--resume", nargs="?", const=LATEST, metavar="PROBE_DIR",
                        help="finish an interrupted probe (default: the newest under --output-dir) with the same arguments: "
                             "complete policies are kept, the others resume their vf-eval runs")
     probe.set_defaults(handler=_probe)
 
-    audit = sub.add_parser("audit", help="report every tool-result rewrite and denial of a run")
+    audit = add_command(sub, "audit")
     audit.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a vf-eval run directory (holds traces.jsonl)")
-    audit.add_argument("--out", type=Path, help="where to write audit.md and audit.json (default: RUN_DIR)")
+    audit.add_argument("--out", type=Path, help="write audit.md and audit.json into this directory (default: write nothing, print the report)")
     audit.set_defaults(handler=_audit)
 
-    compare = sub.add_parser("compare", help="paired difference of two runs on their shared tasks, with a 95 %% interval")
-    compare.add_argument("run_a", type=Path, metavar="RUN_A", help="a vf-eval run directory (holds traces.jsonl)")
-    compare.add_argument("run_b", type=Path, metavar="RUN_B", help="another, on the same tasks; the difference is B − A")
+    compare = add_command(sub, "compare")
+    compare.add_argument("run_a", type=Path, metavar="BASELINE", help="a vf-eval run directory (holds traces.jsonl): A")
+    compare.add_argument("run_b", type=Path, nargs="+", metavar="RUN", help="runs on the same tasks, each B; the difference is B − A")
     compare.add_argument("--json", action="store_true", help="print the result as JSON")
+    compare.add_argument("--fail-if-worse", type=float, metavar="DELTA", default=None,
+                         help="exit 1 if a run is shown worse than the baseline by more than DELTA (upper bound of B − A < −DELTA), "
+                              "3 if that cannot be told with these tasks, 0 if every run is shown within DELTA")
+    compare.add_argument("--spread", type=float, default=0.5, metavar="SD",
+                         help="the assumed sd of per-task differences for the planning figure (default 0.5)")
     compare.set_defaults(handler=_compare)
 
-    view = sub.add_parser("view", help="browse runs, episodes and transcripts in a browser; compare runs")
+    view = add_command(sub, "view")
     view.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR",
                       help="vf-eval run directories, or directories holding them (a probe, a demo's outputs)")
     view.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    view.add_argument("--port", type=int, default=8777, help="port to serve on (default 8777; 0: any free port)")
+    view.add_argument("--port", type=_port, default=8777, help="port to serve on (default 8777; 0: any free port)")
     view.add_argument("--export", type=Path, metavar="FILE.html", help="write one self-contained HTML file instead of serving")
     view.set_defaults(handler=_view)
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arena-evals")
+    except PackageNotFoundError:
+        return "(not installed: a source checkout)"
+
+
+def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` chose: the one whose usage an error should show."""
+    chosen = parser
+    for dest in ("command", "images_command"):
+        actions = [a for a in chosen._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, dest, None)
+        if not actions or name is None or name not in actions[0].choices:
+            break
+        chosen = actions[0].choices[name]
+    return chosen
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse like `parse_args`, but an unknown flag is reported with its subcommand's usage."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _subparser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)  # progress lines show up at once in a log or a pipe
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     handler: Command = getattr(args, "handler", lambda _args: _usage(parser))
     try:
         return handler(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", None)
+        print(f"stopped by {exc}" if signum else "interrupted", file=sys.stderr)
+        return 128 + signum if signum else 130
     except ArenaError as exc:
         print(f"arena: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, (PrerequisiteError, UsageError)) else 1
+        return 2 if isinstance(exc, (PrerequisiteError, UsageError, TraceError)) else 1
     except Exception as exc:
         worded = _docker_problem(exc)
-        if worded is None:
-            raise
-        print(f"arena: {worded}", file=sys.stderr)
-        return 2
+        if worded is not None:
+            print(f"arena: {worded}", file=sys.stderr)
+            return 2
+        return _internal_error(exc, args.verbose)
+
+
+def _internal_error(exc: Exception, verbose: bool) -> int:
+    """Say a bug is a bug: one line naming the exception and the file its traceback went to."""
+    text = "".join(traceback.format_exception(exc))
+    folder = Path(os.environ.get(CRASH_DIR_ENV) or Path(tempfile.gettempdir()) / "arena-crashes")
+    log = folder / f"arena-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"arena {_version()}: {' '.join(sys.argv)}\n{text}")
+        where = f"the traceback is in {log}"
+    except OSError as write_error:
+        where = f"its traceback could not be written to {log} ({write_error.strerror}); run again with -v to see it"
+    reason = (str(exc).splitlines() or [""])[0][:200]
+    print(f"arena: internal error ({type(exc).__name__}: {reason}), a bug in arena, not in your input; {where}", file=sys.stderr)
+    if verbose:
+        print(text, file=sys.stderr, end="")
+    return INTERNAL_ERROR
 
 
 def _docker_problem(exc: BaseException) -> str | None:

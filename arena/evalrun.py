@@ -35,11 +35,14 @@ from arena_kit.records import CONCURRENCY_ENV, RUN_DIR_ENV
 from arena.supervise import Exit, Supervised
 from arena.traces import Episode, read_traces
 
-__all__ = ["EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "fail_closed_note", "launch_eval", "read_outcome", "run_eval", "run_evals",
-           "saved_config", "saved_server_url"]
+__all__ = ["VERSIONS_FILE", "EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "fail_closed_note", "launch_eval", "read_outcome", "run_eval", "run_evals",
+           "run_versions", "saved_config", "saved_server_url", "versions_path"]
 
 API_KEY_VAR = "ARENA_MODEL_KEY"
 POLL_S = 0.2
+VERSIONS_FILE = "arena-versions.json"
+"""What ran a run (package versions, the image), written beside the run dir at launch and copied
+into it at the end: vf-eval's `--clean` empties the run dir as it starts."""
 
 CLOCK_SLACK_S = 5.0
 """Docker's clock and ours may differ a little: a container this much older than the launch is still the eval's."""
@@ -185,13 +188,15 @@ def run_evals(
     parallel: int,
     on_done: OnDone = lambda _r, _o: None,
     on_start: OnStart = lambda _r, _p: None,
+    on_tick: Callable[[], None] = lambda: None,
 ) -> list[EvalOutcome]:
     """Run the requests' vf-evals, `parallel` at a time, and return their outcomes in order.
 
-    `on_start` hears of each process as it starts, `on_done` of each outcome as it ends. A request
-    past its `deadline_s` is stopped (its outcome says `timed_out`). Ctrl-C (or any error) starts no
-    more and stops the running ones, which lets each vf-eval tear its containers down, before it
-    propagates.
+    `on_start` hears of each process as it starts, `on_done` of each outcome as it ends, `on_tick`
+    of every poll (progress). A request past its `deadline_s` is stopped (its outcome says
+    `timed_out`). Ctrl-C, a stop signal (SIGTERM, SIGHUP under `arena.supervise.stop_on_signals`) or
+    any error starts no more and stops the running ones, which lets each vf-eval tear its
+    containers down, removes what they left, and propagates.
 
     Raises:
         ArenaError: `parallel` is below 1.
@@ -214,11 +219,15 @@ def run_evals(
                     del running[index]
                     outcomes[index] = _finish(requests[index], done, time.monotonic() - proc.started)
                     on_done(requests[index], outcomes[index])
+            on_tick()
             if running:
                 time.sleep(POLL_S)
     except BaseException:
-        for proc in running.values():
+        # Ctrl-C, a stop signal (arena.supervise.Stopped) or an error: stop what runs, then remove
+        # whatever boxes a stopped vf-eval could not tear down in its grace.
+        for index, proc in running.items():
             proc.stop()
+            _reap_leftovers(requests[index], launched=time.time() - (time.monotonic() - proc.started) - CLOCK_SLACK_S)
         raise
     return [outcomes[i] for i in range(len(requests))]
 
@@ -231,6 +240,7 @@ def launch_eval(request: EvalRequest) -> Supervised:
     request.output_dir.mkdir(parents=True, exist_ok=True)
     config_path = request.output_dir / f"{request.run_name}.arena.toml"
     config_path.write_text(tomli_w.dumps(eval_config(request)))
+    versions_path(request).write_text(json.dumps(run_versions(request), indent=1))
     fail_closed_note(request).unlink(missing_ok=True)
     env = {
         **os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name,
@@ -289,6 +299,30 @@ def saved_server_url(run_dir: Path) -> str | None:
     return str(url).removesuffix("/").removesuffix("/v1") if url else None
 
 
+def versions_path(request: EvalRequest) -> Path:
+    """Where the launch writes what ran `request` (`VERSIONS_FILE`, beside the run dir)."""
+    return request.output_dir / f"{request.run_name}.{VERSIONS_FILE}"
+
+
+def run_versions(request: EvalRequest) -> dict[str, str]:
+    """The versions of what runs `request`: Python, the platform, the kit, verifiers, the
+    environment's distribution (by its `arena.policies` entry point), and the image."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from arena.installed import entry_points
+
+    versions = {"python": sys.version.split()[0], "image": request.image, "harness": request.harness}
+    for dist in ("arena-evals", "arena-kit", "verifiers"):
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            continue
+    for point in entry_points():
+        if point.name == request.taskset and point.dist is not None:
+            versions[point.dist.name] = point.dist.version
+    return versions
+
+
 def fail_closed_note(request: EvalRequest) -> Path:
     """Where `arena.vf_hooks.fail_closed` says why `request`'s eval dropped its liveness retry rules."""
     return request.output_dir / f"{request.run_name}.arena{FAIL_CLOSED_SUFFIX}"
@@ -304,6 +338,8 @@ def _finish(request: EvalRequest, done: Exit, wall_s: float) -> EvalOutcome:
     eval's traces."""
     if request.run_dir.exists():
         shutil.copy(eval_log_path(request), request.run_dir / "vf-eval.log")
+        if versions_path(request).is_file():
+            shutil.copy(versions_path(request), request.run_dir / VERSIONS_FILE)
     outcome = read_outcome(request.run_dir, done.returncode)
     note = fail_closed_note(request)
     closed = note.read_text().strip() if note.is_file() else None

@@ -1,14 +1,16 @@
-"""The degenerate-policy gate: run every scripted policy of each environment through a real harness
-in docker, and check that only the oracle scores like an investigator.
+"""`arena probe`, the degenerate-policy gate: run every scripted policy of each environment through
+a real harness in docker, and decide the gate's rules (`arena.probe_rules`, where they are listed)
+on the scores by one-sided 95 % bounds: each rule is met, failed, or undecided ("run more tasks").
 
-Rules (each names itself when it fails): staller mean = 0; oracle mean ≥ 0.98; exhaustive ≤
-oracle − 0.15; impatient and spammer ≤ oracle − 0.3; every shortcut (a policy published as
-`shortcut_*`: an honest strategy that skips the investigation) ≤ its ceiling (0.35 unless the
-environment declares another) and ≤ oracle − 0.5; every cheater ≤ staller + 0.05; no rule
-rewrites or denies anything of an honest policy (staller, the standard four, shortcuts: a firing
-there is a false positive that would distort a real agent's episode). An investigation
-(`investigate_*`: an honest, lighter investigation than the oracle's) is reported and held to
-that last rule only. A cheater is any other policy an environment publishes.
+Rules: episodes-ran (every episode scored); the staller's every scored episode 0; the oracle's lower
+bound ≥ 0.90 (a perfect oracle decides it at 29 tasks; N=50 is the documented gate); exhaustive −
+oracle, paired by task, upper bound ≤ −0.15; impatient and spammer − oracle upper ≤ −0.3; each
+shortcut's upper bound ≤ its ceiling (0.35 unless declared) and shortcut − oracle upper ≤ −0.5;
+each cheater's upper bound ≤ 0.10 (no better than the staller: decidable at 29 tasks when every
+episode is 0); no rule rewrites or denies anything of an honest policy. An investigation
+(`investigate_*`) is held to that last rule only; a cheater is any other policy an environment
+publishes. Exit codes: 0 every rule met, 1 a rule failed, 3 nothing failed but a rule is undecided
+(the probe prints about how many tasks it needs).
 
 `probe.json` is rewritten as each policy finishes, so an interrupted probe can be resumed: its
 complete policies are read back, the others continue their vf-eval runs (`vf-eval --resume`)
@@ -19,134 +21,25 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
-import statistics
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from arena.choices import SPLITS, Harness, Split
 from arena.errors import PrerequisiteError, UsageError
 from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
 from arena.policies import PolicyResolver, model_name
-from arena_kit.scripted import INVESTIGATION_PREFIX, SHORTCUT_CEILING, SHORTCUT_PREFIX, shortcut_ceiling
+from arena.probe_rules import (PolicyScore, RuleResult, exit_code, gate, gate_verdict, render_difficulty, render_rules,
+                               render_table, role_of, score_outcome)
 from arena.server import start_in_thread
-from arena.stats import clustered_mean
+from arena_kit.scripted import shortcut_ceiling
 
-__all__ = ["GateFailure", "PolicyScore", "Role", "gate", "latest_probe", "render_difficulty", "render_table",
+__all__ = ["PolicyScore", "RuleResult", "gate", "latest_probe", "render_difficulty", "render_table", "report_gate",
            "role_of", "run_probe", "score_outcome"]
-
-STANDARD = ("oracle", "spammer", "impatient", "exhaustive")
-SHORTCUT_MARGIN = 0.5
-"""A shortcut must stay at least this far below the oracle."""
-Role = Literal["staller", "standard", "shortcut", "investigation", "cheater"]
-
-
-def role_of(policy: str) -> Role:
-    """How the gate treats a policy, from its published name."""
-    if policy == "staller":
-        return "staller"
-    if policy in STANDARD:
-        return "standard"
-    if policy.startswith(INVESTIGATION_PREFIX):
-        return "investigation"
-    return "shortcut" if policy.startswith(SHORTCUT_PREFIX) else "cheater"
-
-
-@dataclass(frozen=True)
-class PolicyScore:
-    env: str
-    policy: str
-    episodes: int
-    failed: int
-    mean: float
-    min: float
-    max: float
-    turns: float
-    budget_used: float | None
-    """Mean queries/statements spent (the environment's `*_used` metric), if it reports one."""
-    rewrites: int = 0
-    """Tool results rewritten or calls denied by Arena's rules, over all episodes (trace info)."""
-    ceiling: float | None = None
-    """For a shortcut: the highest mean the gate allows it."""
-    retries: int = 0
-    """Rollouts re-run after an infrastructure fault (`arena.retries`), over all episodes."""
-    infra_failed: int = 0
-    """Failed episodes that ended on an infrastructure fault their retries did not outlast (`arena.traces.INFRA_STOPS`)."""
-    agent_faults: int = 0
-    """Episodes the agent ended by breaking its own box (`arena.traces.AGENT_STOPS`): scored 0, counted as the agent's, not failed."""
-    ci95: float | None = None
-    """Half-width of the mean's 95 % interval, clustered by task (`arena.stats`); None: undefined
-    (fewer than two tasks) or not computed (a report written before intervals)."""
-
-    @property
-    def role(self) -> Role:
-        return role_of(self.policy)
-
-    @property
-    def complete(self) -> bool:
-        """Every episode ran and none failed: a resumed probe keeps this score."""
-        return self.episodes > 0 and self.failed == 0
-
-
-@dataclass(frozen=True)
-class GateFailure:
-    env: str
-    rule: str
-    detail: str
-
-
-def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | None = None) -> PolicyScore:
-    rewards = [e.reward or 0.0 for e in outcome.episodes] or [0.0]
-    interval = clustered_mean(rewards, [e.task for e in outcome.episodes]) if outcome.episodes else None
-    used = [v for e in outcome.episodes for k, v in e.metrics.items() if k.endswith("_used") and v is not None]
-    return PolicyScore(
-        env=env, policy=policy, episodes=len(outcome.episodes), failed=len(outcome.failures),
-        mean=statistics.fmean(rewards), min=min(rewards), max=max(rewards),
-        turns=statistics.fmean([e.turns for e in outcome.episodes]) if outcome.episodes else 0.0,
-        budget_used=statistics.fmean(used) if used else None,
-        rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling, retries=outcome.retries,
-        infra_failed=len(outcome.infra_failures),
-        agent_faults=len(outcome.agent_faults),
-        ci95=None if interval is None or math.isnan(interval.half_width) else interval.half_width,
-    )
-
-
-def gate(scores: Sequence[PolicyScore]) -> list[GateFailure]:
-    """Pure: the gate's verdict on one table of scores (empty list = pass)."""
-    failures: list[GateFailure] = []
-    for env in sorted({s.env for s in scores}):
-        by = {s.policy: s for s in scores if s.env == env}
-
-        def check(ok: bool, rule: str, detail: str) -> None:
-            if not ok:
-                failures.append(GateFailure(env, rule, detail))
-
-        for s in by.values():
-            check(s.failed == 0 and s.episodes > 0, "episodes-ran", f"{s.policy}: {s.failed} of {s.episodes} episodes failed ({s.infra_failed} on an infrastructure fault)")
-        staller, oracle = by.get("staller"), by.get("oracle")
-        if staller is None or oracle is None:
-            check(False, "policies-present", "the gate needs both a staller and an oracle")
-            continue
-        check(staller.mean == 0.0, "staller-scores-zero", f"staller mean {staller.mean:.3f} ≠ 0")
-        check(oracle.mean >= 0.98, "oracle-reaches-ceiling", f"oracle mean {oracle.mean:.3f} < 0.98")
-        if "exhaustive" in by:
-            check(by["exhaustive"].mean <= oracle.mean - 0.15, "budget-binds", f"exhaustive {by['exhaustive'].mean:.3f} > oracle − 0.15 = {oracle.mean - 0.15:.3f}")
-        for name in ("impatient", "spammer"):
-            if name in by:
-                check(by[name].mean <= oracle.mean - 0.3, f"{name}-below-oracle", f"{name} {by[name].mean:.3f} > oracle − 0.3 = {oracle.mean - 0.3:.3f}")
-        for name, s in by.items():
-            if s.role != "cheater":
-                check(s.rewrites == 0, "honest-policies-untouched", f"{name}: {s.rewrites} rewrite(s)/denial(s) of an honest policy (a rule false positive; see arena audit)")
-            if s.role == "shortcut":
-                ceiling = min(SHORTCUT_CEILING if s.ceiling is None else s.ceiling, oracle.mean - SHORTCUT_MARGIN)
-                check(s.mean <= ceiling, "shortcuts-fail", f"shortcut {name} {s.mean:.3f} > {ceiling:.3f} (its ceiling {s.ceiling}, oracle − {SHORTCUT_MARGIN} = {oracle.mean - SHORTCUT_MARGIN:.3f})")
-            elif s.role == "cheater":
-                check(s.mean <= staller.mean + 0.05, "cheaters-gain-nothing", f"cheater {name} {s.mean:.3f} > staller + 0.05 = {staller.mean + 0.05:.3f}")
-    return failures
 
 
 def run_probe(
@@ -163,10 +56,11 @@ def run_probe(
     parallel_evals: int = 2,
     resume: Path | None = None,
     progress: Callable[[str], None] = print,
-) -> tuple[list[PolicyScore], list[GateFailure], Path]:
+) -> tuple[list[PolicyScore], list[RuleResult], Path]:
     """Run every policy of every env (`parallel_evals` vf-evals at once) on `tasks` tasks of
-    `split`; returns the scores, the gate failures and the path of the JSON report, which is
-    rewritten as each policy finishes (an interrupted probe keeps what it had scored).
+    `split`; returns the scores, every rule's verdict (`arena.probe_rules.gate`) and the path of
+    the JSON report, which is rewritten as each policy finishes (an interrupted probe keeps what
+    it had scored).
 
     `policies` keeps only the policies matching one of these shell patterns (the staller and the
     oracle always run: the gate is measured against them); `taskset_args` are passed to every
@@ -217,17 +111,51 @@ def run_probe(
             ceiling = shortcut_ceiling(resolver.environment_policy(env, policy)) if role_of(policy) == "shortcut" else None
             score = scored[request.run_name] = score_outcome(env, policy, outcome, ceiling)
             _write_report(report, header, list(scored.values()), None)
+            mean = "—" if score.mean is None else f"{score.mean:.3f}"
             progress(
-                f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {score.mean:.3f}  "
+                f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {mean} over {score.tasks} tasks  "
                 f"({score.episodes} ep, {score.failed} failed ({score.infra_failed} infra), {score.agent_faults} agent faults, {score.retries} retried, {score.rewrites} rewritten; "
                 f"{time.monotonic() - started:.0f}s)" + (f"\n  failed closed: {outcome.fail_closed}" if outcome.fail_closed else "")
             )
 
-        run_evals([r for r in requests if r.run_name not in kept], parallel=parallel_evals, on_done=announce)
+        _run_with_progress([r for r in requests if r.run_name not in kept], parallel_evals, announce)
     scores = [scored[request.run_name] for request in requests]
-    failures = gate(scores)
-    _write_report(report, header, scores, failures)
-    return scores, failures, report
+    results = gate(scores)
+    _write_report(report, header, scores, results)
+    return scores, results, report
+
+
+def report_gate(scores: Sequence[PolicyScore], results: Sequence[RuleResult], report: Path) -> int:
+    """Print the table and every rule's verdict, name each failed and undecided rule (on stderr),
+    and return the exit code: 0 passed, 1 failed, 3 undecided."""
+    print("\n" + render_table(scores))
+    print("\n" + render_rules(results))
+    print(f"\nreport: {report}")
+    for r in results:
+        if r.status == "failed":
+            print(f"GATE FAILED [{r.env}] {r.rule}: {r.detail}", file=sys.stderr)
+    undecided = [r for r in results if r.status == "undecided"]
+    for r in undecided:
+        need = f"about {r.tasks_needed} tasks" if r.tasks_needed else "more tasks than planning can say"
+        print(f"GATE UNDECIDED [{r.env}] {r.rule} ({r.subject}): run more tasks ({need}); {r.detail}", file=sys.stderr)
+    verdict = gate_verdict(results)
+    if verdict == "passed":
+        print("gate passed: every rule met")
+    elif verdict == "undecided":
+        most = max((r.tasks_needed for r in undecided if r.tasks_needed), default=None)
+        print(f"gate undecided: no rule failed, {len(undecided)} cannot be decided with these tasks; "
+              + (f"run more tasks (about {most} decide them all, if the means hold)" if most else "run more tasks"))
+    else:
+        print("gate failed")
+    return exit_code(results)
+
+
+def _run_with_progress(requests: Sequence[EvalRequest], parallel: int, on_done: Callable[[EvalRequest, EvalOutcome], None]) -> None:
+    """Run the evals with per-episode progress (`arena.progress`): counts, the mean so far, an ETA."""
+    from arena.progress import EvalProgress
+
+    with EvalProgress(requests) as live:
+        run_evals(requests, parallel=parallel, on_done=live.wrap(on_done), on_start=live.started, on_tick=live.tick)
 
 
 def latest_probe(output_dir: Path) -> Path:
@@ -270,7 +198,9 @@ def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str
     harness, split = str(header["harness"]), str(header["split"])
     wanted = {_run_name(env, policy, harness, split) for env, policy in plan}
     # Complete means every task's episode ran and none failed (a short run is resumed, not kept).
-    kept = {_run_name(s.env, s.policy, harness, split): s for s in scores if s.complete and s.episodes == header["tasks"]}
+    # A score written before probe.json held each task's rewards cannot be paired: run it again.
+    kept = {_run_name(s.env, s.policy, harness, split): s for s in scores
+            if s.complete and s.episodes == header["tasks"] and s.rewards}
     return {name: score for name, score in kept.items() if name in wanted}, port
 
 
@@ -279,38 +209,16 @@ def _selected(policy: str, patterns: Sequence[str]) -> bool:
 
 
 def _write_report(path: Path, header: Mapping[str, Any], scores: Sequence[PolicyScore],
-                  failures: Sequence[GateFailure] | None) -> None:
-    """Write the report atomically; `failures` None marks a probe still running."""
-    body = {**header, "complete": failures is not None,
+                  results: Sequence[RuleResult] | None) -> None:
+    """Write the report atomically; `results` None marks a probe still running. `failures` lists
+    the failed rules, `rules` every rule's verdict, `gate` the gate's (passed, failed, undecided)."""
+    done = list(results or [])
+    body = {**header, "complete": results is not None,
+            "gate": gate_verdict(done) if results is not None else None,
             "scores": [{**asdict(s), "role": s.role} for s in scores],
-            "failures": [asdict(f) for f in failures or []]}
+            "rules": [asdict(r) for r in done],
+            "failures": [asdict(r) for r in done if r.status == "failed"]}
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".json.tmp")
     partial.write_text(json.dumps(body, indent=2))
     partial.replace(path)
-
-
-def render_table(scores: Sequence[PolicyScore]) -> str:
-    """The probe's table; `± 95%` is the half-width of the mean's interval clustered by task
-    (`arena.stats`; `?` with fewer than two tasks)."""
-    lines = [f"{'environment':<20} {'policy':<30} {'role':<9} {'mean':>6} {'± 95%':>6} {'min':>6} {'max':>6} {'turns':>6} {'used':>6} {'rewr':>5} {'agent':>5} {'failed':>6}"]
-    for s in scores:
-        used = "—" if s.budget_used is None else f"{s.budget_used:.1f}"
-        ci = "?" if s.ci95 is None else f"{s.ci95:.3f}"
-        lines.append(f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.mean:>6.3f} {ci:>6} {s.min:>6.3f} {s.max:>6.3f} {s.turns:>6.1f} {used:>6} {s.rewrites:>5} {s.agent_faults:>5} {s.failed:>6}")
-    return "\n".join(lines)
-
-
-def render_difficulty(knob: str, tables: Mapping[str, Sequence[PolicyScore]]) -> str:
-    """One row per (environment, policy), one column of mean scores per value of `knob`."""
-    values = list(tables)
-    rows: dict[tuple[str, str], dict[str, float]] = {}
-    for value, scores in tables.items():
-        for s in scores:
-            rows.setdefault((s.env, s.policy), {})[value] = s.mean
-    width = max(8, *(len(f"{knob}={v}") for v in values))
-    lines = [f"{'environment':<20} {'policy':<30} " + " ".join(f"{f'{knob}={v}':>{width}}" for v in values)]
-    for (env, policy), means in rows.items():
-        cells = (f"{means[v]:>{width}.3f}" if v in means else f"{'—':>{width}}" for v in values)
-        lines.append(f"{env:<20} {policy:<30} " + " ".join(cells))
-    return "\n".join(lines)

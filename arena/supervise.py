@@ -12,11 +12,47 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
-__all__ = ["TERMINATE_GRACE_S", "Exit", "Supervised"]
+__all__ = ["STOP_SIGNALS", "TERMINATE_GRACE_S", "Exit", "Stopped", "Supervised", "stop_on_signals"]
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that stop a command the way Ctrl-C does (a service manager's stop, a closed terminal)."""
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal, raised where Ctrl-C's KeyboardInterrupt is: every path that stops evals and
+    reaps their boxes on Ctrl-C runs for it too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Within the block (main thread only), SIGTERM and SIGHUP raise `Stopped` as SIGINT raises
+    KeyboardInterrupt; the previous handlers come back after it. A second signal while the first
+    is being handled is ignored, so the teardown it started runs to its end."""
+    stopping = False
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        raise Stopped(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 TERMINATE_GRACE_S = 30.0
 """How long a stopped group may take to tear down before it is killed."""

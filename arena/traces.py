@@ -4,17 +4,21 @@ reader evalrun, audit, probe and the bench share, and the one place the reward f
 Tolerant where a run can be cut short: vf-eval appends one JSON line per finished episode, so a
 run killed mid-write leaves a truncated last line. That line is skipped and reported (in
 `TraceLog.skipped` and the log), never raised as a bare JSONDecodeError; a garbled line before
-the last is corruption, not a cut, and raises `TraceError` naming the file and line.
+the last is corruption, not a cut, and raises `TraceError` naming the file and line; so does a
+line that is JSON but no vf-eval episode, and a file that cannot be read. Fields of an unexpected
+shape (another version's, or hostile) read as absent, never as a crash. `TraceFollower` reads a file
+that is still growing, line by completed line, for the live viewer.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TypeGuard
 
 from pydantic import ValidationError
 
@@ -27,10 +31,14 @@ __all__ = [
     "INFRA_STOPS",
     "TRACES_FILE",
     "Episode",
+    "TraceFollower",
+    "TraceLine",
     "TraceLog",
     "read_live_rewrites",
     "read_traces",
+    "no_constant",
     "reward_of",
+    "task_rewards",
 ]
 
 TRACES_FILE = "traces.jsonl"
@@ -46,6 +54,7 @@ verifiers writes `<class name without Error, lowercased>_error`) and what each s
 AGENT_STOPS = {
     "boxoom_error": "box out of memory",
     "agentkilledbox_error": "agent killed its box's processes",
+    "boxoverbound_error": "box over a bound of the eval process",
 }
 """The stop conditions of the faults an agent makes of its own box (`arena_kit.box_faults`: the engine's
 word, never retried) and what each says: the agent's outcome, scored 0, not a failed episode."""
@@ -53,11 +62,22 @@ word, never retried) and what each says: the agent's outcome, scored 0, not a fa
 logger = logging.getLogger(__name__)
 
 
-def reward_of(rewards: Mapping[str, Mapping[str, Any]]) -> float | None:
-    """A trace's reward: the sum of score × weight over its signals (None if any failed to score)."""
-    if any(signal.get("score") is None for signal in rewards.values()):
-        return None
-    return float(sum(signal["score"] * signal.get("weight", 1.0) for signal in rewards.values()))
+def reward_of(rewards: Mapping[str, object]) -> float | None:
+    """A trace's reward: the sum of score × weight over its signals (None if any failed to score:
+    a signal that is null, has no numeric score or weight, or sums to no finite number)."""
+    total = 0.0
+    for signal in rewards.values():
+        if not isinstance(signal, dict):
+            return None
+        score, weight = signal.get("score"), signal.get("weight", 1.0)
+        if not _number(score) or not _number(weight):
+            return None
+        total += float(score) * float(weight)
+    return total if math.isfinite(total) else None
+
+
+def _number(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,12 @@ class Episode:
     """The trace id (what audit records call the rollout)."""
     rewrites: tuple[AuditRecord, ...] = ()
     """Every rewrite or denial recorded in the episode's traces (`trace.info.arena_rewrites`)."""
+    usage: Mapping[str, int] = field(default_factory=dict)
+    """Tokens the episode's model calls used: `input`, `output`, and where the calls report them
+    `cached_input` and `reasoning` (summed over `trace.calls[].usage`, else the trace's
+    `num_input_tokens` / `num_output_tokens`); empty when the trace records none."""
+    model: str = ""
+    """The model its calls went to (the first call's)."""
 
     @property
     def failed(self) -> bool:
@@ -97,6 +123,22 @@ class Episode:
     def infra_fault(self) -> str | None:
         """The infrastructure fault the episode ended on (`INFRA_STOPS`), None for any other end."""
         return INFRA_STOPS.get(self.stop_condition or "")
+
+    @property
+    def infra_failed(self) -> bool:
+        """Failed on a typed infrastructure fault (`INFRA_STOPS`) its retries did not outlast: no
+        outcome of the agent's, so left out of its run's mean and counted beside it."""
+        return self.failed and self.infra_fault is not None
+
+    @property
+    def score(self) -> float | None:
+        """What the episode adds to its run's mean: None when it `infra_failed` (left out); 0 when it
+        failed any other way or its grader gave no reward (the platform cannot tell the agent
+        blameless, and an agent that broke its box or ran out its clock must not be dropped from
+        its mean); otherwise its reward."""
+        if self.infra_failed:
+            return None
+        return 0.0 if self.failed or self.reward is None else self.reward
 
     @property
     def retries(self) -> int:
@@ -117,15 +159,122 @@ class TraceLog:
         return self.path.exists()
 
 
+def task_rewards(episodes: Iterable[Episode]) -> dict[str, list[float]]:
+    """task → the scores of its episodes (`Episode.score`; infrastructure failures left out): what
+    every mean of a run is taken over (each task's mean, then the mean over tasks)."""
+    out: dict[str, list[float]] = {}
+    for episode in episodes:
+        if episode.score is not None:
+            out.setdefault(episode.task, []).append(episode.score)
+    return out
+
+
 def read_traces(run_dir: Path) -> TraceLog:
     """The episodes of `<run_dir>/traces.jsonl` (a missing file: none).
 
     Raises:
-        TraceError: a line before the last is not a JSON object, or a recorded rewrite is malformed.
+        TraceError: the file cannot be read (a directory, no permission), a line before the last is
+            not JSON, a line is JSON but not a vf-eval episode, or a recorded rewrite is malformed.
     """
-    path = run_dir / TRACES_FILE
-    rows, skipped = _json_lines(path)
-    return TraceLog(path=path, episodes=[_episode(path, number, row) for number, row in rows], skipped=skipped)
+    follower = TraceFollower(run_dir / TRACES_FILE)
+    lines = follower.read(final=True)
+    return TraceLog(path=follower.path, episodes=[line.episode for line in lines], skipped=follower.skipped)
+
+
+@dataclass(frozen=True)
+class TraceLine:
+    """An episode and where its line is in `traces.jsonl` (to read it again on demand)."""
+
+    number: int
+    offset: int
+    length: int
+    episode: Episode
+
+
+class TraceFollower:
+    """Reads a `traces.jsonl` that may still be growing: each `read` returns the episodes of the
+    lines completed since the last one. A line without its newline is a write in progress and is
+    left for the next read, unless `final` (nothing more will come: it was cut short and is
+    skipped, with the reason in `skipped`). A complete line that is not JSON is corruption once
+    another line follows it; while it is the last, it is skipped as a write cut short."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        """Bytes read so far (always at the end of a complete line)."""
+        self.number = 0
+        """Physical lines read so far."""
+        self.skipped: str | None = None
+        self._bad: tuple[int, str] | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def read(self, final: bool = False) -> list[TraceLine]:
+        """The episodes of the lines completed since the last read.
+
+        Raises:
+            TraceError: as `read_traces`.
+        """
+        if not self.path.exists():
+            return []
+        if self.path.is_dir():
+            raise TraceError(f"{self.path} is a directory, not a traces file: give the directory of one vf-eval run")
+        if not self.path.is_file():  # a FIFO or a device (/dev/zero) would block or never end
+            raise TraceError(f"{self.path} is not a regular file: vf-eval writes traces.jsonl as one")
+        try:
+            with self.path.open("rb") as f:
+                if f.seek(0, 2) < self.offset:
+                    raise TraceError(f"{self.path} shrank while it was read (the run was restarted with --clean?): reopen it")
+                f.seek(self.offset)
+                return self._lines(f, final)
+        except OSError as exc:
+            raise TraceError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+
+    def _lines(self, f: BinaryIO, final: bool) -> list[TraceLine]:
+        out: list[TraceLine] = []
+        while raw := f.readline():
+            complete = raw.endswith(b"\n")
+            if not complete and not final:
+                break  # a write in progress: read again next time
+            offset = self.offset
+            self.offset += len(raw)
+            self.number += 1
+            if not raw.strip():
+                continue
+            if self._bad is not None:
+                number, problem = self._bad
+                raise TraceError(f"{problem}; only the last line may be cut short, so the file is corrupt: re-run the eval")
+            row = self._parse(raw, final and not complete)
+            if row is not None:
+                out.append(TraceLine(self.number, offset, len(raw), _episode(self.path, self.number, row)))
+        if self._bad is not None:
+            self.skipped = f"{self._bad[1]}: skipped it as a write cut short (was the run interrupted?)"
+            logger.warning("%s", self.skipped)
+        return out
+
+    def _parse(self, raw: bytes, cut: bool) -> dict[str, Any] | None:
+        where = f"line {self.number} of {self.path}"
+        try:
+            value = json.loads(raw.decode("utf-8", errors="replace"), parse_constant=no_constant)
+        except json.JSONDecodeError as exc:
+            self._bad = (self.number, f"{where} is not JSON ({exc.msg} at column {exc.colno})")
+            return None
+        except RecursionError:
+            raise TraceError(f"{where} is JSON nested too deeply to read: re-run the eval") from None
+        if not isinstance(value, dict):
+            raise TraceError(f"{where} is a JSON {type(value).__name__}, not a vf-eval episode (an object with its traces)")
+        traces = value.get("traces")
+        if not isinstance(traces, list) or not traces or not isinstance(traces[0], dict):
+            raise TraceError(f"{where} is JSON but not a vf-eval episode (no \"traces\" list): is this a traces.jsonl vf-eval wrote?")
+        return value
+
+
+def no_constant(name: str) -> None:
+    """`json.loads`'s `parse_constant`: NaN and ±Infinity (which Python writes and no other JSON
+    reader accepts) read as null, so nothing non-finite travels on to a report or a page."""
+    return None
 
 
 def read_live_rewrites(run_dir: Path) -> tuple[list[AuditRecord], str | None]:
@@ -144,7 +293,11 @@ def _json_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str | Non
     """(line number, object) of every non-blank line; a bad last line is skipped with a reason."""
     if not path.exists():
         return [], None
-    numbered = [(n, line) for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1) if line.strip()]
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     rows: list[tuple[int, dict[str, Any]]] = []
     for index, (number, line) in enumerate(numbered):
         try:
@@ -171,28 +324,60 @@ def _record(path: Path, number: int, raw: object) -> AuditRecord:
         raise TraceError(f"line {number} of {path}: a malformed rewrite record ({exc.error_count()} problem(s): {exc.errors()[0]['msg']})") from None
 
 
+def _obj(value: object) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (a field another version wrote otherwise)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _episode(path: Path, number: int, row: Mapping[str, Any]) -> Episode:
-    traces: list[dict[str, Any]] = list(row.get("traces") or []) or [{}]
+    traces = [t for t in _list(row.get("traces")) if isinstance(t, dict)]
     trace = traces[0]
-    data = (row.get("task") or {}).get("data") or {}
-    rewards = trace.get("rewards") or {}
+    data = _obj(_obj(row.get("task")).get("data")) or _obj(_obj(trace.get("task")).get("data"))
+    name = next((data[k] for k in ("name", "id", "idx") if data.get(k) not in (None, "")), None)
+    rewards = {str(k): v for k, v in _obj(trace.get("rewards")).items()}
+    stop = trace.get("stop_condition")
+    stop = stop if isinstance(stop, str) else None
     return Episode(
-        task=str(data.get("name") or data.get("id") or data.get("idx")),
+        task=str(name) if name is not None else f"(no task name: line {number})",
         ok=bool(row.get("ok")) and bool(trace.get("ok", True)),
-        errors=[*(row.get("errors") or []), *(trace.get("errors") or [])],
-        stop_condition=trace.get("stop_condition"),
+        errors=[e for e in [*_list(row.get("errors")), *_list(trace.get("errors"))] if isinstance(e, dict)],
+        stop_condition=stop,
         # An agent's fault scores 0 whatever its signals read (verifiers does not score a failed rollout).
-        reward=0.0 if trace.get("stop_condition") in AGENT_STOPS else reward_of(rewards),
+        reward=0.0 if stop in AGENT_STOPS else reward_of(rewards),
         rewards=rewards,
-        metrics=trace.get("metrics") or {},
-        info=trace.get("info") or {},
-        timing=trace.get("timing") or {},
-        turns=len(trace.get("calls") or []),
-        runtime_id=str(((trace.get("agent") or {}).get("runtime") or {}).get("id") or ""),
+        metrics=_obj(trace.get("metrics")),
+        info=_obj(trace.get("info")),
+        timing=_obj(trace.get("timing")),
+        turns=len(_list(trace.get("calls"))),
+        runtime_id=str(_obj(_obj(trace.get("agent")).get("runtime")).get("id") or ""),
         id=str(trace.get("id") or ""),
         rewrites=tuple(_record(path, number, raw) for raw in _rewrites(traces)),
+        usage=_usage(trace),
+        model=next((str(c["model"]) for c in _list(trace.get("calls")) if isinstance(c, dict) and c.get("model")), ""),
     )
 
 
+USAGE_KEYS = {"input": "prompt_tokens", "output": "completion_tokens", "cached_input": "cached_input_tokens", "reasoning": "reasoning_tokens"}
+
+
+def _usage(trace: Mapping[str, Any]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for call in _list(trace.get("calls")):
+        usage = _obj(_obj(call).get("usage"))
+        for name, key in USAGE_KEYS.items():
+            value = usage.get(key)
+            if _number(value):
+                totals[name] = totals.get(name, 0) + int(value)
+    for name, key in (("input", "num_input_tokens"), ("output", "num_output_tokens")):
+        value = trace.get(key)
+        if name not in totals and _number(value):
+            totals[name] = int(value)
+    return totals
+
+
 def _rewrites(traces: Iterable[Mapping[str, Any]]) -> list[object]:
-    return [raw for trace in traces for raw in (trace.get("info") or {}).get("arena_rewrites") or []]
+    return [raw for trace in traces for raw in _list(_obj(trace.get("info")).get("arena_rewrites"))]

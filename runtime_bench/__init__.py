@@ -6,7 +6,7 @@ does the same work and model time is what the bench sets (`--latency`, 0 by defa
 remains is infrastructure, on verifiers' stock docker path and on Arena's lean one side by side.
 """
 
-from runtime_bench.config import BenchConfig, Combo
+from runtime_bench.config import BenchConfig, Combo, Plan
 from runtime_bench.report import (
     build_report,
     render_markdown,
@@ -15,4 +15,4 @@ from runtime_bench.report import (
 )
 from runtime_bench.runner import run_bench
 
-__all__ = ["BenchConfig", "Combo", "build_report", "render_markdown", "render_plot", "run_bench", "write_report"]
+__all__ = ["BenchConfig", "Combo", "Plan", "build_report", "render_markdown", "render_plot", "run_bench", "write_report"]

@@ -193,8 +193,7 @@ def handle(args: argparse.Namespace) -> int:
         # One INFO line per model turn would drown the per-level progress lines.
         logging.getLogger("arena.server").setLevel(logging.WARNING)
     try:
-        config = config_from_args(args)
-        report, paths = run_bench(config)
+        report, paths = run_bench(config_from_args(args).plan())
     except ArenaError as exc:
         print(f"arena bench: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, PrerequisiteError) else 1

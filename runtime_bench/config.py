@@ -7,18 +7,21 @@ warm box pool on, `[env] pool = "auto"`), so one run puts them side by side.
 A level runs `max(rollouts, level)` rollouts, so every level fills its concurrency at least once.
 Combinations verifiers refuses (claude_code or codex on the subprocess runtime) are skipped with
 the reason, not run; the bench taskset's toolset placement is the only placement knob, since a
-real environment decides its own.
+real environment decides its own. `BenchConfig.plan()` decides all of it once, into the `Plan` the
+runner and each level's eval read (they never see the config).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from arena.choices import HARNESSES, Harness
+from runtime_bench.model import Skipped
 
 __all__ = [
     "BENCH_ENV",
@@ -29,6 +32,7 @@ __all__ = [
     "Combo",
     "Harness",
     "Placement",
+    "Plan",
     "RuntimeType",
 ]
 
@@ -167,60 +171,88 @@ class BenchConfig(BaseModel):
 
     @model_validator(mode="after")
     def _something_runs(self) -> BenchConfig:
-        if not self.combos():
+        if not self.plan().combos:
             raise ValueError(
-                f"no runnable configuration: {self._requested()} "
+                f"no runnable configuration: {_requested(self.pairs, self.runtimes, self.harnesses)} "
                 "(claude_code and codex need a container runtime; add --runtime docker)"
             )
         return self
 
-    def rollouts_at(self, level: int) -> int:
-        return max(self.rollouts, level)
-
-    def _requested(self) -> list[tuple[RuntimeType, Harness]]:
-        if self.pairs is not None:
-            return [cast(tuple[RuntimeType, Harness], tuple(pair.split("/", 1))) for pair in self.pairs]
-        return [(runtime, harness) for runtime in self.runtimes for harness in self.harnesses]
-
-    def combos(self) -> list[Combo]:
-        """The configurations to run, in report order."""
+    def plan(self) -> Plan:
+        """What this run does, decided once: what runs and what is skipped, the images, the policy."""
+        requested = _requested(self.pairs, self.runtimes, self.harnesses)
         placements: list[str] = list(self.toolsets) if self.environment == BENCH_ENV else ["env"]
-        return [
+        combos = tuple(
             Combo(runtime, harness, self.environment, placement, latency)
             for latency in self.latencies
-            for runtime, harness in self._requested()
+            for runtime, harness in requested
             for placement in placements
             if skip_reason(runtime, harness, self.environment) is None
-        ]
+        )
+        bench = self.environment == BENCH_ENV
+        docker_image = self.image or ("arena/harness:latest" if bench else f"arena/{self.environment}:latest")
+        docker = any(combo.docker for combo in combos)
+        return Plan(
+            combos=combos,
+            skipped=tuple(
+                Skipped(runtime=runtime, harness=harness, reason=reason)
+                for runtime, harness in requested
+                if (reason := skip_reason(runtime, harness, self.environment)) is not None
+            ),
+            levels=tuple(self.levels),
+            rollouts=self.rollouts,
+            rollouts_at={level: max(self.rollouts, level) for level in self.levels},
+            latencies=tuple(self.latencies),
+            sweep=self.sweep,
+            environment=self.environment,
+            bench=bench,
+            model=self.model or (BENCH_MODEL if bench else f"arena/{self.environment}/oracle"),
+            images={combo.runtime: docker_image if combo.docker else self.image for combo in combos},
+            docker_image=docker_image if docker else None,
+            floor=self.floor and docker,
+            rollout_timeout=self.rollout_timeout,
+            output_dir=self.output_dir,
+            settings=self.model_dump(mode="json"),
+        )
 
-    def skipped(self) -> list[dict[str, str]]:
-        """Requested combinations that will not run, each with why."""
-        return [
-            {"runtime": runtime, "harness": harness, "reason": reason}
-            for runtime, harness in self._requested()
-            if (reason := skip_reason(runtime, harness, self.environment)) is not None
-        ]
 
-    def runtimes_used(self) -> set[str]:
-        """The runtimes of the configurations that run."""
-        return {combo.runtime for combo in self.combos()}
+def _requested(pairs: list[str] | None, runtimes: list[RuntimeType], harnesses: list[Harness]) -> list[tuple[RuntimeType, Harness]]:
+    if pairs is not None:
+        return [cast(tuple[RuntimeType, Harness], tuple(pair.split("/", 1))) for pair in pairs]
+    return [(runtime, harness) for runtime in runtimes for harness in harnesses]
 
-    @property
-    def docker(self) -> bool:
-        """Whether any configuration runs on a docker path (the floor and the image check need it)."""
-        return any(combo.docker for combo in self.combos())
 
-    def image_for(self, runtime: RuntimeType) -> str | None:
-        if self.image:
-            return self.image
-        if runtime in DOCKER_RUNTIMES:
-            return "arena/harness:latest" if self.environment == BENCH_ENV else f"arena/{self.environment}:latest"
-        return None
+@dataclass(frozen=True)
+class Plan:
+    """What one bench run does, decided once from its `BenchConfig` (`BenchConfig.plan`): the runner and
+    each level's eval read this, never the config."""
 
-    def model_name(self) -> str:
-        if self.model:
-            return self.model
-        return BENCH_MODEL if self.environment == BENCH_ENV else f"arena/{self.environment}/oracle"
+    combos: tuple[Combo, ...]
+    """The configurations that run, in report order."""
+    skipped: tuple[Skipped, ...]
+    """Requested combinations that will not run, each with why."""
+    levels: tuple[int, ...]
+    rollouts: int
+    """K, the rollouts per level asked for."""
+    rollouts_at: Mapping[int, int]
+    """Level → the rollouts it runs: max(K, level), so it fills its concurrency at least once."""
+    latencies: tuple[float, ...]
+    sweep: int
+    environment: str
+    bench: bool
+    """Whether the environment is the bench's own taskset (served only the bench script)."""
+    model: str
+    """The policy's model name."""
+    images: Mapping[str, str | None]
+    """Runtime → the image its configurations run (None: the runtime's default)."""
+    docker_image: str | None
+    """The image of the docker paths (the floor's and the prerequisite check's); None: no configuration runs on docker."""
+    floor: bool
+    """Measure the `docker run` / `docker exec` floor at each level."""
+    rollout_timeout: float
+    output_dir: Path | None
+    settings: dict[str, Any]
+    """The config as given (the report records it)."""
 
 
 QUICK = BenchConfig(pairs=["docker/bash", "docker-lean/arena-bash", "docker-pool/arena-bash"], levels=[1, 8], rollouts=8)

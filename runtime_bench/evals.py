@@ -24,7 +24,7 @@ from arena.reaper import reap
 from arena.supervise import Supervised
 from arena.traces import Episode
 from arena_kit.records import POOL_INFO
-from runtime_bench.config import BENCH_ENV, LEAN_RUNTIMES, BenchConfig, Combo
+from runtime_bench.config import BENCH_ENV, LEAN_RUNTIMES, Combo, Plan
 from runtime_bench.containers import ContainerProbe, ContainerStats
 from runtime_bench.model import Cpu, Failure, LevelResult, Summary
 from runtime_bench import docker_side
@@ -39,13 +39,13 @@ STARTUP_ALLOWANCE_S = 180.0
 """vf-eval's own start-up and shutdown, on top of the rollouts' timeouts, before its deadline."""
 
 
-def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str, runs_dir: Path, base_url: str) -> EvalRequest:
+def _request(plan: Plan, combo: Combo, level: int, count: int, run: str, runs_dir: Path, base_url: str) -> EvalRequest:
     bench = combo.environment == BENCH_ENV
-    agent_args: dict[str, Any] = {"timeout": {"setup": config.rollout_timeout, "rollout": config.rollout_timeout}}
+    agent_args: dict[str, Any] = {"timeout": {"setup": plan.rollout_timeout, "rollout": plan.rollout_timeout}}
+    image = plan.images[combo.runtime]
     if combo.runtime == "subprocess":
         agent_args["runtime"] = {"type": "subprocess"}
     elif combo.runtime == "prime":
-        image = config.image_for(combo.runtime)
         agent_args["runtime"] = {"type": "prime", **({"image": image} if image else {})}
     waves = math.ceil(count / level)
     taskset_args: dict[str, Any] = {"num_tasks": count, "task": {"toolset": combo.toolset}}
@@ -54,8 +54,8 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
     return EvalRequest(
         taskset=combo.environment,
         harness=combo.harness,
-        model=config.model_name(),
-        image=config.image_for(combo.runtime) or "",
+        model=plan.model,
+        image=image or "",
         base_url=base_url,
         run_name=run,
         output_dir=runs_dir,
@@ -68,7 +68,7 @@ def _request(config: BenchConfig, combo: Combo, level: int, count: int, run: str
         # itself leaves the network open only for the subprocess baseline, which has no box.
         runtime_args={"allow": []} if combo.docker else {},
         env={"PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH_TASKSET_PATH), os.environ.get("PYTHONPATH")]))},
-        deadline_s=STARTUP_ALLOWANCE_S + waves * (2 * config.rollout_timeout + 60 + 10 * combo.latency),
+        deadline_s=STARTUP_ALLOWANCE_S + waves * (2 * plan.rollout_timeout + 60 + 10 * combo.latency),
     )
 
 
@@ -145,15 +145,15 @@ def _rows(episodes: list[Episode], containers: dict[str, ContainerStats]) -> lis
     return rows
 
 
-def run_level(config: BenchConfig, combo: Combo, level: int, run: str, runs_dir: Path, base_url: str) -> LevelResult:
+def run_level(plan: Plan, combo: Combo, level: int, run: str, runs_dir: Path, base_url: str) -> LevelResult:
     """Run `combo` at `level` and return its level result.
 
     Raises:
         PrerequisiteError: vf-eval is not installed.
         KeyboardInterrupt: after vf-eval is stopped (the runner then reaps the run's containers).
     """
-    count = config.rollouts_at(level)
-    request = _request(config, combo, level, count, run, runs_dir, base_url)
+    count = plan.rollouts_at[level]
+    request = _request(plan, combo, level, count, run, runs_dir, base_url)
     probe = ContainerProbe(run).start() if combo.docker else None
     side_before = docker_side.cpu_seconds()
     launched = time.time()

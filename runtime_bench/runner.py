@@ -26,10 +26,10 @@ from arena_kit.policy import Answer, CallTool, RunShell
 from arena.reaper import leftovers, reap
 from arena.server import start_in_thread
 from runtime_bench import docker_side
-from runtime_bench.config import BENCH_ENV, BENCH_MODEL, BenchConfig, Combo
+from runtime_bench.config import BENCH_MODEL, Combo, Plan
 from runtime_bench.evals import run_level
 from runtime_bench.floor import measure_floor
-from runtime_bench.model import BenchReport, ConfigResult, FloorLevel, LevelResult, Meta, ReportPaths, Skipped
+from runtime_bench.model import BenchReport, ConfigResult, FloorLevel, LevelResult, Meta, ReportPaths
 from runtime_bench.report import build_report, write_report
 
 __all__ = ["BENCH_SCRIPT", "check_prerequisites", "run_bench"]
@@ -46,34 +46,34 @@ BENCH_SCRIPT = ScriptedPolicy(
 Progress = Callable[[str], None]
 
 
-def check_prerequisites(config: BenchConfig) -> None:
+def check_prerequisites(plan: Plan) -> None:
     """Fail fast, before anything starts, with what is missing and how to provide it.
 
     Raises:
         PrerequisiteError: a key, engine, image or environment the run needs is missing.
     """
-    if "prime" in config.runtimes_used() and not os.environ.get("PRIME_API_KEY"):
+    if any(combo.runtime == "prime" for combo in plan.combos) and not os.environ.get("PRIME_API_KEY"):
         raise PrerequisiteError(
             "--runtime prime needs PRIME_API_KEY, and it is not set. Export your Prime Intellect API key "
             "(export PRIME_API_KEY=...) and pass a pullable image with --image REF (arena/* images exist "
             "only on this machine); or bench locally with --runtime docker"
         )
-    if config.environment != BENCH_ENV:
-        module = config.environment.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()
+    if not plan.bench:
+        module = plan.environment.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()
         if importlib.util.find_spec(module) is None:
             raise PrerequisiteError(
-                f"environment {config.environment!r} is not installed (no module {module!r}): "
+                f"environment {plan.environment!r} is not installed (no module {module!r}): "
                 "install it (make install) or bench the default arena-bench"
             )
-    if config.docker:
+    if plan.docker_image is not None:
         docker_client()  # raises PrerequisiteError with the fix
-        image = config.image_for("docker")
-        if not image_exists(str(image)):
-            name = str(image).split("/", 1)[-1].split(":", 1)[0]
+        image = plan.docker_image
+        if not image_exists(image):
+            name = image.split("/", 1)[-1].split(":", 1)[0]
             raise PrerequisiteError(f"image {image} not found: build it with `arena images build {name}` or pass --image")
 
 
-def _meta(config: BenchConfig, bench_id: str) -> Meta:
+def _meta(plan: Plan, bench_id: str) -> Meta:
     return Meta(
         bench_id=bench_id,
         started=time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -82,14 +82,14 @@ def _meta(config: BenchConfig, bench_id: str) -> Meta:
         platform=platform.platform(),
         load_before=_load(),
         gauge_before_s=cpu_gauge(),
-        levels=config.levels,
-        rollouts=config.rollouts,
-        model=config.model_name(),
-        latencies=config.latencies,
-        sweep=config.sweep,
-        config=config.model_dump(mode="json"),
+        levels=list(plan.levels),
+        rollouts=plan.rollouts,
+        model=plan.model,
+        latencies=list(plan.latencies),
+        sweep=plan.sweep,
+        config=plan.settings,
         cgroup="v2" if Path("/sys/fs/cgroup/cgroup.controllers").exists() else "v1",
-        docker_version=docker_client().version().get("Version") if config.docker else None,
+        docker_version=docker_client().version().get("Version") if plan.docker_image is not None else None,
     )
 
 
@@ -143,45 +143,44 @@ def _floor_line(elapsed: float, entry: FloorLevel) -> str:
     )
 
 
-def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchReport, ReportPaths]:
+def run_bench(plan: Plan, progress: Progress = print) -> tuple[BenchReport, ReportPaths]:
     """Run the benchmark and write its report; returns (report, paths of report.{json,md,png}).
 
     Raises:
         PrerequisiteError: see `check_prerequisites`.
         KeyboardInterrupt: after the running eval is stopped and every run's containers are reaped.
     """
-    check_prerequisites(config)
+    check_prerequisites(plan)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     bench_id = f"bench-{stamp}-{uuid.uuid4().hex[:4]}"
-    out_dir = config.output_dir or Path("outputs") / f"bench-{stamp}"
+    out_dir = plan.output_dir or Path("outputs") / f"bench-{stamp}"
     runs_dir = out_dir / "runs"
-    combos = config.combos()
-    meta = _meta(config, bench_id)
+    combos = plan.combos
+    meta = _meta(plan, bench_id)
     floor: list[FloorLevel] = []
     results: dict[Combo, list[LevelResult]] = {combo: [] for combo in combos}
     runs: list[str] = []
-    measure_floor_here = config.floor and config.docker
     policies = {BENCH_MODEL: BENCH_SCRIPT}
-    resolver = PolicyResolver(policies, entry_points=lambda: ()) if config.environment == BENCH_ENV else PolicyResolver(policies)
+    resolver = PolicyResolver(policies, entry_points=lambda: ()) if plan.bench else PolicyResolver(policies)
     started = time.monotonic()
     progress(
-        f"bench {bench_id}: {len(combos)} configuration(s) × levels {config.levels}, "
-        f"model latency {', '.join(f'{v:g}' for v in config.latencies)} s "
-        f"(rollouts per level: max({config.rollouts}, level)); output {out_dir}"
+        f"bench {bench_id}: {len(combos)} configuration(s) × levels {list(plan.levels)}, "
+        f"model latency {', '.join(f'{v:g}' for v in plan.latencies)} s "
+        f"(rollouts per level: max({plan.rollouts}, level)); output {out_dir}"
     )
     try:
         with ExitStack() as stack:
             urls = {
                 latency: stack.enter_context(start_in_thread(resolver=resolver, latency=latency)).url
-                for latency in config.latencies
+                for latency in plan.latencies
             }
-            for level in config.levels:
-                if config.docker:
+            for level in plan.levels:
+                if plan.docker_image is not None:
                     docker_side.enlist()  # again at every level: a restarted daemon is out of the group
-                if measure_floor_here:
+                if plan.floor:
                     run = f"{bench_id}-floor-c{level}"
                     runs.append(run)
-                    entry = measure_floor(str(config.image_for("docker")), level, config.rollouts_at(level), bench_id, run)
+                    entry = measure_floor(str(plan.docker_image), level, plan.rollouts_at[level], bench_id, run)
                     names = leftovers(run)
                     entry = entry.model_copy(update={"leaked_names": names, "leaked": len(names)})
                     if names:
@@ -191,7 +190,7 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
                 for combo in combos:
                     run = f"{bench_id}-{combo.slug}-c{level}"
                     runs.append(run)
-                    result = run_level(config, combo, level, run, runs_dir, urls[combo.latency])
+                    result = run_level(plan, combo, level, run, runs_dir, urls[combo.latency])
                     results[combo].append(result)
                     progress(_level_line(time.monotonic() - started, combo.label, result))
     except BaseException:
@@ -206,11 +205,11 @@ def run_bench(config: BenchConfig, progress: Progress = print) -> tuple[BenchRep
         ConfigResult(
             label=combo.label, runtime=combo.runtime, latency=combo.latency, harness=combo.harness,
             environment=combo.environment,
-            toolset=combo.toolset, image=config.image_for(combo.runtime), levels=results[combo],
+            toolset=combo.toolset, image=plan.images[combo.runtime], levels=results[combo],
         )
         for combo in combos
     ]
-    report = build_report(meta, floor, configs, [Skipped(**skip) for skip in config.skipped()])
+    report = build_report(meta, floor, configs, list(plan.skipped))
     late = _reap_all(runs, progress)
     report.totals.leaked += late
     return report, write_report(report, out_dir)

@@ -17,6 +17,9 @@ those ends are the agent's doing, and are typed here so they end with their own 
   the agent's own tool call ran (the model's last message, as the host recorded it, is a tool call
   with no result): the box broke under something the agent ran.
 
+- `BoxOverBoundError` (`boxoverbound_error`): the box went over a per-rollout bound of the shared eval
+  process (`arena_kit.verifiers_seam.bounds`): the host counted it and stopped the rollout.
+
 The evidence is the engine's, the kernel's and the host's word only (`BoxEvidence`): whether the box
 runs, `State.OOMKilled`, the cgroup's OOM kill count (read on the host, never through the box), the
 runner's exit code as the engine reported it, the host's trace. Nothing printed in the box picks a type. A box that
@@ -32,7 +35,8 @@ from pathlib import Path
 
 from verifiers.v1.errors import SandboxError, stop_condition
 
-__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "agent_fault", "box_cgroups",
+__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "BoxOverBoundError",
+           "agent_fault", "box_cgroups",
            "host_oom_kills", "killed_by"]
 
 
@@ -44,7 +48,12 @@ class AgentKilledBoxError(SandboxError):  # type: ignore[misc]  # verifiers ship
     """The harness's runner was killed by a signal sent from inside a box the engine reports running."""
 
 
-AGENT_FAULTS: tuple[type[SandboxError], ...] = (BoxOomError, AgentKilledBoxError)
+class BoxOverBoundError(SandboxError):  # type: ignore[misc]  # verifiers ships no types
+    """The box went over a per-rollout bound of the shared eval process (a request body, requests in flight:
+    `arena_kit.verifiers_seam.bounds`); the host refused it and stopped the rollout."""
+
+
+AGENT_FAULTS: tuple[type[SandboxError], ...] = (BoxOomError, AgentKilledBoxError, BoxOverBoundError)
 AGENT_FAULT_STOPS = frozenset(stop_condition(fault("")) for fault in AGENT_FAULTS)
 """The stop conditions verifiers writes for them (`boxoom_error`, `agentkilledbox_error`)."""
 KILL_SIGNALS = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGKILL, signal.SIGTERM})

@@ -25,12 +25,15 @@ import asyncio
 import contextlib
 import logging
 import shutil
+from collections.abc import Iterator
 from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ISOLATION", "Isolation", "IsolationTaskConfig", "confine", "pids_update_argv"]
+from arena_kit.runtimes.file_table import BoxFiles, box_files
+
+__all__ = ["ISOLATION", "Isolation", "IsolationTaskConfig", "box_limits", "confine", "pids_update_argv", "reowned", "stock_box_options"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +52,9 @@ class Isolation(BaseModel):
     """CPU cores per box: on a 2-core host one box can never starve the host or its neighbours."""
     memory: float = Field(default=2.0, gt=0)
     """Memory per box in GB (a hard limit; the host has no swap). A hog is OOM-killed inside its box."""
-    pids: int = Field(default=512, ge=32)
-    """Processes and threads per box: a fork bomb stops there."""
+    pids: int = Field(default=256, ge=32)
+    """Processes and threads per box: a fork bomb stops there (lower on a very concurrent eval: `box_limits`).
+    Measured peaks: 31 under claude_code, 73 under codex."""
     network_allow: tuple[str, ...] = ()
     """Hosts the box may reach during the agent's turn besides the framework routes (the
     interception and host-side tool servers). Empty: no egress at all."""
@@ -98,11 +102,44 @@ ISOLATION = Isolation()
 """The defaults every Arena taskset declares."""
 
 
+def reowned(options: str, uid: int | None) -> str:
+    """Mount `options` (`Isolation.writable`'s) with the image's agent owner (`uid=`/`gid=` `ISOLATION.agent_uid`)
+    made `uid`, the box's own agent uid (None: as they are)."""
+    if uid is None:
+        return options
+    image = {f"uid={ISOLATION.agent_uid}": f"uid={uid}", f"gid={ISOLATION.agent_uid}": f"gid={uid}"}
+    return ",".join(image.get(option, option) for option in options.split(","))
+
+
 class IsolationTaskConfig(vf.TaskConfig):  # verifiers ships no types
     """Task config base for Arena tasksets: the one limit verifiers' config cannot carry."""
 
     pids_limit: int = Field(default=ISOLATION.pids, ge=32)
     """Processes and threads the rollout's box may hold (`docker update --pids-limit`)."""
+
+
+def box_limits(pids: int) -> BoxFiles:
+    """The open-file and PIDs limits of a box whose task asks for `pids`, in this eval on this host: every
+    box the eval may hold at once together stays within `arena_kit.runtimes.file_table.SHARE` of the
+    host's file table.
+
+    Raises:
+        arena_kit.runtimes.file_table.TooConcurrent: the eval is too concurrent for this host's file table.
+    """
+    return box_files(pids)
+
+
+@contextlib.contextmanager
+def stock_box_options(pids: int) -> Iterator[None]:
+    """Create the stock docker boxes of this context (a rollout) with `box_limits(pids)` and Arena's
+    seccomp profile (`arena_kit.verifiers_seam.stock_box`; verifiers' runtime has no option for them)."""
+    from arena_kit.runtimes.seccomp import profile_path
+    from arena_kit.verifiers_seam.stock_box import options
+
+    limits = box_limits(pids)
+    with options(["--ulimit", f"nofile={limits.nofile}:{limits.nofile}", "--pids-limit", str(limits.pids),
+                  "--security-opt", f"seccomp={profile_path()}"]):
+        yield
 
 
 def pids_update_argv(engine: str, container: str, pids: int) -> list[str]:
@@ -120,9 +157,53 @@ async def confine(runtime: vf.Runtime, pids: int, agent_user: str | None) -> Non
             workdir could not be handed over; the rollout then fails at setup rather than run
             unconfined.
     """
-    await _limit_pids(runtime, pids)
+    await _limit_pids(runtime, box_limits(pids).pids)
     if agent_user is not None:
-        await _hand_workdir(runtime, agent_user)
+        if not await own_uid(runtime, agent_user):
+            await _hand_workdir(runtime, agent_user)
+
+
+OWN_UID = r"""set -e; user=$1; uid=$2; old=$3; workdir=$4
+sed -i "s/^$user:\([^:]*\):[0-9]*:[0-9]*:/$user:\1:$uid:$uid:/" /etc/passwd
+sed -i "s/^$user:\([^:]*\):[0-9]*:/$user:\1:$uid:/" /etc/group
+home=$(awk -F: -v u="$user" '$1 == u { print $6 }' /etc/passwd)
+for d in "$home" "/tmp/vf-scripts-$user"; do if [ -e "$d" ]; then chown -R "$uid:$uid" "$d"; fi; done
+chown "$uid:$uid" "$workdir"
+if [ -n "${UV_CACHE_DIR:-}" ] && [ -d "$UV_CACHE_DIR" ]; then find "$UV_CACHE_DIR" -maxdepth 2 -user "$old" -exec chown "$uid:$uid" {} +; fi
+"""
+"""Run as root in a stock box before anything runs as `$1`: the user becomes uid and gid `$2` in the image's
+user files (which the engine also resolves `docker exec --user` from), and takes its home, verifiers' script
+directory for it and the top of the uv cache (where uv opens its lock files) from the image's uid `$3`, and
+the workdir `$4` (as `_hand_workdir` would)."""
+LEASE_ATTRIBUTE = "arena_agent_uid"
+
+
+async def own_uid(runtime: vf.Runtime, agent_user: str) -> bool:
+    """Give the agent of a stock docker or podman box a uid of its own, leased on this host for the box's life
+    (`arena_kit.runtimes.agent_uids`; the lease lives as long as the rollout's runtime), and hand it the
+    workdir. A lean box got one at create time; another runtime, or another user than the images' agent, is
+    left as it is. Returns whether it did (the workdir handed over too).
+
+    Raises:
+        vf.SandboxError: no uid is free, or the box refused the change.
+    """
+    if hasattr(runtime, "own_uid") or agent_user != ISOLATION.agent_user or getattr(runtime.info, "type", None) not in CONTAINER_ENGINES:
+        return False
+    if LEASE_ATTRIBUTE in runtime.__dict__:
+        return False
+    from arena_kit.runtimes.agent_uids import lease_uid
+
+    try:
+        lease = await asyncio.to_thread(lease_uid)
+    except (RuntimeError, OSError) as error:
+        raise vf.SandboxError(f"cannot give the agent a uid of its own: {error}") from error
+    workdir = str(getattr(runtime.info, "workdir", None) or "/app")
+    result = await runtime.run(["sh", "-c", OWN_UID, "sh", agent_user, str(lease.uid), str(ISOLATION.agent_uid), workdir], {})
+    if result.exit_code != 0:
+        lease.release()
+        raise vf.SandboxError(f"cannot give {agent_user!r} the uid {lease.uid}: {result.stderr.strip()[-500:]}")
+    runtime.__dict__[LEASE_ATTRIBUTE] = lease  # shared by the runtime's user views; released with the last of them
+    return True
 
 
 async def _hand_workdir(runtime: vf.Runtime, agent_user: str) -> None:

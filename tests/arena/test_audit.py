@@ -43,13 +43,22 @@ def test_report_counts_by_rule_harness_and_task_and_carries_rewards(tmp_path):
     assert rewards == {"t1": (2, 0.0), "t2": (2, 0.5)}
 
 
-def test_audit_command_writes_markdown_and_json(tmp_path):
+def test_audit_prints_the_report_counts_the_rollouts_it_read_and_writes_nothing_without_out(tmp_path):
     run = tmp_path / "run"
-    _write_run(run, [{"id": "t1", "rewards": {}, "info": {"arena_rewrites": [_record(1, "net-egress", "bash", "t1", "a")]}}])
+    _write_run(run, [{"id": "t1", "rewards": {}, "info": {"arena_rewrites": [_record(1, "net-egress", "bash", "t1", "a")]}},
+                     {"id": "t2", "rewards": {}, "info": {}}, {"id": "t3", "rewards": {}, "info": {}}])
     proc = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(run)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads((run / "audit.json").read_text())["by_rule"] == {"net-egress": 1}
-    assert "| net-egress | 1 |" in (run / "audit.md").read_text()
+    assert proc.stdout.splitlines()[0] == "1 rewrite(s)/denial(s) in 1 of 3 rollout(s) read: net-egress 1"
+    assert "| net-egress | 1 |" in proc.stdout
+    assert sorted(p.name for p in run.iterdir()) == ["traces.jsonl"]
+
+
+def test_audit_of_a_run_without_rewrites_says_how_many_rollouts_it_read(tmp_path):
+    run = tmp_path / "run"
+    _write_run(run, [{"id": f"t{i}", "rewards": {}, "info": {}} for i in range(3)])
+    proc = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(run)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0] == "0 rewrite(s)/denial(s) in 0 of 3 rollout(s) read"
 
 
 def test_audit_out_creates_a_missing_directory(tmp_path):

@@ -30,10 +30,14 @@ def test_a_docker_failure_is_worded_with_its_fix_and_exits_2(monkeypatch, capsys
     assert "Traceback" not in err and len(err.splitlines()) == 1
 
 
-def test_any_other_exception_still_propagates(monkeypatch):
+def test_any_other_exception_is_an_internal_error_with_its_traceback_in_a_log(monkeypatch, capsys, tmp_path):
     def broken(**_kwargs):
         raise ValueError("a bug, not the engine")
 
     monkeypatch.setattr(arena.reaper, "reap", broken)
-    with pytest.raises(ValueError):
-        main(["reap", "--run", "r1"])
+    monkeypatch.setenv("ARENA_CRASH_DIR", str(tmp_path))
+    assert main(["reap", "--run", "r1"]) == 70
+    err = capsys.readouterr().err
+    assert err.startswith("arena: internal error (ValueError: a bug, not the engine)") and len(err.splitlines()) == 1
+    [log] = tmp_path.glob("arena-*.log")
+    assert str(log) in err and "Traceback" in log.read_text() and "Traceback" not in err

@@ -1,8 +1,10 @@
-"""Every TOML in configs/ is a valid vf-eval config for an installed environment, safe by default.
+"""Every TOML in configs/ is what its one source writes (`arena.eval_configs`), a valid vf-eval config for
+an installed environment, safe by default.
 
 Three families, one per environment and harness: `<env>-<harness>.toml` (docker, the embedded model
 server), `<env>-<harness>-<provider>.toml` (the same, against a real provider) and
-`<env>-<harness>-prime.toml` (the prime runtime).
+`<env>-<harness>-prime.toml` (the prime runtime). The environments and harnesses are discovered
+(`arena.eval_configs.repo_environments`, `config_harnesses`), never listed here.
 """
 
 import json
@@ -15,20 +17,13 @@ from typing import Any
 
 import pytest
 
+from arena.eval_configs import CONFIG_DIR, REAL_APIS, check, config_harnesses, eval_configs, expected, repo_environments, write
+from arena.errors import UsageError
+from arena.images.prime_configs import rewrite_runtime_image
 from arena_kit.isolation import ISOLATION
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
 VF_EVAL = str(Path(sys.executable).with_name("vf-eval"))
-ENVS = ("fault-localisation", "schema-migration")
-HARNESSES = ("bash", "claude_code", "codex")
-PROVIDER = {"bash": "openai", "codex": "openai", "claude_code": "anthropic"}
-"""The provider whose API speaks each harness's dialect (verifiers' interception never translates):
-bash → chat completions, codex → Responses, claude_code → Anthropic Messages."""
-PROVIDER_CLIENT = {
-    "openai": {"base_url": "https://api.openai.com/v1", "api_key_var": "OPENAI_API_KEY"},
-    "anthropic": {"base_url": "https://api.anthropic.com/v1", "api_key_var": "ANTHROPIC_API_KEY"},
-}
 DIGEST_REF = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
 
 
@@ -39,7 +34,7 @@ def _load(path: Path) -> dict[str, Any]:
 def _kind(path: Path) -> str:
     if path.stem.endswith("-prime"):
         return "prime"
-    if path.stem.endswith(("-openai", "-anthropic")):
+    if path.stem.endswith(tuple(f"-{api.provider}" for api in REAL_APIS.values())):
         return "real-model"
     return "docker"
 
@@ -64,12 +59,73 @@ def test_diff_names_every_changed_key():
     assert _diff(a, a) == set()
 
 
-def test_every_environment_has_a_docker_a_real_model_and_a_prime_config_per_harness():
+def test_every_environment_in_the_checkout_has_a_docker_a_real_model_and_a_prime_config_per_harness():
+    environments, harnesses = repo_environments(), config_harnesses()
+    assert environments and harnesses
     names = {path.stem for path in CONFIGS}
-    for env in ENVS:
-        for harness in HARNESSES:
-            expected = {f"{env}-{harness}", f"{env}-{harness}-{PROVIDER[harness]}", f"{env}-{harness}-prime"}
-            assert expected <= names, sorted(expected - names)
+    for env in environments:
+        for harness in harnesses:
+            expected_names = {f"{env}-{harness}", f"{env}-{harness}-{REAL_APIS[harness].provider}", f"{env}-{harness}-prime"}
+            assert expected_names <= names, sorted(expected_names - names)
+
+
+def test_the_checked_in_configs_are_what_their_source_writes():
+    assert check() == [], "configs/ is generated: run `python -m arena.eval_configs` (edit arena/eval_configs.py or arena/retries.py, not the TOMLs)"
+
+
+def _sources() -> tuple[list[str], list[str], dict[str, list[str]]]:
+    environments = repo_environments()
+    return environments, config_harnesses(), {env: ["oracle"] for env in environments}
+
+
+def test_check_names_a_hand_edited_a_missing_and_a_stray_config(tmp_path):
+    environments, harnesses, policies = _sources()
+    configs = eval_configs(environments, harnesses, policies, {})
+    for config in configs:
+        (tmp_path / config.name).write_text(config.text)
+    assert check(tmp_path, configs) == []
+    edited, removed = tmp_path / configs[0].name, tmp_path / configs[1].name
+    edited.write_text(edited.read_text().replace("max_retries = 7", "max_retries = 9", 1))
+    removed.unlink()
+    (tmp_path / "by-hand.toml").write_text('model = "x"\n')
+    assert set(check(tmp_path, configs)) == {
+        f"{configs[0].name}: differs from its source", f"{configs[1].name}: missing", "by-hand.toml: no environment and harness make it"}
+
+
+def test_an_environment_or_a_harness_added_without_its_configs_is_caught():
+    environments, harnesses, policies = _sources()
+    grown = eval_configs([*environments, "demo-env"], harnesses, {**policies, "demo-env": ["oracle", "staller"]}, {})
+    problems = check(CONFIG_DIR, grown)
+    assert {f"demo-env-{harness}{suffix}.toml: missing" for harness in harnesses
+            for suffix in ("", f"-{REAL_APIS[harness].provider}", "-prime")} == set(problems)
+    with pytest.raises(UsageError, match="REAL_APIS"):  # a harness must say which real API it speaks
+        eval_configs(environments, [*harnesses, "opencode"], policies, {})
+
+
+def test_an_environment_without_an_oracle_gets_no_config_that_names_one():
+    with pytest.raises(UsageError, match="publishes no 'oracle' policy"):
+        eval_configs(["demo-env"], ["bash"], {"demo-env": ["staller"]}, {})
+
+
+def test_no_installed_environment_writes_nothing_rather_than_deleting_every_config(tmp_path, monkeypatch):
+    import arena.eval_configs
+
+    (tmp_path / "kept.toml").write_text('model = "x"\n')
+    monkeypatch.setattr(arena.eval_configs, "repo_environments", lambda: [])
+    with pytest.raises(UsageError, match="make install"):
+        write(tmp_path)
+    assert (tmp_path / "kept.toml").exists()
+
+
+def test_regenerating_keeps_the_image_a_publish_wrote_into_a_prime_config(tmp_path):
+    write(tmp_path)
+    [config] = [c for c in expected(tmp_path) if c.kind == "prime"][:1]
+    path = tmp_path / config.name
+    published = f"registry.example/arena/{config.env}@sha256:{'a' * 64}"
+    path.write_text(rewrite_runtime_image(path.read_text(), published, str(path)))
+    assert write(tmp_path) == []
+    assert tomllib.loads(path.read_text())["env"]["agent"]["runtime"]["image"] == published
+    assert check(tmp_path) == []
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
@@ -107,9 +163,9 @@ def test_real_model_config_differs_from_its_docker_config_only_in_the_client_and
     env_harness, _, provider = path.stem.rpartition("-")
     raw, docker = _load(path), _load(CONFIG_DIR / f"{env_harness}.toml")
     assert _diff(raw, docker) <= {"model", "client.base_url", "client.api_key_var"}, _diff(raw, docker)
-    harness = raw["env"]["agent"]["harness"]["id"]
-    assert provider == PROVIDER[harness], f"{harness} needs a {PROVIDER[harness]} endpoint, not {provider}"
-    assert raw["client"] == PROVIDER_CLIENT[provider]
+    api = REAL_APIS[raw["env"]["agent"]["harness"]["id"]]
+    assert provider == api.provider
+    assert raw["client"] == {"base_url": api.base_url, "api_key_var": api.api_key_var}
     assert not raw["model"].startswith("arena/"), "a real-model config names a real model"
 
 

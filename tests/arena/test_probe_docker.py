@@ -2,9 +2,11 @@
 policy runs, the gate's rules hold for the staller, oracle, degenerate policies and cheaters, and no
 rule touches an honest policy (the documented full run is `arena probe --tasks 50 --split dev|test`).
 
-Two tasks cannot measure a shortcut's mean (one lucky task is half the score), so here the
-`shortcuts-fail` rule is only reported; the in-process ladder tests (tests/environments/fault_localisation,
-tests/environments/schema_migration) and the N=50 docker gate hold them to their ceilings."""
+Two tasks cannot decide a rule read from a bound (the oracle's lower bound needs 29 perfect tasks),
+so here the gate must end undecided (exit 3) with no rule failed: the deterministic rules are
+decided, the statistical ones say how many tasks they need. The in-process ladder tests
+(tests/environments/fault_localisation, tests/environments/schema_migration) and the N=50 docker
+gate decide them."""
 
 import json
 import subprocess
@@ -21,14 +23,17 @@ def test_probe_gate_passes_on_both_environments(images, tmp_path):
          "--tasks", "2", "--parallel", "3", "--output-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=2400,
     )
-    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "gate undecided: no rule failed" in proc.stdout and "GATE FAILED" not in proc.stderr
+    assert "oracle-reaches-ceiling (oracle): undecided — oracle mean" in proc.stdout and "run more tasks (about" in proc.stdout
     for line in ("fault-localisation   oracle", "schema-migration     oracle", "cheater_", "shortcut_"):
         assert line in proc.stdout
     [report_path] = list(tmp_path.glob("probe-*/probe.json"))
     report = json.loads(report_path.read_text())
     assert report["complete"]
-    assert {f["rule"] for f in report["failures"]} <= {"shortcuts-fail"}, report["failures"]
-    assert (proc.returncode == 0) == (not report["failures"])
+    assert report["gate"] == "undecided" and report["failures"] == [], report["failures"]
+    decided = {r["rule"] for r in report["rules"] if r["status"] == "met"}
+    assert {"episodes-ran", "staller-scores-zero", "honest-policies-untouched"} <= decided
     scores = {(s["env"], s["policy"]): s for s in report["scores"]}
     shortcuts = [s for s in scores.values() if s["role"] == "shortcut"]
     assert {s["env"] for s in shortcuts} == {"fault-localisation", "schema-migration"}

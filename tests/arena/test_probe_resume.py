@@ -74,3 +74,19 @@ def test_a_policy_that_ran_fewer_episodes_than_tasks_is_resumed_not_kept(tmp_pat
     run_probe([ENV], tasks=2, policies=["none"], output_dir=out, resume=report.parent, progress=lambda _l: None)
     launches = [json.loads(line) for line in (report.parent / "launches.jsonl").read_text().splitlines()]
     assert (f"{ENV}-staller-bash-dev", "--resume") in [(name, mode) for name, _url, mode in launches[2:]]
+
+
+def test_a_score_saved_without_its_rewards_by_task_is_run_again_not_kept(tmp_path, monkeypatch):
+    # probe.json written before the rules were paired by task has no rewards to pair: keeping such a
+    # score would leave its rules undecidable, so the resumed probe runs the policy again.
+    put_vf_eval_on_path(DYING_VF_EVAL, tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    _scores, _results, report = _probe(out)
+    saved = json.loads(report.read_text())
+    for row in saved["scores"]:
+        row.pop("rewards")
+    report.write_text(json.dumps(saved))
+    scores, _results, _report = _probe(out, resume=report.parent)
+    launches = [json.loads(line) for line in (report.parent / "launches.jsonl").read_text().splitlines()]
+    assert (f"{ENV}-staller-bash-dev", "--resume") in [(name, mode) for name, _url, mode in launches[2:]]
+    assert {s.policy: s.rewards for s in scores} == {"staller": {"t0": [1.0]}, "oracle": {"t0": [1.0]}}

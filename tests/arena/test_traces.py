@@ -25,7 +25,7 @@ def _line(trace_id: str, score: float, rewrites: list[dict] | None = None) -> st
 
 def _run(tmp_path: Path, *lines: str, tail: str = "") -> Path:
     run = tmp_path / "run"
-    run.mkdir()
+    run.mkdir(parents=True)
     (run / "traces.jsonl").write_text("".join(line + "\n" for line in lines) + tail)
     return run
 
@@ -67,3 +67,69 @@ def test_the_reward_is_score_times_weight_summed_and_none_if_any_signal_failed()
 def test_a_missing_traces_file_is_no_episodes(tmp_path):
     log = read_traces(tmp_path)
     assert log.episodes == [] and not log.exists and log.skipped is None
+
+
+def test_a_null_reward_signal_reads_as_no_reward_not_a_crash(tmp_path):
+    from arena_testkit.synthetic_runs import episode_line
+
+    run = _run(tmp_path, json.dumps(episode_line("t1", None, trace_id="a")))
+    [episode] = read_traces(run).episodes
+    assert episode.reward is None and episode.score == 0.0
+    assert reward_of({"r": None}) is None and reward_of({"r": {"score": "1"}}) is None
+    assert reward_of({"r": {"score": 1.0, "weight": float("inf")}}) is None
+
+
+@pytest.mark.parametrize("line", ['{"a": 1}', '{"traces": []}', '{"traces": ["x"]}', "[1, 2]", "3"],
+                         ids=["no-traces", "empty-traces", "traces-not-objects", "a-list", "a-number"])
+def test_json_that_is_no_vf_eval_episode_is_refused_wherever_it_is(tmp_path, line):
+    for lines in ((line,), (line, _line("t2", 1.0))):
+        with pytest.raises(TraceError, match=r"line 1 of .*not a vf-eval episode"):
+            read_traces(_run(tmp_path / str(len(lines)), *lines))
+
+
+def test_a_traces_file_that_is_a_directory_is_a_trace_error(tmp_path):
+    (tmp_path / "traces.jsonl").mkdir()
+    with pytest.raises(TraceError, match="is a directory"):
+        read_traces(tmp_path)
+
+
+def test_invalid_utf8_and_odd_shapes_read_as_absent_fields(tmp_path):
+    odd = {"ok": True, "task": "a string", "errors": "x", "traces": [{"rewards": "x", "calls": 3, "info": [], "timing": 1,
+                                                                      "agent": "y", "stop_condition": 5}]}
+    run = _run(tmp_path, _line("t1", 1.0)[:-1] + ', "note": "\xff"}', json.dumps(odd))
+    (run / "traces.jsonl").write_bytes((run / "traces.jsonl").read_bytes().replace("\xff".encode(), b"\xff\xfe"))
+    first, second = read_traces(run).episodes
+    assert first.reward == 1.0
+    assert (second.task, second.reward, second.turns, second.stop_condition, second.errors) == ("(no task name: line 2)", 0.0, 0, None, [])
+
+
+def test_a_follower_reads_completed_lines_and_leaves_a_write_in_progress(tmp_path):
+    from arena.traces import TraceFollower
+
+    path = tmp_path / "traces.jsonl"
+    path.write_text(_line("t1", 1.0) + "\n" + _line("t2", 0.0)[:30])
+    follower = TraceFollower(path)
+    assert [line.episode.task for line in follower.read()] == ["t1"] and follower.skipped is None
+    with path.open("a") as f:
+        f.write(_line("t2", 0.0)[30:] + "\n" + _line("t3", 0.5) + "\n")
+    lines = follower.read()
+    assert [(line.number, line.episode.task) for line in lines] == [(2, "t2"), (3, "t3")]
+    raw = path.read_bytes()
+    assert json.loads(raw[lines[1].offset:lines[1].offset + lines[1].length])["task"]["data"]["name"] == "t3"
+    assert follower.read() == []
+
+
+def test_infrastructure_failures_are_left_out_of_the_mean_and_agent_faults_score_zero(tmp_path):
+    from arena.traces import task_rewards
+
+    def line(task: str, stop: str, ok: bool, score: float) -> str:
+        row = json.loads(_line(task, score))
+        row["ok"] = row["traces"][0]["ok"] = ok
+        row["traces"][0]["stop_condition"] = stop
+        return json.dumps(row)
+
+    run = _run(tmp_path, line("a", "boxlost_error", False, 1.0), line("a", "agent_completed", True, 1.0),
+               line("b", "boxoom_error", False, 1.0), line("c", "timeout_error", False, 1.0))
+    episodes = read_traces(run).episodes
+    assert [e.score for e in episodes] == [None, 1.0, 0.0, 0.0]
+    assert task_rewards(episodes) == {"a": [1.0], "b": [0.0], "c": [0.0]}

@@ -10,6 +10,7 @@ import pytest
 import verifiers.v1 as vf
 
 from arena_kit.isolation import ISOLATION, confine
+from arena_kit.runtimes import seccomp
 from arena_kit.runtimes.lean_docker.runtime import BAKED_INTERPRETERS, LeanDockerRuntime
 from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
@@ -57,15 +58,25 @@ def test_a_root_agent_s_read_only_box_has_no_home_mount_and_root_owned_places():
     assert set(mounts) == {"/tmp", "/work"} and "uid=" not in mounts["/work"]
 
 
-def test_confine_hands_the_workdir_to_the_agent_on_a_stock_box_and_a_prime_box(monkeypatch):
+def test_confine_hands_the_workdir_to_the_agent_on_a_stock_box_and_a_prime_box(monkeypatch, tmp_path):
     async def no_pids(runtime, pids):
         return None
 
     monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
-    for kind in ("docker", "podman", "prime"):
+    monkeypatch.setattr("arena_kit.runtimes.agent_uids.LEASE_DIR", tmp_path)
+    box = _Box("prime")
+    asyncio.run(confine(box, 512, "agent"))  # type: ignore[arg-type]
+    assert box.ran == [(None, ["chown", "agent:", "/app"])]  # as root: the agent cannot give itself files
+    uids, boxes = set(), []
+    for kind in ("docker", "podman"):  # a stock box: the agent gets a uid of its own, and the workdir with it
         box = _Box(kind)
+        boxes.append(box)  # alive: its lease is held
         asyncio.run(confine(box, 512, "agent"))  # type: ignore[arg-type]
-        assert box.ran == [(None, ["chown", "agent:", "/app"])], kind  # as root: the agent cannot give itself files
+        [(user, argv)] = box.ran
+        assert user is None and argv[:2] == ["sh", "-c"] and argv[3:5] == ["sh", "agent"] and argv[-1] == "/app", kind
+        uids.add(int(argv[5]))
+        assert int(argv[6]) == ISOLATION.agent_uid and box.__dict__["arena_agent_uid"].uid == int(argv[5])
+    assert len(uids) == 2 and ISOLATION.agent_uid not in uids  # two boxes at once: two uids
 
 
 def test_confine_skips_the_chown_where_the_workdir_was_mounted_for_the_agent_and_where_there_is_no_box(monkeypatch):
@@ -73,7 +84,7 @@ def test_confine_skips_the_chown_where_the_workdir_was_mounted_for_the_agent_and
         return None
 
     monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
-    lean = _Box("docker", created_workdir_owner="agent")
+    lean = _Box("docker", created_workdir_owner="agent", own_uid=None)  # a lean box: its uid is set at create
     local = _Box("subprocess")
     for box in (lean, local):
         asyncio.run(confine(box, 512, "agent"))  # type: ignore[arg-type]
@@ -83,12 +94,15 @@ def test_confine_skips_the_chown_where_the_workdir_was_mounted_for_the_agent_and
     assert root.ran == []
 
 
-def test_confine_fails_the_setup_when_the_workdir_cannot_be_handed_over(monkeypatch):
+def test_confine_fails_the_setup_when_the_workdir_cannot_be_handed_over(monkeypatch, tmp_path):
     async def no_pids(runtime, pids):
         return None
 
     monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
+    monkeypatch.setattr("arena_kit.runtimes.agent_uids.LEASE_DIR", tmp_path)
     with pytest.raises(vf.SandboxError, match="cannot hand the workdir /app to 'agent': refused"):
+        asyncio.run(confine(_Box("prime", exit_code=1), 512, "agent"))  # type: ignore[arg-type]
+    with pytest.raises(vf.SandboxError, match=r"cannot give 'agent' the uid 19\d+: refused"):
         asyncio.run(confine(_Box("docker", exit_code=1), 512, "agent"))  # type: ignore[arg-type]
 
 
@@ -118,7 +132,8 @@ def test_the_lean_box_asks_the_engine_for_a_read_only_root_with_exactly_the_decl
     box._create(api, True, True)  # type: ignore[arg-type]
     assert api.host_config.get("read_only", False) is (writable is not None)
     assert api.host_config.get("tmpfs") == writable
-    assert api.host_config["cap_drop"] == ["ALL"] and api.host_config["security_opt"] == ["no-new-privileges"]
+    assert api.host_config["cap_drop"] == ["ALL"] and api.host_config["security_opt"][0] == "no-new-privileges"
+    assert api.host_config["security_opt"][1] == f"seccomp={seccomp.profile_json()}"
     assert box.created_workdir_owner == ("agent" if writable else None)
 
 

@@ -26,7 +26,7 @@ def test_a_tiny_quick_bench_reports_both_paths_with_no_failures_or_leaks(images,
         image=images["harness"], output_dir=tmp_path,
     )
 
-    report, paths = run_bench(config, progress=lines.append)
+    report, paths = run_bench(config.plan(), progress=lines.append)
 
     assert report.totals.model_dump() == {"rollouts": 8, "failures": 0, "leaked": 0}
     assert sum("floor" in line and "c=" in line for line in lines) == 2

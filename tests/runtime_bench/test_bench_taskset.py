@@ -28,19 +28,19 @@ def test_the_taskset_option_picks_the_docker_path_of_a_lean_env(option, path):
 
 @pytest.mark.parametrize(("runtime", "path"), [("docker", "stock"), ("docker-lean", "lean")])
 def test_a_bench_level_asks_for_its_path_with_no_egress_and_its_latency_in_the_deadline(tmp_path, runtime, path):
-    config = BenchConfig(pairs=[f"{runtime}/bash"], rollout_timeout=10)
-    request = _request(config, Combo(runtime, "bash", "arena-bench", "shared", 30.0), 1, 2, "run", tmp_path, "http://x")
+    plan = BenchConfig(pairs=[f"{runtime}/bash"], rollout_timeout=10).plan()
+    request = _request(plan, Combo(runtime, "bash", "arena-bench", "shared", 30.0), 1, 2, "run", tmp_path, "http://x")
     assert request.taskset_args == {"num_tasks": 2, "task": {"toolset": "shared"}, "docker": path}
     assert request.runtime_args == {"allow": []}
-    quick = _request(config, Combo(runtime, "bash", "arena-bench", "shared"), 1, 2, "run", tmp_path, "http://x")
+    quick = _request(plan, Combo(runtime, "bash", "arena-bench", "shared"), 1, 2, "run", tmp_path, "http://x")
     assert request.deadline_s is not None and quick.deadline_s is not None
     assert request.deadline_s - quick.deadline_s == 2 * 10 * 30.0  # two waves, ten turns' worth of latency each
     assert request.env_args == {}  # no pool unless the level asks for one
 
 
 def test_a_pooled_bench_level_takes_the_lean_path_with_the_pool_sized_by_its_concurrency(tmp_path):
-    config = BenchConfig(pairs=["docker-pool/arena-bash"], rollout_timeout=10)
-    request = _request(config, Combo("docker-pool", "arena-bash", "arena-bench", "shared"), 8, 8, "run", tmp_path, "http://x")
+    plan = BenchConfig(pairs=["docker-pool/arena-bash"], rollout_timeout=10).plan()
+    request = _request(plan, Combo("docker-pool", "arena-bash", "arena-bench", "shared"), 8, 8, "run", tmp_path, "http://x")
     assert request.taskset_args["docker"] == "lean" and request.env_args == {"pool": "auto"}
     assert request.max_concurrent == 8 and request.runtime_args == {"allow": []}
 

@@ -7,6 +7,7 @@ def test_the_package_exports_exactly_its_public_api():
     assert sorted(runtime_bench.__all__) == [
         "BenchConfig",
         "Combo",
+        "Plan",
         "build_report",
         "render_markdown",
         "render_plot",

@@ -31,10 +31,11 @@ from verifiers.v1.env import RunSlot
 from verifiers.v1.runtimes import register
 
 from arena_kit.box_faults import AGENT_FAULT_STOPS
-from arena_kit.isolation import ISOLATION
+from arena_kit.isolation import ISOLATION, box_limits, stock_box_options
 from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
+from arena_kit.verifiers_seam.bounds import bound_egress_proxy, bound_interception
 from arena_kit.verifiers_seam.env import planned_runtime_config, resolved_runtime_config, seat_harness_id
 
 __all__ = ["AUTO_HEADROOM", "CONCURRENCY_ENV", "POOL_INFO", "LeanEnv", "LeanEnvConfig", "pool_size"]
@@ -96,6 +97,13 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
     async def serving(self) -> AsyncIterator[None]:
         """verifiers' serving resources, and the warm pool: opened first, so its first boxes boot while
         the shared tool servers and the interception start; closed last (every box it holds removed)."""
+        box_limits(ISOLATION.pids)  # an eval this host's file table cannot hold fails here, with the numbers
+        bound_interception()
+        bound_egress_proxy()
+        if self.config.docker == "stock":
+            from arena_kit.verifiers_seam.stock_box import add_box_options
+
+            add_box_options()
         if self.config.docker != "lean" or self.config.pool == 0:
             async with super().serving():
                 yield
@@ -139,10 +147,13 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         if getattr(config, "type", None) != "docker":
             return None
         user = getattr(task.data, "agent_user", None)
+        pids = getattr(task.config, "pids_limit", None)
+        limits = box_limits(pids if pids is not None else ISOLATION.pids)
         return BoxSpec(
-            config, pids_limit=getattr(task.config, "pids_limit", None),
+            config, pids_limit=limits.pids if pids is not None else None, nofile=limits.nofile,
             writable=ISOLATION.writable(str(config.workdir or "/app"), user) if self.config.read_only else None,
-            workdir_owner=user, env=dict(task.runtime_env()), prestart=self._prestart_program(),
+            workdir_owner=user, own_uid=user if user == ISOLATION.agent_user else None, env=dict(task.runtime_env()),
+            prestart=self._prestart_program(),
         )
 
     def _prestart_program(self) -> bytes | None:
@@ -158,7 +169,8 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         agent = agents.agent
         config = resolved_runtime_config(self, agent, task)
         if self.config.docker == "stock" or getattr(config, "type", None) != "docker":
-            await agent.run(task)
+            with stock_box_options(getattr(task.config, "pids_limit", None) or ISOLATION.pids):
+                await agent.run(task)
             return
         spec = self._spec(task, config)
         assert spec is not None

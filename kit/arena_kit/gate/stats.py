@@ -1,5 +1,5 @@
-"""Arena's one statistics module: a run's mean with an honest interval, paired tests of two runs, pass@k,
-and gate rules decided by one-sided bounds.
+"""Arena's one statistics interface: a run's mean with an honest interval, paired tests of two runs,
+pass@k, and gate rules decided by one-sided bounds.
 
 The unit of sampling is the task. Every mean is the mean over tasks of each task's mean over its
 rollouts ("one mean"), so rollouts of one task never count as independent evidence, and the interval
@@ -8,30 +8,30 @@ is an interval for the mean over the task distribution the split draws from.
 Intervals (`estimate`), never outside [0, 1] and never of zero width:
 - rewards all 0 or 1 with one rollout per task: Clopper–Pearson, exact (scipy's beta quantiles);
 - anything else (continuous rewards, several rollouts per task): the betting interval of
-  Waudby-Smith & Ramdas ("Estimating means of bounded random variables by betting", JRSS-B 2024,
-  hedged capital with the predictable plug-in bet) over the task means, which covers at its level
-  for every distribution on [0, 1], so a skewed reward with three outlying tasks cannot fool it the
-  way a t interval is fooled. Tasks are fed to it in the order of their ids, which does not depend
-  on the rewards, so the same run always prints the same interval.
+  Waudby-Smith & Ramdas over the task means (`bounds`), which covers at its level for every
+  distribution on [0, 1], so a skewed reward with three outlying tasks cannot fool it the way a t
+  interval is fooled.
+Both are conservative: they cover at least at their level, at any number of tasks (the coverage
+check, `coverage`, measures by how much). Each contains the mean it is printed beside.
 
-Paired comparison (`paired_test`): per shared task, B's mean minus A's; a two-sided sign-flip
-(paired permutation) test of "no difference": exact enumeration up to `EXACT_FLIPS` tasks, seeded
-Monte Carlo beyond, a normal approximation of the same permutation distribution past
-`NORMAL_TASKS`. With 0/1 rewards and one rollout it is the exact McNemar (sign) test. The interval
-inverts the same test, so it excludes 0 exactly when p ≤ 1 − level.
-
-Gate rules (`decide`): a rule "mean ≥ t" is met when the one-sided lower bound is ≥ t, failed when
-the one-sided upper bound is < t, and undecided otherwise (run more tasks: `tasks_needed`).
+Paired comparison (`paired_test`, in `paired`): an exact sign-flip test of "no difference" and the
+interval that agrees with it. Gate rules (`decide`): a rule "mean ≥ t" is met when the one-sided
+lower bound is ≥ t, failed when the one-sided upper bound is < t, and undecided otherwise (run more
+tasks: `tasks_needed`). The same reads a paired difference (`PairedTest`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
+
+from arena_kit.gate.bounds import LEVEL, betting_lower, betting_order, check_level, checked, cp_lower, cp_upper, task_means
+from arena_kit.gate.paired import PairedTest, holm, paired_test
 
 __all__ = [
     "LEVEL",
@@ -41,8 +41,10 @@ __all__ = [
     "Status",
     "Verdict",
     "decide",
+    "detectable_difference",
     "estimate",
     "holm",
+    "intervals",
     "pass_at_k",
     "pass_hat_k",
     "paired_test",
@@ -51,43 +53,21 @@ __all__ = [
     "tasks_needed",
 ]
 
-LEVEL = 0.95
-"""Every interval's and bound's confidence level unless one is given."""
 UNINFORMATIVE_WIDTH = 0.5
 """A two-sided interval wider than this says little: it is printed with a note to run more tasks."""
-EXACT_FLIPS = 16
-"""Up to this many shared tasks the paired test enumerates every sign flip (2^16 = 65,536)."""
-NORMAL_TASKS = 400
-"""Past this many shared tasks the paired test uses the normal approximation of its permutation law."""
-MONTE_CARLO_FLIPS = 10_000
-"""Sign flips drawn (seeded) between `EXACT_FLIPS` and `NORMAL_TASKS` shared tasks."""
-BETTING_TRUNCATION = 0.75
-"""The bet's cap c in λ ≤ c / m (Waudby-Smith & Ramdas's recommended 1/2–3/4)."""
 BINARY_METHOD = "Clopper–Pearson (exact), over tasks"
 BETTING_METHOD = "betting interval (Waudby-Smith & Ramdas), over task means"
+PLANNING_LIMIT = 100_000
+"""`tasks_needed` looks no further than this many tasks."""
 Side = Literal["at_least", "at_most"]
 Status = Literal["met", "failed", "undecided"]
-
-
-def task_means(rewards_by_task: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """Each task's mean over its rollouts (tasks without a reward are left out).
-
-    Raises:
-        ValueError: a reward is not a number in [0, 1].
-    """
-    means: dict[str, float] = {}
-    for task, rewards in rewards_by_task.items():
-        values = [_checked(r) for r in rewards]
-        if values:
-            means[task] = math.fsum(values) / len(values)
-    return means
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A mean over tasks with its two-sided interval and its one-sided bounds, all in [0, 1].
 
-    Every field is NaN for an estimate over no task."""
+    Every number is NaN for an estimate over no task."""
 
     mean: float
     """The mean over tasks of each task's mean over its rollouts."""
@@ -102,6 +82,8 @@ class Estimate:
     episodes: int
     method: str
     level: float = LEVEL
+    spread: float = math.nan
+    """The standard deviation of the task means (for planning how many tasks a rule needs)."""
 
     @property
     def informative(self) -> bool:
@@ -123,6 +105,16 @@ class Estimate:
             return "—"
         return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
+    def as_json(self) -> dict[str, float | int | str | None]:
+        """The numbers for a report (NaN as null)."""
+        return {"mean": _number(self.mean), "low": _number(self.low), "high": _number(self.high),
+                "lower": _number(self.lower), "upper": _number(self.upper), "level": self.level,
+                "tasks": self.tasks, "episodes": self.episodes, "method": self.method, "note": self.note}
+
+
+def _number(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
 
 def estimate(rewards_by_task: Mapping[str, Sequence[float]], level: float = LEVEL) -> Estimate:
     """The mean over tasks and its interval and bounds (see the module docstring for the method).
@@ -130,33 +122,40 @@ def estimate(rewards_by_task: Mapping[str, Sequence[float]], level: float = LEVE
     Raises:
         ValueError: a reward is not a number in [0, 1], or `level` is not in (0, 1).
     """
-    _check_level(level)
+    check_level(level)
     means = task_means(rewards_by_task)
-    episodes = sum(len(rewards_by_task[task]) for task in means)
     if not means:
         nan = math.nan
         return Estimate(nan, nan, nan, nan, nan, 0, 0, "none", level)
-    ordered = np.array([means[task] for task in sorted(means)], dtype=float)
-    mean = float(math.fsum(ordered) / len(ordered))
-    if _binary(rewards_by_task, means):
-        successes = int(round(float(ordered.sum())))
-        n = len(ordered)
-        return Estimate(
-            mean,
-            _cp_lower(successes, n, (1 - level) / 2),
-            _cp_upper(successes, n, (1 - level) / 2),
-            _cp_lower(successes, n, 1 - level),
-            _cp_upper(successes, n, 1 - level),
-            n, episodes, BINARY_METHOD, level,
-        )
+    episodes = sum(len(rewards_by_task[task]) for task in means)
+    ordered = np.array([means[task] for task in betting_order(means)], dtype=float)
+    binary = all(len(rewards_by_task[t]) == 1 and means[t] in (0.0, 1.0) for t in means)
+    low, high, lower, upper = (float(v[0]) for v in intervals(ordered[None, :], binary, level))
     return Estimate(
-        mean,
-        _betting_lower(ordered, (1 - level) / 2),
-        _betting_upper(ordered, (1 - level) / 2),
-        _betting_lower(ordered, 1 - level),
-        _betting_upper(ordered, 1 - level),
-        len(ordered), episodes, BETTING_METHOD, level,
+        mean=math.fsum(ordered) / len(ordered), low=low, high=high, lower=lower, upper=upper,
+        tasks=len(ordered), episodes=episodes, method=BINARY_METHOD if binary else BETTING_METHOD, level=level,
+        spread=float(ordered.std(ddof=1)) if len(ordered) > 1 else math.nan,
     )
+
+
+def intervals(means: NDArray[np.float64], binary: bool, level: float = LEVEL) -> tuple[NDArray[np.float64], ...]:
+    """(low, high, lower, upper) for every row of task means (rows × tasks, in betting order): what
+    `estimate` computes for one run, for many at once (`binary`: every value is a 0/1 outcome of one
+    rollout, so Clopper–Pearson applies). Every interval contains its row's mean."""
+    check_level(level)
+    x = np.atleast_2d(np.asarray(means, dtype=float))
+    alpha, n = 1 - level, x.shape[1]
+    mean = x.mean(axis=1)
+    if binary:
+        k = np.rint(x.sum(axis=1)).astype(np.int64)
+        low, high = cp_lower(k, n, alpha / 2), cp_upper(k, n, alpha / 2)
+        lower, upper = cp_lower(k, n, alpha), cp_upper(k, n, alpha)
+    else:
+        rows = np.concatenate([x, 1 - x, x, 1 - x])
+        alphas = np.repeat([alpha / 2, alpha / 2, alpha, alpha], len(x))
+        low, mirrored_high, lower, mirrored_upper = np.split(betting_lower(rows, alphas), 4)
+        high, upper = 1 - mirrored_high, 1 - mirrored_upper
+    return (np.minimum(low, mean), np.maximum(high, mean), np.minimum(lower, mean), np.maximum(upper, mean))
 
 
 @dataclass(frozen=True)
@@ -170,140 +169,126 @@ class Verdict:
     """The bound the rule reads: the lower bound for `at_least`, the upper one for `at_most`."""
     tasks_needed: int | None
     """For an undecided rule: about how many tasks would decide it if the mean and spread stayed as
-    observed (None: decided already, or no number of tasks decides it at this mean)."""
+    observed (None: decided already, or no number of tasks within reach decides it at this mean)."""
+    opposite: float = math.nan
+    """The other one-sided bound: a rule fails when it is past the threshold."""
 
     @property
     def text(self) -> str:
         sign = "≥" if self.side == "at_least" else "≤"
         name = "lower" if self.side == "at_least" else "upper"
         head = f"{name} bound {self.bound:.3f} vs {sign} {self.threshold:.3f}"
-        if self.status != "undecided":
-            return f"{self.status}: {head}"
-        more = f" (about {self.tasks_needed} tasks)" if self.tasks_needed else " (the mean sits at the threshold)"
+        if self.status == "failed":
+            other, past = ("upper", "<") if self.side == "at_least" else ("lower", ">")
+            return f"failed: {other} bound {self.opposite:.3f} {past} {self.threshold:.3f}"
+        if self.status == "met":
+            return f"met: {head}"
+        more = f" (about {self.tasks_needed})" if self.tasks_needed else " (the mean sits at the threshold)"
         return f"undecided: run more tasks{more}; {head}"
 
 
-def decide(est: Estimate, threshold: float, side: Side) -> Verdict:
+def decide(est: Estimate | PairedTest, threshold: float, side: Side) -> Verdict:
     """Decide "mean ≥ threshold" (`at_least`) or "mean ≤ threshold" (`at_most`) by the one-sided
-    bounds: met when the rule's bound is on its side; failed when the opposite bound is past the
-    threshold (the data say the rule is broken); otherwise undecided."""
+    bounds of a run's mean or of a paired difference: met when the rule's bound is on its side;
+    failed when the opposite bound is past the threshold (the data say the rule is broken);
+    otherwise undecided, with about how many tasks would decide it."""
     if est.tasks == 0:
         return Verdict("undecided", threshold, side, math.nan, None)
-    status = _status(est, threshold, side)
-    needed = _tasks_to_decide(est, threshold, side) if status == "undecided" else None
-    return Verdict(status, threshold, side, est.lower if side == "at_least" else est.upper, needed)
+    status = _status(est.lower, est.upper, threshold, side)
+    needed = None
+    if status == "undecided":
+        paired = isinstance(est, PairedTest)
+        needed = tasks_needed(est.mean, threshold, side, binary=not paired and est.method == BINARY_METHOD,
+                              sd=est.spread, level=est.level, paired=paired)
+    bound, opposite = (est.lower, est.upper) if side == "at_least" else (est.upper, est.lower)
+    return Verdict(status, threshold, side, bound, needed, opposite)
 
 
-def _status(est: Estimate, threshold: float, side: Side) -> Status:
+def _status(lower: float, upper: float, threshold: float, side: Side) -> Status:
     if side == "at_least":
-        return "met" if est.lower >= threshold else "failed" if est.upper < threshold else "undecided"
-    return "met" if est.upper <= threshold else "failed" if est.lower > threshold else "undecided"
+        return "met" if lower >= threshold else "failed" if upper < threshold else "undecided"
+    return "met" if upper <= threshold else "failed" if lower > threshold else "undecided"
 
 
 def tasks_needed(mean: float, threshold: float, side: Side, binary: bool = True, sd: float | None = None,
-                 level: float = LEVEL, limit: int = 100_000) -> int | None:
-    """Planning: the fewest tasks whose one-sided bound decides the rule if the observed mean is
-    `mean` (0/1 rewards when `binary`, else task means spread with standard deviation `sd`, default
-    the largest a mean allows, √(mean(1−mean))). None: not within `limit`, or `mean` is on the
-    threshold. An assumption, labelled as such wherever it is printed."""
-    _check_level(level)
-    if mean == threshold or not 0 <= mean <= 1:
+                 level: float = LEVEL, paired: bool = False, limit: int = PLANNING_LIMIT) -> int | None:
+    """Planning: the fewest tasks whose one-sided bound decides the rule (met or failed, whichever
+    the mean is on the side of) if the observed mean stayed `mean` — of 0/1 rewards when `binary`,
+    else of task means (or, `paired`, per-task differences in [−1, 1]) spread with standard
+    deviation `sd` (None or NaN: the largest the mean allows). None: not within `limit` tasks, or
+    `mean` is on the threshold. An assumption, to be labelled as such wherever it is printed."""
+    check_level(level)
+    low_end = -1.0 if paired else 0.0
+    if mean == threshold or not low_end <= mean <= 1:
         return None
-    wants_met = (mean >= threshold) if side == "at_least" else (mean <= threshold)
+    wants = "met" if (mean >= threshold) == (side == "at_least") else "failed"
+    # A paired difference d in [−1, 1] is bet on as (d + 1) / 2 in [0, 1].
+    unit_mean, unit_threshold = ((mean + 1) / 2, (threshold + 1) / 2) if paired else (mean, threshold)
+    unit_sd = None if sd is None or not math.isfinite(sd) else sd / 2 if paired else sd
 
     def decided(n: int) -> bool:
-        est = estimate(_synthetic(mean, n, binary, sd), level)
-        return _status(est, threshold, side) == ("met" if wants_met else "failed")
+        x = _synthetic(unit_mean, n, binary and not paired, unit_sd)
+        _, _, lower, upper = intervals(x[None, :], binary and not paired, level)
+        return _status(float(lower[0]), float(upper[0]), unit_threshold, side) == wants
 
     return _smallest(decided, limit)
 
 
-@dataclass(frozen=True)
-class PairedTest:
-    """B − A on the tasks both runs scored: a paired permutation test and the interval it inverts to."""
-
-    difference: float
-    """The mean over shared tasks of (B's task mean − A's task mean)."""
-    low: float
-    high: float
-    """The two-sided interval at `level` (the set of shifts the test does not reject)."""
-    p_value: float
-    """Two-sided, of "no difference"."""
-    mean_a: float
-    mean_b: float
-    """Each run's mean over the shared tasks only."""
-    wins: int
-    losses: int
-    ties: int
-    """Shared tasks where B scored higher, lower, the same as A."""
-    method: str
-    level: float = LEVEL
-    differing: list[tuple[str, float, float]] = field(default_factory=list)
-    """(task, A's mean, B's mean) of every shared task whose outcome differs."""
-    only_a: list[str] = field(default_factory=list)
-    only_b: list[str] = field(default_factory=list)
-
-    @property
-    def tasks(self) -> int:
-        return self.wins + self.losses + self.ties
-
-    @property
-    def significant(self) -> bool:
-        return self.p_value <= 1 - self.level
-
-    def text(self) -> str:
-        """One line: the difference, its interval, p, and whether it is significant."""
-        verdict = "significant" if self.significant else f"not significant with {self.tasks} task{'s' if self.tasks != 1 else ''}"
-        return (f"B − A = {self.difference:+.3f}  {self.level:.0%} CI [{self.low:+.3f}, {self.high:+.3f}]  "
-                f"p = {self.p_value:.3g} ({verdict}); B better on {self.wins}, worse on {self.losses}, tied on {self.ties}")
-
-
-def paired_test(a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float]], level: float = LEVEL,
-                tolerance: float = 1e-9, seed: int = 0) -> PairedTest:
-    """Compare two runs given as task → rewards; tasks only one run scored are listed, not used.
+def detectable_difference(tasks: int, sd: float, level: float = LEVEL) -> float | None:
+    """Planning: the smallest mean difference B − A whose two-sided interval over `tasks` shared
+    tasks would leave 0 out, if the per-task differences had that mean and standard deviation `sd`
+    (an assumption, to be labelled as such). Never 0; None when no difference up to 1 would (too
+    few tasks for any).
 
     Raises:
-        ValueError: a reward is not a number in [0, 1], or `level` is not in (0, 1).
+        ValueError: `tasks` < 1, `sd` not in [0, 1], or `level` not in (0, 1).
     """
-    _check_level(level)
-    mean_a, mean_b = task_means(a), task_means(b)
-    shared = sorted(task for task in mean_a if task in mean_b)
-    diffs = np.array([mean_b[t] - mean_a[t] for t in shared], dtype=float)
-    diffs[np.abs(diffs) <= tolerance] = 0.0
-    wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
-    only_a = [t for t in mean_a if t not in mean_b]
-    only_b = [t for t in mean_b if t not in mean_a]
-    differing = [(t, mean_a[t], mean_b[t]) for t, d in zip(shared, diffs) if d != 0]
-    if not shared:
-        nan = math.nan
-        return PairedTest(nan, nan, nan, nan, nan, nan, 0, 0, 0, "none", level, [], only_a, only_b)
-    flips = _SignFlips(len(shared), seed)
-    alpha = 1 - level
-    p = flips.p_value(diffs)
-    low, high = flips.interval(diffs, alpha)
-    # The interval is the set of shifts not rejected: make it agree with p at 0 exactly even where a
-    # bisection's resolution would leave 0 a hair outside or inside.
-    if p > alpha:
-        low, high = min(low, 0.0), max(high, 0.0)
-    return PairedTest(
-        difference=float(diffs.mean()), low=low, high=high, p_value=p,
-        mean_a=math.fsum(mean_a[t] for t in shared) / len(shared),
-        mean_b=math.fsum(mean_b[t] for t in shared) / len(shared),
-        wins=wins, losses=losses, ties=len(shared) - wins - losses, method=flips.method, level=level,
-        differing=differing, only_a=only_a, only_b=only_b,
-    )
+    check_level(level)
+    if tasks < 1 or not 0 <= sd <= 1:
+        raise ValueError(f"need tasks ≥ 1 and 0 ≤ sd ≤ 1, got tasks={tasks}, sd={sd}")
+
+    def detected(delta: float) -> bool:
+        x = _synthetic((delta + 1) / 2, tasks, False, sd / 2)
+        low = betting_lower(x[None, :], (1 - level) / 2)
+        return float(low[0]) > 0.5
+
+    if not detected(1.0):
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if detected(mid) else (mid, hi)
+    return hi
 
 
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of several p-values (family-wise error at the nominal level), in
-    the order given."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [0.0] * len(p_values)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
+def _synthetic(mean: float, n: int, binary: bool, sd: float | None) -> NDArray[np.float64]:
+    """n task means with this mean (and spread), for planning: 0/1 outcomes, or two points mean ±
+    sd alternating (deterministic; the spread clipped to what [0, 1] allows)."""
+    if binary:
+        return (np.arange(n) < round(mean * n)).astype(float)
+    spread = math.sqrt(mean * (1 - mean)) if sd is None else sd
+    half = min(spread, mean, 1 - mean)
+    return np.where(np.arange(n) % 2 == 0, mean + half, mean - half)
+
+
+def _smallest(decided: Callable[[int], bool], limit: int) -> int | None:
+    """The fewest tasks (2 to `limit`) that decide: doubling, then bisection."""
+    hi = 2
+    while not decided(hi):
+        if hi >= limit:
+            return None
+        hi = min(2 * hi, limit)
+    return _bisect(decided, hi // 2, hi)
+
+
+def _bisect(decided: Callable[[int], bool], lo: int, hi: int) -> int:
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if decided(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -336,189 +321,11 @@ def run_pass_at_k(rewards_by_task: Mapping[str, Sequence[float]], k: int, succes
     for rewards in rewards_by_task.values():
         n = len(rewards)
         if n >= k:
-            c = sum(1 for r in rewards if _checked(r) >= success - 1e-12)
+            c = sum(1 for r in rewards if checked(r) >= success - 1e-12)
             values.append(pass_hat_k(n, c, k) if every else pass_at_k(n, c, k))
     return math.fsum(values) / len(values) if values else None
-
-
-# ---- intervals -------------------------------------------------------------------------------------
-
-
-def _checked(reward: float) -> float:
-    value = float(reward)
-    if not math.isfinite(value) or value < -1e-9 or value > 1 + 1e-9:
-        raise ValueError(f"a reward must be a number in [0, 1], got {reward!r}")
-    return min(1.0, max(0.0, value))
-
-
-def _check_level(level: float) -> None:
-    if not 0 < level < 1:
-        raise ValueError(f"a confidence level is in (0, 1), got {level!r}")
 
 
 def _check_counts(n: int, c: int, k: int) -> None:
     if not (0 <= c <= n and 1 <= k <= n):
         raise ValueError(f"need 0 ≤ c ≤ n and 1 ≤ k ≤ n, got n={n}, c={c}, k={k}")
-
-
-def _binary(rewards_by_task: Mapping[str, Sequence[float]], means: Mapping[str, float]) -> bool:
-    return all(len(rewards_by_task[t]) == 1 and means[t] in (0.0, 1.0) for t in means)
-
-
-def _cp_lower(successes: int, n: int, alpha: float) -> float:
-    from scipy.special import betaincinv
-
-    return 0.0 if successes == 0 else float(betaincinv(successes, n - successes + 1, alpha))
-
-
-def _cp_upper(successes: int, n: int, alpha: float) -> float:
-    from scipy.special import betaincinv
-
-    return 1.0 if successes == n else float(betaincinv(successes + 1, n - successes, 1 - alpha))
-
-
-def _betting_lower(x: np.ndarray, alpha: float) -> float:
-    """The one-sided lower bound at 1 − alpha: the smallest m whose capital, betting that the mean
-    is above m, never reaches 1/alpha (a grid of m at once, then bisection below its first point)."""
-    bets = _plug_in_bets(x, alpha)
-    threshold = math.log(1 / alpha)
-    grid = np.linspace(0.0, 1.0, 201)[1:-1]
-    inside = _log_capital(x, bets, grid) < threshold
-    if not inside.any():
-        return float(grid[-1])
-    first = int(np.argmax(inside))
-    lo, hi = (float(grid[first - 1]) if first else 0.0), float(grid[first])
-    if first == 0 and _log_capital(x, bets, np.array([1e-12]))[0] < threshold:
-        return 0.0
-    for _ in range(30):
-        mids = np.linspace(lo, hi, 9)[1:-1]
-        inside = _log_capital(x, bets, mids) < threshold
-        if inside.any():
-            k = int(np.argmax(inside))
-            lo, hi = (float(mids[k - 1]) if k else lo), float(mids[k])
-        else:
-            lo = float(mids[-1])
-        if hi - lo < 1e-9:
-            break
-    return hi
-
-
-def _betting_upper(x: np.ndarray, alpha: float) -> float:
-    """The one-sided upper bound: the lower bound of 1 − x, mirrored."""
-    return 1.0 - _betting_lower(1.0 - x, alpha)
-
-
-def _plug_in_bets(x: np.ndarray, alpha: float) -> np.ndarray:
-    """The predictable plug-in bet sizes λ_t: each reads only the task means before t."""
-    n = len(x)
-    seen = np.arange(n, dtype=float)
-    mean_so_far = (0.5 + np.cumsum(x)) / (seen + 2)
-    squares = (x - mean_so_far) ** 2
-    variance_before = (0.25 + np.concatenate(([0.0], np.cumsum(squares)[:-1]))) / (seen + 1)
-    return np.asarray(np.sqrt(2 * math.log(1 / alpha) / (n * variance_before)))
-
-
-def _log_capital(x: np.ndarray, bets: np.ndarray, ms: np.ndarray) -> np.ndarray:
-    """For each m in `ms`: the running maximum of the log capital of the bet that the mean is above
-    m, each bet capped at c/m so capital stays positive. Ville's inequality makes its reaching
-    log(1/alpha) a level-alpha event when the mean is m."""
-    capped = np.minimum(bets[None, :], BETTING_TRUNCATION / ms[:, None])
-    steps = np.log1p(capped * (x[None, :] - ms[:, None]))
-    return np.asarray(np.cumsum(steps, axis=1).max(axis=1))
-
-
-# ---- decisions and planning ------------------------------------------------------------------------
-
-
-def _synthetic(mean: float, n: int, binary: bool, sd: float | None) -> dict[str, list[float]]:
-    """n task means with this mean (and spread, for continuous rewards), for planning."""
-    if binary:
-        successes = round(mean * n)
-        return {f"t{i:06d}": [1.0 if i < successes else 0.0] for i in range(n)}
-    spread = math.sqrt(mean * (1 - mean)) if sd is None else sd
-    half = min(spread, mean, 1 - mean)
-    # Two-point task means mean ± half, alternating (deterministic, the given mean and spread).
-    values = [mean + half if i % 2 == 0 else mean - half for i in range(n)]
-    return {f"t{i:06d}": [v] for i, v in enumerate(values)}
-
-
-def _tasks_to_decide(est: Estimate, threshold: float, side: Side) -> int | None:
-    binary = est.method == BINARY_METHOD
-    return tasks_needed(est.mean, threshold, side, binary=binary, level=est.level)
-
-
-def _smallest(decided: Callable[[int], bool], limit: int) -> int | None:
-    n = 2
-    while n <= limit and not decided(n):
-        n *= 2
-    if n > limit:
-        return None if not decided(limit) else _bisect(decided, n // 2, limit)
-    return _bisect(decided, max(1, n // 2), n)
-
-
-def _bisect(decided: Callable[[int], bool], lo: int, hi: int) -> int:
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if decided(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-# ---- paired permutation test -----------------------------------------------------------------------
-
-
-class _SignFlips:
-    """The sign-flip law of a sum of paired differences: exact, Monte Carlo (seeded) or normal."""
-
-    def __init__(self, n: int, seed: int) -> None:
-        self.n = n
-        if n <= EXACT_FLIPS:
-            codes = np.arange(2**n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)
-            self.signs: np.ndarray | None = 1.0 - 2.0 * (codes & 1)
-            self.method = "paired sign-flip permutation test, exact"
-        elif n <= NORMAL_TASKS:
-            rng = np.random.default_rng(seed)
-            self.signs = rng.choice([-1.0, 1.0], size=(MONTE_CARLO_FLIPS, n))
-            self.method = f"paired sign-flip permutation test, {MONTE_CARLO_FLIPS:,} seeded flips"
-        else:
-            self.signs = None
-            self.method = "paired sign-flip permutation test, normal approximation"
-
-    def p_value(self, d: np.ndarray) -> float:
-        observed = abs(float(d.sum()))
-        if not np.any(d):
-            return 1.0
-        if self.signs is None:
-            from scipy.special import ndtr
-
-            z = observed / math.sqrt(float((d * d).sum()))
-            return float(min(1.0, 2 * (1 - ndtr(z))))
-        sums = np.abs(self.signs @ d)
-        at_least = int((sums >= observed - 1e-12 * max(1.0, observed)).sum())
-        if self.n <= EXACT_FLIPS:
-            return at_least / len(sums)
-        return (at_least + 1) / (len(sums) + 1)
-
-    def interval(self, d: np.ndarray, alpha: float) -> tuple[float, float]:
-        """The shifts δ the test does not reject for d − δ, searched outward from the mean."""
-        centre = float(d.mean())
-
-        def accepted(delta: float) -> bool:
-            return self.p_value(d - delta) > alpha
-
-        return (self._edge(accepted, centre, -1.0), self._edge(accepted, centre, 1.0))
-
-    @staticmethod
-    def _edge(accepted: Callable[[float], bool], centre: float, end: float) -> float:
-        if accepted(end):
-            return end
-        inside, outside = centre, end
-        for _ in range(40):
-            mid = (inside + outside) / 2
-            if accepted(mid):
-                inside = mid
-            else:
-                outside = mid
-        return inside

@@ -5,16 +5,18 @@ harness; the full N=50 gates are run by hand and reported in the environment's R
 import pytest
 
 from arena.probe import run_probe
+from arena.probe_rules import gate_verdict
 
 pytestmark = pytest.mark.docker
 
 
 def test_the_gate_passes_with_the_learned_shortcut_and_the_investigations_in_it(images, tmp_path):
-    scores, failures, _report = run_probe(["fault-localisation"], tasks=2, split="dev", output_dir=tmp_path,
-                                          parallel_evals=2, progress=lambda _line: None)
-    # A shortcut's ceiling is a rule about a mean over many tasks: on two, one lucky pick is 0.5. The
-    # N=50 gates hold it (README); here every other rule must hold.
-    assert not [f for f in failures if f.rule != "shortcuts-fail"], failures
+    scores, results, _report = run_probe(["fault-localisation"], tasks=2, split="dev", output_dir=tmp_path,
+                                         parallel_evals=2, progress=lambda _line: None)
+    # Two tasks decide no rule read from a bound (the N=50 gates do, README): none may fail, and
+    # the gate must say it is undecided rather than pass.
+    assert not [r for r in results if r.status == "failed"], results
+    assert gate_verdict(results) == "undecided"
     by = {s.policy: s for s in scores}
     assert {"shortcut_learned", "shortcut_learned_names", "shortcut_learned_counts_graph"} <= set(by)
     assert {s.role for s in scores if s.policy.startswith("investigate_")} == {"investigation"}

@@ -62,6 +62,10 @@ class BoxSpec:
     writable: Mapping[str, str] | None = None
     workdir_owner: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    nofile: int | None = None
+    """RLIMIT_NOFILE of the box's processes (`arena_kit.runtimes.file_table`); None: the engine's default."""
+    own_uid: str | None = None
+    """The user each box of this spec gives a uid of its own (`arena_kit.runtimes.agent_uids`); None: none."""
     prestart: bytes | None = None
     """A program to start in each pooled box once booted, loaded for the rollout's harness
     (`LeanDockerRuntime.prestart`, as `workdir_owner`); None: none."""
@@ -70,13 +74,14 @@ class BoxSpec:
     def key(self) -> str:
         return json.dumps(
             [self.config.model_dump(mode="json"), self.pids_limit, sorted((self.writable or {}).items()) if self.writable is not None else None,
-             self.workdir_owner, sorted(self.env.items()), hashlib.sha256(self.prestart).hexdigest() if self.prestart else None],
+             self.workdir_owner, self.nofile, self.own_uid, sorted(self.env.items()), hashlib.sha256(self.prestart).hexdigest() if self.prestart else None],
             sort_keys=True,
         )
 
     def box(self) -> LeanDockerRuntime:
         """An unstarted lean box of this spec (what `LeanEnv` builds for an unpooled rollout)."""
-        box = LeanDockerRuntime(self.config, pids_limit=self.pids_limit, writable=self.writable, workdir_owner=self.workdir_owner)
+        box = LeanDockerRuntime(self.config, pids_limit=self.pids_limit, writable=self.writable, workdir_owner=self.workdir_owner,
+                                nofile=self.nofile, own_uid=self.own_uid)
         box.env = dict(self.env)
         return box
 

@@ -41,7 +41,12 @@ from arena_kit.runtimes.lean_docker.engine import (
 )
 from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills
 from arena_kit.harnesses import acp_runner
+from arena_kit.isolation import reowned
+from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease
 from arena_kit.runtimes.lean_docker.box_files import BoxRoot
+from arena_kit.runtimes.lean_docker.box_users import USER_FILES
+from arena_kit.runtimes.lean_docker.hardening import AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, own_uid_binds
+from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
 from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
@@ -53,10 +58,6 @@ __all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
 
 logger = logging.getLogger(__name__)
 
-BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
-"""Everything else is dropped: root in the box can still own, write and signal its files and
-processes and switch users (`docker exec --user`), but not make devices, chroot, bind low ports,
-open raw sockets or touch the network configuration."""
 RUNTIME_LABEL = "arena.runtime"
 BAKED_INTERPRETERS = "/opt/vf-uv/arena-interpreters"
 """Where Arena's harness image records each runner it synced: `<script dir name>/<sha256>` holds the
@@ -66,9 +67,12 @@ _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  #
 
 
 def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:
-    """The image id of an inspected box whose only mounts are its tmpfs; None when the engine mounted
-    anything else (a volume the image declares, a bind), where the root's files are not the image's alone."""
-    return None if inspected.get("Mounts") else (inspected.get("Image") or None)
+    """The image id of an inspected box whose only mounts are its tmpfs and its user files (`box_users`); None when
+    the engine mounted anything else (a volume the image declares, a bind): the root's files are not the image's alone."""
+    others = [mount for mount in inspected.get("Mounts") or []
+              if not (mount.get("Type") == "bind" and mount.get("Destination") in USER_FILES
+                      and str(mount.get("Source") or "").startswith(f"{LEASE_DIR}/"))]
+    return None if others else (inspected.get("Image") or None)
 
 
 class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types
@@ -80,13 +84,20 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
 
     def __init__(
         self, config: DockerConfig, name: str | None = None, *, pids_limit: int | None = None,
-        writable: Mapping[str, str] | None = None, workdir_owner: str | None = None,
+        writable: Mapping[str, str] | None = None, workdir_owner: str | None = None, nofile: int | None = None,
+        own_uid: str | None = None,
     ) -> None:
         if config.type != "docker":
             raise ValueError(f"the lean runtime drives docker only, not {config.type!r}; use the stock runtime")
         super().__init__(config, name)
         check_docker_runtime(self)
         self.created_pids_limit = pids_limit
+        self.created_nofile = nofile  # RLIMIT_NOFILE (soft = hard) of every process in the box; None: the engine's
+        self.own_uid = own_uid
+        """The user (the image's agent) that gets a uid of the box's own at boot (`agent_uids`) in `agent_uid`
+        (a borrowed box's: read off its `AGENT_UID_LABEL`); None: none."""
+        self.agent_uid: int | None = None
+        self._lease: UidLease | None = None
         self.writable = dict(writable) if writable is not None else None
         """None: the image's root is writable; else the root is read-only and these tmpfs mounts
         (path → mount options) are the box's only writable places."""
@@ -133,6 +144,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         except ENGINE_ERRORS as error:
             raise engine_fault("box borrow", error) from error
         runtime._api = api
+        owner, _, uid = ((details["Config"].get("Labels") or {}).get(AGENT_UID_LABEL) or "").rpartition(":")
+        if owner and uid.isdigit():
+            runtime.own_uid, runtime.agent_uid = owner, int(uid)
         runtime._image_env = dict(entry.split("=", 1) for entry in details["Config"]["Env"] or [])
         runtime.config = config.model_copy(update={"image": details["Config"]["Image"], "workdir": details["Config"]["WorkingDir"] or "/"})
         runtime.info.id = container
@@ -181,7 +195,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             # runtime's own mkdir + chown (one exec) otherwise.
             root = user in ROOT_USERS
             self._image_user = user
-            container = await off_loop(self._create, api, restricted, root)
+            binds = await off_loop(self._own_uid_binds, api) if self.own_uid is not None else []
+            container = await off_loop(self._create, api, restricted, root, binds)
         except ENGINE_ERRORS as error:
             raise engine_fault("box start", error) from error
         self.info.id = container["Id"][:12]
@@ -231,30 +246,31 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._cut = restricted
         logger.info("lean docker: started container %s (image=%s)", self._container, self.config.image)
 
-    def _create(self, api: docker.APIClient, restricted: bool, make_workdir: bool) -> dict[str, Any]:
-        limits: dict[str, Any] = {
-            "cap_drop": ["ALL"],
-            "cap_add": list(BOX_CAPABILITIES),
-            "security_opt": ["no-new-privileges"],
-        }
-        if self.config.memory is not None:
-            limits["mem_limit"] = int(self.config.memory * 1024**3)
-        if self.config.cpu is not None:
-            limits["nano_cpus"] = int(self.config.cpu * 1e9)
-        if self.created_pids_limit is not None:
-            limits["pids_limit"] = self.created_pids_limit
-        if self.writable is not None:
-            limits["read_only"] = True
-            limits["tmpfs"] = self.writable
+    def _own_uid_binds(self, api: docker.APIClient) -> list[str]:
+        self._lease, binds = own_uid_binds(api, self.config.image, str(self.own_uid), {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"})
+        self.agent_uid = self._lease.uid
+        return binds
+
+    def _engine_user(self) -> str:
+        """The user an exec of this view runs as, told the engine: the agent by its box's uid and gid (not its name)."""
+        if self.agent_uid is not None and self.user == self.own_uid:
+            return f"{self.agent_uid}:{self.agent_uid}"
+        return self.user or ""
+
+    def _create(self, api: docker.APIClient, restricted: bool, make_workdir: bool, binds: list[str] | None = None) -> dict[str, Any]:
+        limits = host_limits(self.config.memory, self.config.cpu, self.created_pids_limit, self.created_nofile, binds,
+                             None if self.writable is None else {path: reowned(options, self.agent_uid) for path, options in self.writable.items()})
         if restricted:
             host_config = api.create_host_config(network_mode="none", **limits)
         else:
             host_config = api.create_host_config(
                 network_mode="bridge", port_bindings={SERVICE_PORT: ("127.0.0.1", None)}, **limits
             )
+        host_config["MaskedPaths"] = list(MASKED_PATHS)
+        owned = {AGENT_UID_LABEL: f"{self.own_uid}:{self.agent_uid}"} if self.agent_uid is not None else {}
         api.create_container(
             self.config.image, entrypoint=["sleep"], command=["infinity"], name=self._container,
-            labels={**self.labels, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
+            labels={**self.labels, **owned, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
             working_dir=self.config.workdir if make_workdir else None, host_config=host_config,
             ports=None if restricted else [SERVICE_PORT],
         )
@@ -302,7 +318,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         hang_up = HangUp()
         try:
             return await off_loop(
-                exec_sync, self._api, self._container, argv, self._exec_env(env), self.user, self.config.workdir, stdin, hang_up
+                exec_sync, self._api, self._container, argv, self._exec_env(env), self._engine_user(), self.config.workdir, stdin, hang_up
             )
         except asyncio.CancelledError:
             hang_up()  # frees the executor thread and the engine connection; the box's process runs on, as on the stock path
@@ -403,7 +419,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             raise SandboxError("the lean docker box is not started")
         try:
             return await open_engine_process(
-                self._api, path, self._container, argv, self._exec_env(self.process_env(env)), self.user, self.config.workdir
+                self._api, path, self._container, argv, self._exec_env(self.process_env(env)), self._engine_user(), self.config.workdir
             )
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("live process start", error) from error
@@ -417,11 +433,10 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             data = await off_loop(self._root.read, absolute, max_bytes)
             if data is not None:
                 return data
-        argv = ["cat"] if max_bytes is None else ["head", "-c", str(max_bytes)]
-        code, data, err = await self._exec_api(f"read {path!r}", [*argv, "--", path], {})
+        code, out, err = await read_by_exec(lambda argv: self._exec_api(f"read {path!r}", argv, {}), path, max_bytes)
         if code != 0:
             raise await self._in_box_failure(f"read {path!r}: {err.decode(errors='replace').strip()}")
-        return data
+        return out
 
     async def write(self, path: str, data: bytes) -> None:
         await self._run_after_write(path, data, "", [], {}, operation=f"write {path!r}")
@@ -443,7 +458,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             # Unwrapped: the host is the exec's process, so the engine's exit code is the program's
             # (a kill signal reads as 128+N, as `arena_kit.box_faults` reads an exec's).
             process = await open_engine_process(self._api, path, self._container, ["python3", "-I", "-c", prestart.HOST],
-                                                {}, self.user, self.config.workdir, wrap=False)
+                                                {}, self._engine_user(), self.config.workdir, wrap=False)
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("prestart", error) from error
         try:
@@ -553,7 +568,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if self.network_restricted and self._proxy is not None:
             env = {**env, **self._proxy_env()}
         script = f"exec {shlex.join(argv)} > {shlex.quote(log)} 2>&1 < /dev/null"
-        api, container, user, workdir = self._api, self._container, self.user, self.config.workdir
+        api, container, user, workdir = self._api, self._container, self._engine_user(), self.config.workdir
         environment = self._exec_env(self.process_env(env))
 
         def detach() -> None:
@@ -581,3 +596,5 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         logger.debug("lean docker: removing container %s", self._container)
         with contextlib.suppress(Exception):
             (self._api or engine_client().api).remove_container(self._container, force=True)
+        if self._lease is not None:
+            self._lease.release()  # after the removal: no process of the box runs as the uid any more

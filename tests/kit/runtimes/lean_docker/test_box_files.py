@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
@@ -138,7 +139,8 @@ def test_kernel_files_and_oversized_ones_are_the_exec_s_to_read(images, monkeypa
     assert answers[0] == boxed.encode() and boxed.strip() != socket.gethostname()  # the box's name, not the host's
     assert "Operation not permitted" in answers[1] or "Permission denied" in answers[1]  # the box's root may not read it
     assert answers[2] is True and "over the 8192 byte limit" in answers[3] and answers[4] is True
-    assert [argv[-1] for argv in execs] == ["name", "log", "big", "sparse", "sys"]
+    names = ["name", "log", "big", "sparse", "sys"]
+    assert [[arg for arg in argv if arg in names][-1] for argv in execs] == names
 
 
 def test_a_path_no_exec_could_take_is_not_read_from_the_host(images):
@@ -164,7 +166,7 @@ def test_a_read_as_another_user_is_the_exec_s_with_that_user_s_permissions(image
     as_root, as_nobody, execs = asyncio.run(scenario())
     assert as_root == b"private\n"
     assert "Permission denied" in as_nobody
-    assert [argv[0] for argv in execs] == ["cat"]  # nobody's read, not root's
+    assert [argv[4:6] for argv in execs] == [["sh", "-c"]]  # nobody's read (bounded: `timeout ... cat | head -c`), not root's
 
 
 def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid(images):
@@ -188,3 +190,37 @@ def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid
     assert "the engine reports the box gone" in lost  # the exec's answer
     # This test's own process is no box: its PID does not name the container in its cgroup.
     assert BoxRoot.pin(os.getpid(), uuid.uuid4().hex) is None
+
+
+def test_the_exec_s_read_is_bounded_in_bytes_and_time_and_leaves_the_event_loop_free(images, monkeypatch):
+    """A FIFO nobody writes, `/dev/zero` and a sparse terabyte, read whole: each ends in a `SandboxError`
+    within the read's time limit, having brought at most its byte cap into this process, while the
+    event loop keeps ticking."""
+    from arena_kit.runtimes.lean_docker import exec_read
+
+    monkeypatch.setattr(exec_read, "READ_S", 3.0)
+    monkeypatch.setattr(exec_read, "READ_CAP", 1 << 20)
+
+    async def scenario() -> tuple[list[str], list[float], int]:
+        ticks: list[float] = []
+
+        async def tick() -> None:
+            while True:
+                ticks.append(time.monotonic())
+                await asyncio.sleep(0.05)
+
+        async with _started(images) as box:
+            await _sh(box, "mkfifo /app/fifo && ln -s /dev/zero /app/zeros && truncate -s 1T /app/sparse")
+            ticker = asyncio.create_task(tick())
+            try:
+                messages = [await asyncio.wait_for(_raises(box.read(path)), 30) for path in ("fifo", "zeros", "sparse")]
+            finally:
+                ticker.cancel()
+            left = (await box.run(["sh", "-c", "ps -eo args | grep -c '[h]ead -c'"], {})).stdout.strip()
+            return messages, ticks, int(left or 0)
+
+    messages, ticks, left = asyncio.run(scenario())
+    assert "not read within 3 s" in messages[0]
+    assert all("over the 1048576 byte limit" in m for m in messages[1:]), messages
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 1.0  # the loop never waited on a read
+    assert left == 0  # nothing of a read lingers in the box

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.docker
 IMAGE = "arena/harness:latest"
 SAME = {
     "HostConfig": ("NetworkMode", "Memory", "NanoCpus", "PidsLimit", "CapDrop", "CapAdd", "SecurityOpt", "ReadonlyRootfs",
-                   "Tmpfs", "PortBindings", "Privileged", "IpcMode", "PidMode"),
+                   "Tmpfs", "PortBindings", "Privileged", "IpcMode", "PidMode", "Ulimits", "MaskedPaths"),
     "Config": ("Image", "Env", "WorkingDir", "Entrypoint", "Cmd", "User"),
 }
 """What must match between a pooled and an unpooled box of one spec (names, ids and clocks differ)."""
@@ -50,7 +50,7 @@ def image() -> str:
 
 def spec_of(image: str, allow: list[str] | None = None) -> BoxSpec:
     config = vf.DockerConfig(image=image, allow=[] if allow is None else allow, memory=1.0, cpu=1.0)
-    return BoxSpec(config, pids_limit=77, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent",
+    return BoxSpec(config, pids_limit=77, nofile=300, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent",
                    env={"ARENA_TASK": "x"})
 
 

@@ -20,6 +20,7 @@ import arena_kit.runtimes.lean_docker.runtime as lean
 from arena.vf_hooks import install_host_liveness
 from arena_testkit.exec_count import counting_execs
 from arena_testkit.rollouts import docker_gateway, http_listener
+from arena_kit.runtimes import seccomp
 from arena_kit.runtimes.lean_docker.runtime import BOX_CAPABILITIES, LeanDockerRuntime, engine_client
 
 pytestmark = pytest.mark.docker
@@ -118,7 +119,7 @@ def test_every_limit_is_set_when_the_box_is_created(images):
     assert host["NetworkMode"] == "none"
     assert (host["Memory"], host["NanoCpus"], host["PidsLimit"]) == (1024**3, 10**9, 77)
     assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == sorted(BOX_CAPABILITIES)
-    assert host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["SecurityOpt"] == ["no-new-privileges", f"seccomp={seccomp.profile_json()}"]
     labels = inspected["Config"]["Labels"]
     assert labels["verifiers.run"] == run_scope() and labels["arena.managed"] == "true"
 
