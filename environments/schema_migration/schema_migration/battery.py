@@ -87,7 +87,7 @@ class _Writer:
 def _template(table: Table, rows: list[Row], unique: set[str], k: int) -> dict[str, object]:
     """A valid new row: another row's values (NOT NULL columns filled), unique columns made fresh."""
     full = [r for r in rows if all(v is not None or not c.notnull for v, c in zip(r, table.columns))] or rows
-    base = dict(zip(table.column_names, full[len(full) // 3])) if full else {c: None for c in table.column_names}
+    base: dict[str, object] = dict(zip(table.column_names, full[len(full) // 3])) if full else dict.fromkeys(table.column_names)
     for c in table.columns:
         if c.name in unique:
             base[c.name] = f"battery-{k}@example.com" if c.type == "TEXT" else 9_000_000_000 + k

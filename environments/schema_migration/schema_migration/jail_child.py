@@ -27,9 +27,9 @@ import resource
 import sqlite3
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-if __name__ == "__main__":  # the confined process: no site-packages, the sibling module by path
+if __name__ == "__main__" and not TYPE_CHECKING:  # the confined process: no site-packages, the sibling module by path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import jail_reads as reads
 else:

@@ -152,11 +152,12 @@ def _class_checks(report: JailReport, p: Prepared) -> list[Check]:
             continue
         if r.get("bad_keys") is None:
             bad[table] = None  # unreadable: every row of the table counts as wrong
-        elif bad.get(table, set()) is not None:
-            bad.setdefault(table, set()).update(r["bad_keys"])
+        elif (found := bad.setdefault(table, set())) is not None:
+            found.update(r["bad_keys"])
     out = []
     for name, (table, keys) in p.classes.items():
-        wrong = keys if bad.get(table, set()) is None else [k for k in keys if k in bad[table]]  # type: ignore[operator]
+        wrong_keys = bad.get(table, set())
+        wrong = keys if wrong_keys is None else [k for k in keys if k in wrong_keys]
         out.append(Check(f"value class '{name}' as the rules say" + (f" ({len(wrong)} of {len(keys)} rows not)" if wrong else ""), not wrong))
     return out
 

@@ -95,7 +95,7 @@ class Backfill(Family):
         def blank(v: object) -> bool:
             return v is None or (isinstance(v, str) and v.strip(" ") == "")
 
-        missing = (
+        missing: tuple[ValueClass, ...] = (
             cls("NULL", lambda rng, k: None, lambda r, c: r[3] is None),
             cls("'' (empty)", lambda rng, k: "", lambda r, c: r[3] == ""),
             cls("only U+0020", lambda rng, k: " " * (1 + k % 3), lambda r, c: r[3] not in (None, "") and blank(r[3])),

@@ -83,7 +83,7 @@ class Family(ABC):
         """Target table or view -> the source table its rows come from, key for key (for the per-class checks)."""
         source, target = self.schemas(p)
         names = {t.name for t in source.tables}
-        return {o.name: o.name for o in (*target.tables, *target.views) if o.name in names}
+        return {name: name for name in [*(t.name for t in target.tables), *(v.name for v in target.views)] if name in names}
 
     def worlds(self, p: Params) -> tuple[World, ...]:
         """Extra held-out databases, each a whole-database class (none by default)."""

@@ -49,9 +49,9 @@ def _nocase(node: exp.Expression) -> list[Variant]:
         new.set("this", exp.Collate(this=node.this.copy(), expression=exp.var("NOCASE")))
         return [new]
     if isinstance(node, exp.ColumnDef) and (kind := node.args.get("kind")) is not None and kind.this == exp.DataType.Type.TEXT:
-        new = node.copy()
-        new.append("constraints", exp.ColumnConstraint(kind=exp.CollateColumnConstraint(this=exp.var("NOCASE"))))
-        return [new]
+        column = node.copy()
+        column.append("constraints", exp.ColumnConstraint(kind=exp.CollateColumnConstraint(this=exp.var("NOCASE"))))
+        return [column]
     return []
 
 
@@ -170,7 +170,7 @@ def guards(trees: list[exp.Expression]) -> list[tuple[int, exp.Expression, exp.E
     """Each INSERT ... VALUES made conditional on the data seeming to need it: for each later CASE over
     a table, INSERT ... SELECT ... WHERE EXISTS (a row of that table NOT meeting its first WHEN).
     Returns (statement index, new statement, the EXISTS condition)."""
-    out = []
+    out: list[tuple[int, exp.Expression, exp.Expression]] = []
     for i, tree in enumerate(trees):
         values = tree.find(exp.Values) if isinstance(tree, exp.Insert) else None
         if values is None or len(values.expressions) != 1:
