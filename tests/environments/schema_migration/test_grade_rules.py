@@ -131,6 +131,37 @@ def _collapse_inner_spaces(s: Spec) -> str:
     return sql
 
 
+def _comma_when_no_space(s: Spec) -> str:
+    sql = _sub(_ref(s), "THEN substr(v, 1, instr(v, ' ') - 1) ELSE v END",
+               "THEN substr(v, 1, instr(v, ' ') - 1) WHEN instr(v, ',') > 0 THEN trim(substr(v, instr(v, ',') + 1)) ELSE v END")
+    return _sub(sql, "THEN trim(substr(v, instr(v, ' ') + 1)) ELSE '' END",
+                "THEN trim(substr(v, instr(v, ' ') + 1)) WHEN instr(v, ',') > 0 THEN trim(substr(v, 1, instr(v, ',') - 1)) ELSE '' END")
+
+
+def _separators_rtrimmed(s: Spec) -> str:
+    """Each kept part followed by the separator, then the separator's characters cut off the end."""
+    p = s.params
+    sep = literal(p["sep"])
+    joined = f"rtrim({' || '.join(f'coalesce(nullif(trim({x}), {chr(39) * 2}) || {sep}, {chr(39) * 2})' for x in p['parts'])}, {sep})"
+    target = BY_NAME[s.family].schemas(p)[1]
+    value = f"nullif({joined}, '')" if p["empty"] == "null" else joined
+    return rebuild(target.table(p["table"]), {p["target"]: value}, p["table"], target.indexes)
+
+
+def _qty_rounded(s: Spec) -> str:
+    q, cap = s.params["qty"], s.params["cap"]
+    return _sub(_ref(s), f"min(max({q}, 0), {cap})", f"CAST(round(min(max({q}, 0), {cap})) AS INTEGER)")
+
+
+def _view_of_positive_ids(s: Spec) -> str:
+    return _sub(_ref(s), f"FROM {s.params['new']};", f"FROM {s.params['new']} WHERE id > 0;")
+
+
+def _orphans_by_cast(s: Spec) -> str:
+    fk, par = s.params["fk"], s.params["parent"]
+    return _sub(_ref(s), f"{fk} IN (SELECT id FROM {par})", f"CAST({fk} AS INTEGER) IN (SELECT id FROM {par})")
+
+
 WRONG: dict[str, tuple[str, Callable[[dict], bool], Callable[[Spec], str]]] = {
     # Whitespace the rules exclude: "U+0020 only".
     "merge: trim all whitespace": ("merge_columns", lambda p: True, _trim_all_merge),
@@ -154,6 +185,12 @@ WRONG: dict[str, tuple[str, Callable[[dict], bool], Callable[[Spec], str]]] = {
     "split: email lower-cased": ("split_column", lambda p: True, _lower_email),
     "backfill: non-dates treated as missing": ("not_null_backfill", lambda p: True, _backfill_date_fallback),
     "merge: inner runs of spaces collapsed": ("merge_columns", lambda p: True, _collapse_inner_spaces),
+    # Found by writing wrong migrations from the prompt alone (round 2 of issue 38).
+    "split: a comma splits when there is no space": ("split_column", lambda p: p["style"] == "first_last", _comma_when_no_space),
+    "merge: separators cut off the end with rtrim": ("merge_columns", lambda p: True, _separators_rtrimmed),
+    "check: a fractional quantity rounded": ("check_repair", lambda p: p["cap"] is not None, _qty_rounded),
+    "rename: the view shows positive ids only": ("rename_with_view", lambda p: True, _view_of_positive_ids),
+    "fk: orphans found through CAST(fk AS INTEGER)": ("add_fk_orphans", lambda p: True, _orphans_by_cast),
 }
 
 

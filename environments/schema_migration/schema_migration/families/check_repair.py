@@ -129,6 +129,11 @@ class CheckRepair(Family):
                 cls(f"just above the cap {cap}: becomes {cap}", qty=(cap + 1, cap + 2), member=lambda r: r[2] in (cap + 1, cap + 2)),
                 cls(f"far above the cap: becomes {cap}", qty=(INT64_MAX, cap * 10, 10**12), member=lambda r: r[2] > cap + 2),
             ]
+        top = 10_000 if cap is None else cap
+        qty.append(
+            cls("not a whole number (a REAL in the INTEGER column): kept inside the bounds, clamped outside",
+                qty=(0.5, 2.5, top - 0.5, -0.5) + ((top + 0.5,) if cap is not None else (123.25,)), member=lambda r: isinstance(r[2], float))
+        )  # fmt: skip
         rate = [
             cls("NULL: stays NULL", rate=(None,), member=lambda r: r[3] is None),
             cls("negative (and -0.0): becomes 0.0", rate=(-0.2, -0.0001, -1e6, -1.0), member=lambda r: r[3] is not None and r[3] < 0),

@@ -95,7 +95,7 @@ class ForeignKey(Family):
     def cases(self, p: Params) -> tuple[Rule, ...]:
         par, ch = p["parent"], p["child"]
 
-        def child(rng: random.Random, fresh: Fresh, ref: int | None, title: Any = "", amount: Any = "") -> Row:
+        def child(rng: random.Random, fresh: Fresh, ref: object, title: Any = "", amount: Any = "") -> Row:
             t = pick(rng, (values.word(rng), "Ünïcode")) if title == "" else title
             return (fresh(ch), ref, t, round(rng.uniform(1, 900), 2) if amount == "" else amount)
 
@@ -110,15 +110,21 @@ class ForeignKey(Family):
             row = parent(rng, fresh)
             return {par: [row], ch: [child(rng, fresh, row[0])]}
 
+        def junk(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            row = parent(rng, fresh)
+            return {par: [row], ch: [child(rng, fresh, (f"{row[0]}abc", row[0] + 0.5, "n/a", f"{row[0]} x")[k % 4])]}
+
         def lonely(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
             return {par: [parent(rng, fresh)]}
 
         action = {"null": "set to NULL", "delete": "deleted", "placeholder": "pointed at placeholder 0"}[p["orphans"]]
         found = (
-            orphans("a foreign key above every parent id: an orphan", lambda rng, k, fresh: 10**7 + k, lambda r, c: r[1] is not None and r[1] > c[1]),
-            orphans("a foreign key in a gap between parent ids: an orphan", lambda rng, k, fresh: fresh(par), lambda r, c: r[1] is not None and r[1] not in c[0] and 0 < r[1] < c[1]),
-            orphans("a foreign key 0 or negative: an orphan", lambda rng, k, fresh: (0, -1, -50)[k % 3], lambda r, c: r[1] is not None and r[1] <= 0),
-            orphans("a huge foreign key: an orphan", lambda rng, k, fresh: (2**40, 2**63 - 1, 2**31)[k % 3], lambda r, c: r[1] is not None and r[1] >= 2**31),
+            orphans("a foreign key above every parent id: an orphan", lambda rng, k, fresh: 10**7 + k, lambda r, c: isinstance(r[1], int) and r[1] > c[1]),
+            orphans("a foreign key in a gap between parent ids: an orphan", lambda rng, k, fresh: fresh(par), lambda r, c: isinstance(r[1], int) and r[1] not in c[0] and 0 < r[1] < c[1]),
+            orphans("a foreign key 0 or negative: an orphan", lambda rng, k, fresh: (0, -1, -50)[k % 3], lambda r, c: isinstance(r[1], int) and r[1] <= 0),
+            orphans("a huge foreign key: an orphan", lambda rng, k, fresh: (2**40, 2**63 - 1, 2**31)[k % 3], lambda r, c: isinstance(r[1], int) and r[1] >= 2**31),
+            ValueClass("a foreign key holding text or a fraction (a parent's id with junk): matches no id, an orphan", ch, junk,
+                       lambda r, c: r[1] is not None and not isinstance(r[1], int)),
             orphans("a NULL foreign key: not an orphan, kept", lambda rng, k, fresh: None, lambda r, c: r[1] is None),
             ValueClass("a foreign key matching a parent: kept", ch, with_parent, lambda r, c: r[1] in c[0]),
         )

@@ -120,6 +120,17 @@ class MergeColumns(Family):
             return v is None or (isinstance(v, str) and v.strip(" ") == "")
 
         sep = str(p["sep"])
+        marks = sep.strip(" ")
+
+        def edge_sep(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            parts: list[str | None] = [plain(rng, x) for x in p["parts"]]
+            word = (plain(rng, p["parts"][0]), "", " ")[k // 2 % 3]  # the mark alone, or padded, as the whole part too
+            parts[0 if k % 2 == 0 else -1] = marks + word if k % 2 == 0 else word + marks
+            return {t: [row(rng, fresh, parts)]}
+
+        def at_edge(r: Row) -> bool:
+            kept = [sql_trim(v) for v in parts_of(r) if not blank(v)]
+            return bool(kept) and bool(kept[0]) and bool(kept[-1]) and (kept[0][0] in marks or kept[-1][-1] in marks)
         trim = space_classes(t, "a part", parts_of, with_part, lambda rng: plain(rng, pick(rng, p["parts"])))
         skip = (
             cls("a NULL part (skipped)", lambda rng, k, fresh: with_part(rng, k, fresh, None), lambda r, _c: None in parts_of(r) and not all(blank(v) for v in parts_of(r))),
@@ -128,6 +139,7 @@ class MergeColumns(Family):
             cls("the last part blank: no separator at the end", lambda rng, k, fresh: with_part(rng, 1, fresh, (None, "", "  ")[k % 3]), lambda r, _c: blank(parts_of(r)[-1]) and not all(blank(v) for v in parts_of(r))),
             cls("exactly one part not blank: no separator at all", alone, lambda r, _c: sum(not blank(v) for v in parts_of(r)) == 1),
             cls("a part holding the separator's text or punctuation (kept)", lambda rng, k, fresh: with_part(rng, k, fresh, ("x" + sep + "y", "-", sep.strip() or "|", sep)[k % 4]), lambda r, _c: any(isinstance(v, str) and (sep.strip(" ") and sep.strip(" ") in v or v.strip(" ") in ("-", "|")) for v in parts_of(r))),
+            cls("the first part starting, or the last ending, with a character of the separator (kept)", edge_sep, lambda r, _c: at_edge(r)),
             cls("capitals and non-ASCII letters in a part (kept)", lambda rng, k, fresh: with_part(rng, k, fresh, plain(rng, pick(rng, p["parts"])).upper() + " Ærø"), lambda r, _c: any(isinstance(v, str) and "Ærø" in v for v in parts_of(r))),
         )  # fmt: skip
         nothing = "NULL" if p["empty"] == "null" else "''"

@@ -115,6 +115,11 @@ class RenameView(Family):
             a, b = parent(rng, fresh, tel=tel), parent(rng, fresh, tel=tel)
             return {old: a[old] + b[old], child: a[child] + b[child]}
 
+        def edge_id(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            rows = parent(rng, fresh)
+            i = (0, -1, -7, -(2**63), -(2**31), 2**31 + 7)[k]
+            return {old: [(i, *rows[old][0][1:])], child: [(j, i, w) for j, _, w in rows[child]]}
+
         def cls(name: str, make: Any, member: Any, table: str = old) -> ValueClass:
             return ValueClass(name, table, make, member)
 
@@ -131,6 +136,7 @@ class RenameView(Family):
             cls("created a timestamp, not a date, or NULL (kept exactly)",
                 lambda rng, k, fresh: parent(rng, fresh, created=(values.timestamp(rng), "soon", None, "2024-02-30", " 2024-01-01", "01/02/2024")[k]),
                 lambda r, c: r[4] is None or len(r[4]) != 10 or r[4][4] != "-" or r[4][8:] > "28"),
+            cls("ids at the edges: 0, negative, beyond 32 bits (rows like any other)", edge_id, lambda r, c: r[0] <= 0 or r[0] > 2**31),
             cls("a row with no child rows", lambda rng, k, fresh: parent(rng, fresh, kids=0), lambda r, c: r[0] not in c[1]),
             cls("child rows with a NULL foreign key (kept)",
                 lambda rng, k, fresh: {child: [(fresh(child), None, (None, values.word(rng))[k % 2])]}, lambda r, c: r[1] is None, child),

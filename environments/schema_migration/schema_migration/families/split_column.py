@@ -152,7 +152,8 @@ class SplitColumn(Family):
                 named("a run of spaces after the first word: the rest is trimmed", ("{a}  {b}", "{a}   {c} {b}"), lambda v: "  " in v),
                 named("a tab or no-break space between words and no U+0020: no split", ("{a}\t{b}", "{a}\u00a0{b}", "{a}\u2003{b}"), lambda v: " " not in v and bool(set(v) & ODD_SPACES)),
                 named("a tab or no-break space next to the space: kept on its side", ("{a}\t {b}", "{a} \t{b}", "{a}\u00a0 {b}"), lambda v: " " in v and bool(set(v) & ODD_SPACES)),
-                named("no space at all: first = v, last = ''", ("{a}", "李小龍", "{a}-{b}"), lambda v: v != "" and " " not in v and not set(v) & ODD_SPACES),
+                named("no space at all: first = v, last = ''", ("{a}", "李小龍", "{a}-{b}"), lambda v: v != "" and " " not in v and not set(v) & ODD_SPACES and "," not in v),
+                named("a comma but no space: no split (a comma is an ordinary character here)", ("{b},{a}", "{b},{a},{c}"), lambda v: " " not in v and "," in v),
             )  # fmt: skip
         else:
             split = (
