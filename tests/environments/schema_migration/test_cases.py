@@ -1,9 +1,12 @@
 """The rules as value classes (issue 38): every rule names classes, every class has rows in every held-out database, and no held-out class row is in the visible sample."""
 
+from pathlib import Path
+
 import pytest
 from schema_migration.cases import CLASS_ROWS, members
 from schema_migration.families import BY_NAME, FAMILIES
 from schema_migration.generate import heldout_rows, seeds, spec, visible_rows, world_rows
+from schema_migration.rules_table import markdown, readme_specs
 
 SEEDS = [seed for split in ("dev", "test") for seed in seeds(split, 3 * len(FAMILIES))]
 MIN_ROWS = 3
@@ -53,3 +56,9 @@ def test_the_visible_sample_holds_no_class_row_of_the_heldout_database(seed):
     for table in s.touched:
         assert not {r[0] for r in heldout[table]} & {r[0] for r in visible[table]}
         assert not {r[1:] for r in heldout[table]} >= {r[1:] for r in visible[table]}
+
+
+def test_the_readme_shows_the_rule_to_class_table_the_code_has():
+    """Regenerate with `python -m schema_migration.rules_table` when a rule or class changes."""
+    readme = (Path(__file__).parents[3] / "environments" / "schema_migration" / "README.md").read_text()
+    assert markdown(readme_specs()) in readme
