@@ -108,6 +108,11 @@ def _updated_at_blank(s: Spec) -> str:
     return _sub(_ref(s), "updated_at\n  FROM", "coalesce(updated_at, '')\n  FROM")
 
 
+def _updated_at_not_null(s: Spec) -> str:
+    t = s.params["table"]
+    return _sub(_ref(s), f"FROM {t};", f"FROM {t} WHERE updated_at IS NOT NULL;")
+
+
 def _view_date(s: Spec) -> str:
     renames = dict(s.params["renames"])
     if "created" in renames:
@@ -181,6 +186,7 @@ WRONG: dict[str, tuple[str, Callable[[dict], bool], Callable[[Spec], str]]] = {
     "cents: three decimals rounded to cents": ("change_type_cents", lambda p: True, lambda s: _cents(s, "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.-]*'")),
     "cents: digit-led junk read as a number": ("change_type_cents", lambda p: p["empty"] == "zero", lambda s: _cents(s, "clean IS NULL OR clean = ''")),
     "check: NULL updated_at made ''": ("check_repair", lambda p: True, _updated_at_blank),
+    "check: rows with a NULL updated_at dropped": ("check_repair", lambda p: True, _updated_at_not_null),
     "rename: date(created) in the view": ("rename_with_view", lambda p: True, _view_date),
     "split: email lower-cased": ("split_column", lambda p: True, _lower_email),
     "backfill: non-dates treated as missing": ("not_null_backfill", lambda p: True, _backfill_date_fallback),
