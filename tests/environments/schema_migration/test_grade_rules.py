@@ -36,40 +36,34 @@ def _sub(sql: str, old: str, new: str) -> str:
     return sql.replace(old, new)
 
 
-def _trim_all_merge(s: Spec) -> str:
-    sql = _ref(s)
-    for part in s.params["parts"]:
-        sql = _sub(sql, f"trim({part})", f"trim({part}, {WS})")
-    return sql
+def _edit(*pairs: str) -> Callable[[Spec], str]:
+    """The reference with each old text replaced by the new one after it (old, new, old, new, ...),
+    every text formatted with the task's knobs and `WS`."""
+
+    def build(s: Spec) -> str:
+        sql = _ref(s)
+        for old, new in zip(pairs[::2], pairs[1::2], strict=True):
+            sql = _sub(sql, old.format(WS=WS, **s.params), new.format(WS=WS, **s.params))
+        return sql
+
+    return build
 
 
-def _trim_all_lookup(s: Spec) -> str:
-    t, col = s.params["table"], s.params["column"]
-    return _sub(_sub(_ref(s), f"trim({col})", f"trim({col}, {WS})"), f"trim({t}.{col})", f"trim({t}.{col}, {WS})")
+def _each_part(new: str) -> Callable[[Spec], str]:
+    """merge_columns' reference with every trim(part) replaced by `new` formatted with the part."""
 
+    def build(s: Spec) -> str:
+        sql = _ref(s)
+        for part in s.params["parts"]:
+            sql = _sub(sql, f"trim({part})", new.format(part=part, WS=WS))
+        return sql
 
-def _trim_all_backfill(s: Spec) -> str:
-    c = s.params["column"]
-    return _sub(_sub(_ref(s), f"trim(coalesce({c}, ''))", f"trim(coalesce({c}, ''), {WS})"), f"ELSE trim({c})", f"ELSE trim({c}, {WS})")
-
-
-def _trim_all_dedupe(s: Spec) -> str:
-    c = s.params["column"]
-    return _sub(_sub(_ref(s), f"trim({c})", f"trim({c}, {WS})"), f"trim(coalesce({c}, ''))", f"trim(coalesce({c}, ''), {WS})")
-
-
-def _unique_index(s: Spec) -> str:
-    return _sub(_ref(s), "CREATE INDEX", "CREATE UNIQUE INDEX")
+    return build
 
 
 def _rate_check(s: Spec, new: str) -> str:
     r = s.params["rate"]
     return _sub(_ref(s), f"CHECK ({r} >= 0 AND {r} <= 1)", f"CHECK ({new.format(r=r)})")
-
-
-def _qty_check_typed(s: Spec) -> str:
-    q = s.params["qty"]
-    return _sub(_ref(s), f"CHECK ({q} >= 0", f"CHECK (typeof({q}) = 'integer' AND {q} >= 0")
 
 
 def _placeholder_if_orphans(s: Spec) -> str:
@@ -104,36 +98,11 @@ def _cents(s: Spec, invalid: str) -> str:
     return rebuild(table, {p["target"]: value}, f"(SELECT *, {clean} AS clean FROM {p['table']}) AS src")
 
 
-def _updated_at_blank(s: Spec) -> str:
-    return _sub(_ref(s), "updated_at\n  FROM", "coalesce(updated_at, '')\n  FROM")
-
-
-def _updated_at_not_null(s: Spec) -> str:
-    t = s.params["table"]
-    return _sub(_ref(s), f"FROM {t};", f"FROM {t} WHERE updated_at IS NOT NULL;")
-
-
 def _view_date(s: Spec) -> str:
     renames = dict(s.params["renames"])
     if "created" in renames:
         return _sub(_ref(s), f"{renames['created']} AS created", f"date({renames['created']}) AS created")
     return _sub(_ref(s), ", created FROM", ", date(created) AS created FROM")
-
-
-def _lower_email(s: Spec) -> str:
-    return _sub(_ref(s), "END, email, created_at", "END, lower(email), created_at")
-
-
-def _backfill_date_fallback(s: Spec) -> str:
-    c = s.params["column"]
-    return _sub(_ref(s), f"CASE WHEN trim(coalesce({c}, '')) = ''", f"CASE WHEN date(trim({c})) IS NULL")
-
-
-def _collapse_inner_spaces(s: Spec) -> str:
-    sql = _ref(s)
-    for part in s.params["parts"]:
-        sql = _sub(sql, f"trim({part})", f"replace(trim({part}), '  ', ' ')")
-    return sql
 
 
 def _comma_when_no_space(s: Spec) -> str:
@@ -153,50 +122,36 @@ def _separators_rtrimmed(s: Spec) -> str:
     return rebuild(target.table(p["table"]), {p["target"]: value}, p["table"], target.indexes)
 
 
-def _qty_rounded(s: Spec) -> str:
-    q, cap = s.params["qty"], s.params["cap"]
-    return _sub(_ref(s), f"min(max({q}, 0), {cap})", f"CAST(round(min(max({q}, 0), {cap})) AS INTEGER)")
-
-
-def _view_of_positive_ids(s: Spec) -> str:
-    return _sub(_ref(s), f"FROM {s.params['new']};", f"FROM {s.params['new']} WHERE id > 0;")
-
-
-def _orphans_by_cast(s: Spec) -> str:
-    fk, par = s.params["fk"], s.params["parent"]
-    return _sub(_ref(s), f"{fk} IN (SELECT id FROM {par})", f"CAST({fk} AS INTEGER) IN (SELECT id FROM {par})")
-
-
 WRONG: dict[str, tuple[str, Callable[[dict], bool], Callable[[Spec], str]]] = {
     # Whitespace the rules exclude: "U+0020 only".
-    "merge: trim all whitespace": ("merge_columns", lambda p: True, _trim_all_merge),
-    "lookup: trim all whitespace": ("normalise_lookup", lambda p: True, _trim_all_lookup),
-    "backfill: trim all whitespace": ("not_null_backfill", lambda p: True, _trim_all_backfill),
-    "dedupe: trim all whitespace": ("unique_dedupe", lambda p: True, _trim_all_dedupe),
+    "merge: trim all whitespace": ("merge_columns", lambda p: True, _each_part("trim({part}, {WS})")),
+    "lookup: trim all whitespace": ("normalise_lookup", lambda p: True, _edit("trim({column})", "trim({column}, {WS})", "trim({table}.{column})", "trim({table}.{column}, {WS})")),
+    "backfill: trim all whitespace": ("not_null_backfill", lambda p: True, _edit("trim(coalesce({column}, ''))", "trim(coalesce({column}, ''), {WS})", "ELSE trim({column})", "ELSE trim({column}, {WS})")),
+    "dedupe: trim all whitespace": ("unique_dedupe", lambda p: True, _edit("trim({column})", "trim({column}, {WS})", "trim(coalesce({column}, ''))", "trim(coalesce({column}, ''), {WS})")),
     # Behaviour after the migration.
-    "merge: UNIQUE for the plain label index": ("merge_columns", lambda p: True, _unique_index),
-    "check: UNIQUE for the plain name index": ("check_repair", lambda p: True, _unique_index),
+    "merge: UNIQUE for the plain label index": ("merge_columns", lambda p: True, _edit("CREATE INDEX", "CREATE UNIQUE INDEX")),
+    "check: UNIQUE for the plain name index": ("check_repair", lambda p: True, _edit("CREATE INDEX", "CREATE UNIQUE INDEX")),
     "check: loose CHECK on round(rate, 2)": ("check_repair", lambda p: True, lambda s: _rate_check(s, "round({r}, 2) >= 0 AND round({r}, 2) <= 1")),
     "check: loose CHECK on CAST(rate AS REAL)": ("check_repair", lambda p: True, lambda s: _rate_check(s, "CAST({r} AS REAL) >= 0 AND CAST({r} AS REAL) <= 1")),
-    "check: strict CHECK typeof(qty) = 'integer'": ("check_repair", lambda p: True, _qty_check_typed),
+    "check: strict CHECK typeof(qty) = 'integer'": ("check_repair", lambda p: True, _edit("CHECK ({qty} >= 0", "CHECK (typeof({qty}) = 'integer' AND {qty} >= 0")),
     # Right only for the values present.
     "fk: placeholder inserted only if orphans exist": ("add_fk_orphans", lambda p: p["orphans"] == "placeholder", _placeholder_if_orphans),
     "json: signed digit strings taken as integers": ("extract_json", lambda p: any(f[2] == "INTEGER" for f in p["fields"]), _json_signed),
     "cents: a '+' sign accepted": ("change_type_cents", lambda p: True, lambda s: _cents(s, "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.+-]*'")),
     "cents: three decimals rounded to cents": ("change_type_cents", lambda p: True, lambda s: _cents(s, "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.-]*'")),
     "cents: digit-led junk read as a number": ("change_type_cents", lambda p: p["empty"] == "zero", lambda s: _cents(s, "clean IS NULL OR clean = ''")),
-    "check: NULL updated_at made ''": ("check_repair", lambda p: True, _updated_at_blank),
-    "check: rows with a NULL updated_at dropped": ("check_repair", lambda p: True, _updated_at_not_null),
+    "check: NULL updated_at made ''": ("check_repair", lambda p: True, _edit("updated_at\n  FROM", "coalesce(updated_at, '')\n  FROM")),
+    "check: rows with a NULL updated_at dropped": ("check_repair", lambda p: True, _edit("FROM {table};", "FROM {table} WHERE updated_at IS NOT NULL;")),
     "rename: date(created) in the view": ("rename_with_view", lambda p: True, _view_date),
-    "split: email lower-cased": ("split_column", lambda p: True, _lower_email),
-    "backfill: non-dates treated as missing": ("not_null_backfill", lambda p: True, _backfill_date_fallback),
-    "merge: inner runs of spaces collapsed": ("merge_columns", lambda p: True, _collapse_inner_spaces),
+    "split: email lower-cased": ("split_column", lambda p: True, _edit("END, email, created_at", "END, lower(email), created_at")),
+    "backfill: non-dates treated as missing": ("not_null_backfill", lambda p: True, _edit("CASE WHEN trim(coalesce({column}, '')) = ''", "CASE WHEN date(trim({column})) IS NULL")),
+    "merge: inner runs of spaces collapsed": ("merge_columns", lambda p: True, _each_part("replace(trim({part}), '  ', ' ')")),
     # Found by writing wrong migrations from the prompt alone (round 2 of issue 38).
     "split: a comma splits when there is no space": ("split_column", lambda p: p["style"] == "first_last", _comma_when_no_space),
     "merge: separators cut off the end with rtrim": ("merge_columns", lambda p: True, _separators_rtrimmed),
-    "check: a fractional quantity rounded": ("check_repair", lambda p: p["cap"] is not None, _qty_rounded),
-    "rename: the view shows positive ids only": ("rename_with_view", lambda p: True, _view_of_positive_ids),
-    "fk: orphans found through CAST(fk AS INTEGER)": ("add_fk_orphans", lambda p: True, _orphans_by_cast),
+    "check: a fractional quantity rounded": ("check_repair", lambda p: p["cap"] is not None, _edit("min(max({qty}, 0), {cap})", "CAST(round(min(max({qty}, 0), {cap})) AS INTEGER)")),
+    "rename: the view shows positive ids only": ("rename_with_view", lambda p: True, _edit("FROM {new};", "FROM {new} WHERE id > 0;")),
+    "fk: orphans found through CAST(fk AS INTEGER)": ("add_fk_orphans", lambda p: True, _edit("{fk} IN (SELECT id FROM {parent})", "CAST({fk} AS INTEGER) IN (SELECT id FROM {parent})")),
 }
 
 
