@@ -54,8 +54,9 @@ def _lower(values: Iterable[object]) -> Key:
 
 
 def _key_sets(info: dict[str, Any]) -> tuple[set[Key], set[Key]]:
-    """(column tuples a non-partial unique index or the primary key enforces, column tuples any
-    non-partial index covers); expression and non-BINARY keys match no requirement."""
+    """(column tuples a unique index or the primary key enforces, column tuples any index covers);
+    expression and non-BINARY keys match no requirement, nor does a partial index unless it serves
+    every `column = ?` lookup (its WHERE is `column IS NOT NULL`: see `jail_reads._serves_equality`)."""
     unique: set[Key] = set()
     indexed: set[Key] = set()
     pk = [c for c in sorted(info["columns"], key=lambda c: c["pk"]) if c["pk"]]
@@ -128,10 +129,10 @@ def _others(kind: str, listed: list[list[str]], count: int, wanted: set[str]) ->
     return Check(f"no other {kind}s" + ("" if ok else found), ok)
 
 
-def schema_checks(facts: dict[str, Any], target: Schema, probes: list[tuple[str, bool]], untouched: Schema = Schema(())) -> list[Check]:
+def schema_checks(facts: dict[str, Any], target: Schema, untouched: Schema = Schema(())) -> list[Check]:
     """One Check per stated requirement of the target schema, on the delivered file's facts;
-    `probes` are (description, passed) of the CHECK probes; `untouched` objects must keep their
-    stored SQL (and views their rows) exactly. Column order is not graded."""
+    `untouched` objects must keep their stored SQL (and views their rows) exactly. Column order is
+    not graded; CHECK behaviour is the battery's (`score.battery_checks`)."""
     tables = {name.lower(): info for name, info in facts.get("tables", {}).items()}
     views = {name.lower(): info for name, info in facts.get("views", {}).items()}
     triggers = {(name.lower(), table.lower()) for name, table in facts.get("triggers_listed", [])}
@@ -153,7 +154,7 @@ def schema_checks(facts: dict[str, Any], target: Schema, probes: list[tuple[str,
                 checks.append(Check(f"untouched view {obj.name} shows the same rows", bool(unchanged.get(obj.name + " rows"))))
     checks.append(_others("table", facts.get("tables_listed", []), facts.get("table_count", 0), {t.name.lower() for t in target.tables}))
     checks.append(_others("trigger", facts.get("triggers_listed", []), facts.get("trigger_count", 0), {t.name.lower() for t in target.triggers}))
-    return checks + [Check(description, passed) for description, passed in probes]
+    return checks
 
 
 def _bad(r: dict[str, Any]) -> int:

@@ -14,11 +14,12 @@ from typing import Literal
 
 from schema_migration import fillers
 from schema_migration.families import FAMILIES, Family, Params
+from schema_migration.families.base import WORLD_ROWS
 from schema_migration.schema import Row, Schema
 
 __all__ = [
     "HELDOUT_ROWS", "SPLITS", "VISIBLE_ROWS", "Spec", "Split", "expected_rows", "family_of",
-    "heldout_rows", "seeds", "spec", "untouched", "visible_rows",
+    "heldout_rows", "seeds", "spec", "untouched", "visible_rows", "world_rows",
 ]
 
 Split = Literal["train", "dev", "test"]
@@ -88,6 +89,18 @@ def visible_rows(s: Spec, n: int = VISIBLE_ROWS) -> dict[str, list[Row]]:
 def heldout_rows(s: Spec, n: int = HELDOUT_ROWS) -> dict[str, list[Row]]:
     """The grader's rows: `n` rows in the main touched table, other ids, more awkward values."""
     return _rows(s, stream(s.seed, "heldout"), n, hard=True)
+
+
+def world_rows(s: Spec) -> list[tuple[str, dict[str, list[Row]]]]:
+    """The family's extra held-out databases (whole-database classes, e.g. one without orphans), each
+    (name, rows) from its own stream: graded beside the main held-out rows."""
+    out = []
+    for world in family_of(s.seed).worlds(s.params):
+        rng = stream(s.seed, f"world:{world.name}")
+        rows = world.rows(s.params, rng, WORLD_ROWS)
+        rows.update(fillers.rows(rng, s.fillers, WORLD_ROWS, True))
+        out.append((world.name, rows))
+    return out
 
 
 def expected_rows(s: Spec, rows: dict[str, list[Row]]) -> dict[str, list[Row]]:

@@ -1,8 +1,11 @@
-"""Grades a migration: runs it on a fresh held-out database in a confined child process, then scores it.
+"""Grades a migration: runs it on fresh held-out databases in a confined child process, then scores it.
 
-This is the grader's I/O edge: it makes a scratch directory, starts the child (`jail`) on the
-migration, writes the reference rows there (`reference`) for the child to compare with while it works, and hands
-the child's report to the pure scoring (`score`). Nothing here runs agent SQL in this process.
+This is the grader's I/O edge: it screens the SQL (size, NUL, text that is not Unicode, statements),
+prepares what it knows before seeing the migration (`prepared`: databases, reference rows, battery,
+the reference's own cost), writes the files into a scratch directory, runs the child (`jail`) under a
+budget derived from that cost (`budget`), and hands the reports to the pure scoring (`score`).
+Nothing here runs agent SQL in this process, and `grade` never raises on any input: a fault of the
+grader itself is a 0 with its reason.
 """
 
 from __future__ import annotations
@@ -11,38 +14,60 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from schema_migration import dbfile, jail
-from schema_migration.families import BY_NAME
-from schema_migration.generate import Spec, expected_rows, heldout_rows, untouched
-from schema_migration.reference import write_expected
-from schema_migration.score import Grade, score
+from schema_migration import jail
+from schema_migration.budget import Limits, file_mb, spend
+from schema_migration.generate import Spec, heldout_rows
+from schema_migration.prepared import Prepared, prepared, world_request
 from schema_migration.schema import Row
+from schema_migration.score import Grade, cap, score
 
-__all__ = ["Grade", "grade"]
+from sqlite_sandbox.state import SandboxConfig
+
+__all__ = ["MAX_SQL_BYTES", "Grade", "grade", "screen"]
+
+MAX_SQL_BYTES = SandboxConfig().max_sql_bytes
+"""The largest migration the grader reads: what `submit_migration` accepts."""
 
 
-def grade(
-    sql: str,
-    spec: Spec,
-    rows: Mapping[str, list[Row]] | None = None,
-    limits: jail.Limits = jail.Limits(),
-) -> Grade:
-    """Grade `sql` on `rows` (default: the spec's held-out rows)."""
-    rows = rows if rows is not None else heldout_rows(spec)
-    probes = BY_NAME[spec.family].probes(spec.params)
-    kept = untouched(spec)
-    names = [o.name for group in (kept.tables, kept.indexes, kept.views, kept.triggers) for o in group]
-    wanted = jail.Wanted(tuple(t.name for t in spec.target.tables), tuple(v.name for v in spec.target.views), tuple(names))
+def screen(sql: object) -> str:
+    """Why the grader refuses `sql` before running anything, or ""."""
+    if not isinstance(sql, str):
+        return f"the migration is not text ({type(sql).__name__})"
+    if "\x00" in sql:
+        return "the migration contains a NUL character"
+    try:
+        size = len(sql.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        return f"the migration is not valid Unicode text (a lone surrogate at character {error.start})"
+    if size > MAX_SQL_BYTES:
+        return f"the migration is {size} bytes; the limit is {MAX_SQL_BYTES}"
+    return ""
+
+
+def _run(sql: str, p: Prepared, limits: Limits) -> Grade:
+    statements, refused = jail.prepare(sql)
+    if refused:
+        return Grade(0.0, cap(f"migration refused: {refused}."), "refused")
     with tempfile.TemporaryDirectory(prefix="schema-migration-grade-") as scratch:
-        db = Path(scratch) / "heldout.sqlite"
-        running = jail.start(db, sql, [p.sql for p in probes], limits, dbfile.plan(spec.source, rows), wanted)
-        try:
-            if not running.refused:
-                # While the child builds and migrates: the reference rows, for it to compare with.
-                plan = write_expected(Path(scratch) / "expected.sqlite", spec.target, expected_rows(spec, dict(rows)))
-                running.compare(plan)
-        except BaseException:
-            running.kill()
-            raise
-        report = running.result()
-    return score(report, spec.target, probes, rows, kept)
+        worlds = []
+        for k, w in enumerate(p.worlds):
+            request = world_request(p.spec, p.kept, w, k, spend(w.cost, limits).request())
+            request["plan"] = {**request["plan"], "path": f"expected{k}.sqlite"}
+            (Path(scratch) / request["db"]).write_bytes(w.db)
+            (Path(scratch) / request["plan"]["path"]).write_bytes(w.plan_file)
+            worlds.append(request)
+        biggest = max(max(w.cost.file_bytes, len(w.db)) for w in p.worlds)
+        reports = jail.run(Path(scratch), statements, worlds, limits, file_mb(biggest, limits))
+    return score(reports, p)
+
+
+def grade(sql: str, spec: Spec, rows: Mapping[str, list[Row]] | None = None, limits: Limits = Limits()) -> Grade:
+    """Grade `sql` on `rows` (default: the spec's held-out rows) and the family's extra databases."""
+    why = screen(sql)
+    if why:
+        return Grade(0.0, cap(f"migration refused: {why}."), "refused")
+    try:
+        p = prepared(spec, rows if rows is not None else heldout_rows(spec), limits)
+        return _run(sql, p, limits)
+    except Exception as error:  # noqa: BLE001  (the grader's own fault: a grade with its reason, never a raise)
+        return Grade(0.0, cap(f"grading failed ({type(error).__name__}): a fault of the grader, not of the migration."), "crashed")

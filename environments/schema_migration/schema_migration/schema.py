@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 # SQLite's type-affinity rules: one implementation, shared with the grader's confined child.
-from schema_migration.jail_child import Affinity, affinity
+from schema_migration.jail_reads import Affinity, affinity
 
 Row = tuple[Any, ...]
 """One row: its SQLite values (int, float, str, bytes or None) in the table's (or view's) column

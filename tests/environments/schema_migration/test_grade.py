@@ -83,13 +83,13 @@ def test_a_foreign_key_migration_that_leaves_orphans_fails_integrity():
     assert "foreign_key_check" in result.reason
 
 
-def test_a_check_constraint_that_is_missing_fails_the_probes():
+def test_a_check_constraint_that_is_missing_fails_the_later_writes():
     s, sql = _task("check_repair")
     qty = s.params["qty"]
     weakened = sql.replace(f" CHECK ({BY_NAME['check_repair']._qty_check(s.params)})", "", 1)
     assert weakened != sql
     result = grade(weakened, s)
-    assert any(f"rejects {qty}" in name for name in result.failed_checks), result.reason
+    assert any(name.startswith(f"later writes to {s.params['table']}.{qty} ") for name in result.failed_checks), result.reason
     assert 0 < result.score <= MISS_CAP
 
 
@@ -108,8 +108,9 @@ def test_a_naive_copy_without_the_rules_scores_low():
     s, _ = _task("extract_json")
     block = PromptSpec(s.family, s.params, s.source, s.target, s.touched, "/app/db.sqlite")
     result = grade(naive_migration(block), s)
-    assert result.stage == "checked" and result.schema == 1.0
-    assert result.score < 0.3
+    assert result.stage == "checked" and result.score < 0.3
+    # Every structural requirement holds; what fails is the rules' values (classes, rows).
+    assert result.failed_checks and all(name.startswith("value class") for name in result.failed_checks), result.failed_checks
 
 
 def test_a_migration_that_fails_midway_leaves_the_database_unchanged_and_scores_zero():

@@ -16,7 +16,9 @@ from schema_migration.families import BY_NAME, FAMILIES
 from schema_migration.generate import heldout_rows, seeds, spec
 from schema_migration.grade import grade
 from schema_migration.score import MISS_CAP, REASON_CHARS
-from schema_migration.jail import Limits
+from schema_migration import budget
+from schema_migration.budget import Limits
+from schema_migration.prepared import prepared
 
 pytestmark = pytest.mark.slow  # graded hostile migrations: > 1 s of CPU each
 DEV = {spec(seed).family: seed for seed in seeds("dev", len(FAMILIES))}
@@ -100,12 +102,12 @@ def _grade_isolated(family: str, sql: str) -> dict:
     return {**json.loads(out), "peak_temp_mb": peak_temp / 2**20}
 
 
-def test_the_child_runs_under_the_memory_cpu_and_file_limits(tmp_path):
-    db = tmp_path / "scratch" / "db.sqlite"
-    db.parent.mkdir()
+def test_the_child_runs_under_the_cpu_memory_and_file_limits(tmp_path):
+    db = tmp_path / "world0.sqlite"
     db.touch()
-    limits = Limits(cpu_s=7, memory_mb=900, file_mb=33)
-    report = jail.run(db, "CREATE TABLE t (a);", [], limits, build=None)
+    budget = {"steps": 10**6, "read_steps": 10**6, "cpu_s": 1.0, "read_cpu_s": 1.0}
+    world = {"name": "main", "db": db.name, "tables": [], "views": [], "untouched": [], "battery": None, "plan": None, "budget": budget}
+    [report] = jail.run(tmp_path, ["CREATE TABLE t (a)"], [world], Limits(cpu_s=7, memory_mb=900), 33)
     assert report.status == "ok", report.error
     assert report.limits == {"cpu_s": 7, "memory_bytes": 900 * 2**20, "file_bytes": 33 * 2**20}
 
@@ -165,13 +167,13 @@ def test_a_foreign_key_to_a_view_reports_the_mismatch_not_a_resource_limit():
     assert "resource limit" not in result.reason
 
 
-def test_a_trigger_raising_rollback_on_the_probes_is_graded_with_its_real_effect():
+def test_a_trigger_raising_rollback_on_later_writes_is_graded_with_its_real_effect():
     s, sql = _task("check_repair")
     t = s.params["table"]
     result = grade(f"{sql}\nCREATE TRIGGER refuse_all BEFORE INSERT ON {t} BEGIN SELECT RAISE(ROLLBACK, 'no inserts'); END;", s)
     assert result.stage == "checked", result.reason
     assert result.score <= MISS_CAP
-    assert any("are accepted" in name for name in result.failed_checks), result.reason
+    assert any(name.startswith("later writes to") and "accepted by the target, refused here" in name for name in result.failed_checks), result.reason
     assert "resource limit" not in result.reason
 
 
@@ -304,16 +306,116 @@ def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
     assert out["cpu_s"] + out["child_cpu_s"] < 10, out
 
 
+def test_the_budget_is_a_multiple_of_the_references_cost_with_a_quadratic_floor():
+    small = budget.Cost(steps=100_000, read_steps=200_000, cpu_s=0.01, read_cpu_s=0.02, file_bytes=300_000, rows=2000)
+    got = budget.spend(small, Limits())
+    assert got.steps == budget.QUADRATIC * 2000**2 and got.read_steps == budget.QUADRATIC * 2000**2
+    assert (got.cpu_s, got.read_cpu_s) == (budget.CPU_FLOOR_S, budget.READ_FLOOR_S)
+    costly = budget.Cost(steps=10**9, read_steps=10**9, cpu_s=1.0, read_cpu_s=1.0, file_bytes=300_000, rows=2000)
+    got = budget.spend(costly, Limits())
+    assert got.steps == budget.STEP_MULTIPLE * 10**9 and got.cpu_s == Limits().cpu_s  # never past the hard cap
+    assert budget.file_mb(300_000, Limits()) == budget.FILE_FLOOR_MB and budget.file_mb(40 * 2**20, Limits()) == 640
+    assert budget.spend(small, Limits(steps=5, read_steps=6)).steps == 5
+
+
+@pytest.mark.parametrize("family", sorted(DEV))
+def test_every_references_own_cost_is_far_inside_its_budget(family):
+    s, sql = _task(family)
+    p = prepared(s, heldout_rows(s))
+    for world in p.worlds:
+        got = budget.spend(world.cost, Limits())
+        assert world.cost.steps * 10 < got.steps and world.cost.read_steps * 10 < got.read_steps, (world.name, world.cost)
+        assert world.cost.cpu_s * 10 < got.cpu_s, world.cost
+
+
+# --- Issue 38: grading cost bounded by the task, and by a hard cap whatever the input.
+
+NAMED_LIMIT = r"(step|CPU|hard CPU-time) limit"
+"""Which of the CPU-work limits stops a sort depends on where the single long VM step falls: the
+per-database CPU budget (checked between steps) or the hard cap (RLIMIT_CPU) during the step."""
+ROWS = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT {n}) SELECT x FROM c)"
+HOSTILE = {
+    # One printf() past the length limit still formats 30 M characters: ~0.12 CPU-s in one VM step.
+    "printf of 30 M characters per row": ("split_column", lambda s, sql: f"{sql}\nSELECT count(printf('%.*c', 30000000, {s.params['first']})) FROM {s.params['table']};", NAMED_LIMIT),
+    "ORDER BY randomblob(64) over 3 M rows": ("split_column", lambda s, sql: f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=3_000_000)} ORDER BY randomblob(64));", NAMED_LIMIT),
+    "ORDER BY randomblob(64) over 30 M rows": ("split_column", lambda s, sql: f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=30_000_000)} ORDER BY randomblob(64));", NAMED_LIMIT),
+    "700 MB written": ("split_column", lambda s, sql: f"{sql}\nCREATE TABLE junk AS SELECT zeroblob(1000000) AS b FROM {ROWS.format(n=700)};", r"file-size limit"),
+    "a trigger spinning on every later write": ("check_repair", lambda s, sql: f"{sql}\nCREATE TRIGGER spin AFTER INSERT ON {s.params['table']} BEGIN SELECT count(*) FROM {ROWS.format(n=10**12)}; END;", NAMED_LIMIT),
+}
+
+
+def test_the_hard_cpu_cap_and_the_derived_file_limit_are_in_force_in_the_child(tmp_path):
+    db = tmp_path / "world0.sqlite"
+    db.touch()
+    budget_ = {"steps": 10**6, "read_steps": 10**6, "cpu_s": 1.0, "read_cpu_s": 1.0}
+    world = {"name": "main", "db": db.name, "tables": [], "views": [], "untouched": [], "battery": None, "plan": None, "budget": budget_}
+    s, _ = _task("split_column")
+    limit_mb = budget.file_mb(max(w.cost.file_bytes for w in prepared(s, heldout_rows(s)).worlds), Limits())
+    [report] = jail.run(tmp_path, ["SELECT 1"], [world], Limits(), limit_mb)
+    assert report.limits["cpu_s"] == Limits().cpu_s <= 8
+    assert report.limits["file_bytes"] == budget.FILE_FLOOR_MB * 2**20
+
+
 @pytest.mark.slow
-def test_step_limits_scale_with_rows_and_leave_the_reference_ten_times_headroom_at_100k_rows():
-    limits = Limits().for_rows(102_000)
-    assert limits.steps == limits.read_steps == 102_000 * limits.steps_per_row
-    assert Limits().for_rows(10).steps == Limits().min_steps
-    assert Limits(steps=5, read_steps=6).for_rows(10**6) == replace(Limits(steps=5, read_steps=6))
-    for family in DEV:
-        s, sql = _task(family)
-        rows = heldout_rows(s)
-        result = grade(sql, s, rows)
-        per_row = max(result.steps, result.read_steps) / sum(len(r) for r in rows.values())
-        # Steps grow linearly with rows (measured at 100k rows: at most 151 per row, reading rename_with_view).
-        assert result.score == 1.0 and per_row * 10 < Limits().steps_per_row, (family, result.steps, result.read_steps)
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_migration_scores_zero_naming_its_limit_within_ten_cpu_seconds(case):
+    family, build, named = HOSTILE[case]
+    s, sql = _task(family)
+    out = _grade_isolated(family, build(s, sql))
+    assert out["score"] == 0.0, out["reason"]
+    assert re.search(named, out["reason"]), out["reason"]
+    assert out["cpu_s"] + out["child_cpu_s"] < 10, out  # CPU time (the hard cap is 8 CPU-s), never wall time
+
+
+@pytest.mark.parametrize(
+    "sql, why",
+    [
+        ("SELECT 'a\x00b';", "NUL character"),
+        ("SELECT '\ud800';", "not valid Unicode"),
+        ("SELECT '" + "x" * 200_000 + "';", "the limit is"),
+        (b"SELECT 1;", "not text"),
+        ("", "no statement"),
+        ("-- only a comment", "no statement"),
+        ("BEGIN; COMMIT;", "no statement"),
+    ],
+    ids=["nul", "lone-surrogate", "200-kB", "bytes", "empty", "comment", "begin-commit"],
+)
+def test_grade_never_raises_and_refuses_what_it_cannot_run_with_a_reason(sql, why):
+    s, _ = _task("split_column")
+    result = grade(sql, s)  # type: ignore[arg-type]
+    assert (result.score, result.stage) == (0.0, "refused") and why in result.reason, result.reason
+
+
+def test_a_hundred_thousand_semicolons_inside_a_string_or_a_trigger_body_are_one_statement():
+    """Splitting is linear (tests/toolsets/sqlite_sandbox counts SQLite's calls); here the grade agrees."""
+    s, sql = _task("split_column")
+    assert grade(sql + "\nSELECT '" + ";" * 99_000 + "';", s).score == 1.0
+    trigger = f"CREATE TRIGGER spin AFTER INSERT ON {s.params['table']} BEGIN " + ";" * 99_000 + " SELECT 1; END;"
+    result = grade(sql + "\n" + trigger, s)
+    assert (result.score, result.stage) != (0.0, "refused") and "syntax error" in result.reason, result.reason
+
+
+def _quadratic_dedupe(s) -> str:
+    """A correct dedupe by correlated EXISTS over lower(trim(email)): ~7 n² VM steps."""
+    p = s.params
+    t, col, c, fk = p["table"], p["column"], p["child"], p["fk"]
+    first = "<" if p["keep"] == "lowest" else ">"
+    norm = lambda a: f"lower(trim({a}.{col}))"  # noqa: E731
+    return f"""
+UPDATE {c} SET {fk} = coalesce((SELECT k.id FROM {t} AS o, {t} AS k WHERE o.id = {c}.{fk} AND trim(coalesce(o.{col}, '')) <> ''
+  AND {norm('k')} = {norm('o')} AND NOT EXISTS (SELECT 1 FROM {t} AS b WHERE {norm('b')} = {norm('k')} AND b.id {first} k.id)), {fk});
+DELETE FROM {t} WHERE trim(coalesce({col}, '')) <> '' AND EXISTS (SELECT 1 FROM {t} AS b WHERE {norm('b')} = lower(trim({t}.{col})) AND b.id {first} {t}.id);
+UPDATE {t} SET {col} = nullif(lower(trim({col})), '');
+CREATE UNIQUE INDEX {p['index']} ON {t}({col});
+"""
+
+
+@pytest.mark.slow
+def test_a_correct_quadratic_dedupe_passes_at_the_default_size_and_its_steps_fit_at_twelve_thousand_rows():
+    s, _ = _task("unique_dedupe")
+    result = grade(_quadratic_dedupe(s), s)
+    assert result.score == 1.0, result.reason
+    # At 12,000 rows it takes 36x the steps: the step budget's quadratic floor admits them (the CPU cap,
+    # 8 CPU-s for all of grading, does not: ~40 CPU-s here; see the README's cost bound).
+    cost = budget.Cost(steps=0, read_steps=0, cpu_s=0.0, read_cpu_s=0.0, file_bytes=0, rows=12_000)
+    assert budget.spend(cost, Limits()).steps >= 36 * result.steps

@@ -36,7 +36,7 @@ def test_a_check_constraint_never_added_scores_at_most_half():
     weakened = _changed(sql, f" CHECK ({BY_NAME['check_repair']._qty_check(s.params)})", "")
     result = grade(weakened, s)
     assert result.score <= MISS_CAP, result.reason
-    assert any(f"rejects {s.params['qty']}" in name for name in result.failed_checks)
+    assert any(name.startswith(f"later writes to {s.params['table']}.{s.params['qty']} ") for name in result.failed_checks)
 
 
 def test_an_old_column_left_in_place_scores_at_most_half():
@@ -128,7 +128,7 @@ def test_a_temp_trigger_does_not_fake_a_check_constraint():
     result = grade(fake, s)
     assert result.rows == 1.0, result.reason
     assert result.score <= MISS_CAP
-    assert any("rejects" in name for name in result.failed_checks)
+    assert any(name.startswith("later writes to") and "refused by the target, accepted here" in name for name in result.failed_checks)
 
 
 def test_a_temp_table_with_the_checks_does_not_fake_the_constraint():
@@ -139,7 +139,7 @@ def test_a_temp_table_with_the_checks_does_not_fake_the_constraint():
     result = grade(f"{updates}\n{ddl}", s)
     assert result.rows == 1.0, result.reason
     assert result.score <= MISS_CAP
-    assert any("rejects" in name for name in result.failed_checks)
+    assert any(name.startswith("later writes to") and "refused by the target, accepted here" in name for name in result.failed_checks)
 
 
 @pytest.mark.parametrize("share", [0.01, 0.03])
@@ -228,7 +228,8 @@ def test_an_insert_trigger_standing_in_for_the_checks_scores_at_most_half():
     guard = f"\nCREATE TRIGGER guard BEFORE INSERT ON {p['table']} WHEN {bad} OR NEW.{p['rate']} < 0 OR NEW.{p['rate']} > 1 BEGIN SELECT RAISE(ABORT, 'x'); END;"
     result = grade(no_checks + guard, s)
     assert result.score <= MISS_CAP, result.reason
-    assert f"CHECK rejects an UPDATE to {p['qty']} = -3" in result.failed_checks
+    # The trigger refuses bad INSERTs but not UPDATEs: the battery's updates show it.
+    assert any(f"(UPDATE of a new row to {p['qty']} = " in name and "refused by the target, accepted here" in name for name in result.failed_checks), result.failed_checks
 
 
 @pytest.mark.parametrize("which", ["rate accepts above 2", "qty rejects only the probed values"])
@@ -282,3 +283,28 @@ def test_trimming_tabs_and_nbsp_that_the_rule_keeps_scores_at_most_half():
     wider = _changed(sql, f"trim(coalesce({col}, ''))", f"trim(coalesce({col}, ''), ' ' || char(9) || char(160))")
     result = grade(wider, s)
     assert result.score <= MISS_CAP, result.reason
+
+
+def test_typed_columns_written_as_stored_generated_columns_refuse_later_writes_the_target_accepts():
+    """Decided with the later-write battery (issue 38): the target states plain columns; a generated
+    column has the right values today but refuses every INSERT or UPDATE naming it."""
+    s, _ = _task("extract_json")
+    p = s.params
+    assert (p["table"], [f[0] for f in p["fields"]], p["keep_payload"]) == ("audit_events", ["user_id", "amount"], True), p  # the SQL below is written for this task
+    uid = (
+        "CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN CASE json_type(payload, '$.user.id') "
+        "WHEN 'integer' THEN json_extract(payload, '$.user.id') WHEN 'text' THEN CASE WHEN trim(json_extract(payload, '$.user.id')) <> '' "
+        "AND trim(json_extract(payload, '$.user.id')) NOT GLOB '*[^0-9]*' THEN CAST(trim(json_extract(payload, '$.user.id')) AS INTEGER) END END END"
+    )
+    amount = (
+        "CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN CASE WHEN json_type(payload, '$.amount') "
+        "IN ('integer', 'real') THEN CAST(json_extract(payload, '$.amount') AS REAL) END END"
+    )
+    sql = f"""CREATE TABLE audit_events__new (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL, payload TEXT,
+  user_id INTEGER GENERATED ALWAYS AS ({uid}) STORED, amount REAL GENERATED ALWAYS AS ({amount}) STORED);
+INSERT INTO audit_events__new (id, received_at, payload) SELECT id, received_at, payload FROM audit_events;
+DROP TABLE audit_events; ALTER TABLE audit_events__new RENAME TO audit_events;
+CREATE INDEX idx_audit_events_user_id ON audit_events(user_id);"""
+    result = grade(sql, s)
+    assert result.rows == 1.0 and result.score <= MISS_CAP, result.reason
+    assert any(name.startswith("later writes to audit_events.user_id") and "accepted by the target, refused here" in name for name in result.failed_checks)

@@ -10,6 +10,7 @@ from schema_migration.grade import grade
 from schema_migration.mutants.adversary import adversary
 from schema_migration.mutants.build import mutants, parse, render
 from schema_migration.mutants.equivalent import EQUIVALENT, is_equivalent, key_matches, matches
+from schema_migration.mutants.careless import CARELESS, guards
 from schema_migration.mutants.operators import OPERATORS, apply, edits
 from schema_migration.mutants.report import tally
 from schema_migration.mutants.sweep import KILL_AT, family_seeds, sweep
@@ -22,7 +23,7 @@ ENTRY_SEEDS = [seed for split in ("dev", "test") for seed in family_seeds(split,
 
 def _variants(sql: str, operator: str) -> list[str]:
     tree = sqlglot.parse_one(sql, read="sqlite")
-    return [apply(tree, k, v).sql(dialect="sqlite") for op, k, v in edits(tree) if op.name == operator]
+    return [apply(tree, k, v).sql(dialect="sqlite") for op, k, v in edits(tree, OPERATORS + CARELESS) if op.name == operator]
 
 
 def test_operators_edit_the_syntax_tree_one_node_at_a_time():
@@ -38,11 +39,30 @@ def test_operators_edit_the_syntax_tree_one_node_at_a_time():
     assert _variants("SELECT 'a < b'", "comparison") == []
 
 
+def test_the_careless_agent_operators_misread_a_rule_each():
+    assert _variants("SELECT trim(a) FROM t", "trim_whitespace") == ["SELECT TRIM(a, ' ' || CHAR(9) || CHAR(10) || CHAR(13) || CHAR(160)) FROM t"]
+    assert _variants("CREATE INDEX i ON t(a)", "unique_index") == ["CREATE UNIQUE INDEX i ON t(a)"]
+    assert _variants("CREATE INDEX i ON t(a)", "nocase") == ["CREATE INDEX i ON t(a COLLATE NOCASE)"]
+    assert _variants("INSERT INTO n (a) SELECT b FROM t", "fold_case") == ["INSERT INTO n (a) SELECT LOWER(b) FROM t"]
+    assert _variants("UPDATE t SET a = b", "blank_to_null") == ["UPDATE t SET a = NULLIF(b, '')"]
+    assert _variants("INSERT INTO n (a) SELECT b FROM t", "date_fallback") == ["INSERT INTO n (a) SELECT COALESCE(DATE(b), b) FROM t"]
+    assert _variants("CREATE TABLE t (q INTEGER CHECK (q >= 0 AND q <= 5))", "drop_conjunct") == ["CREATE TABLE t (q INTEGER CHECK (q >= 0))", "CREATE TABLE t (q INTEGER CHECK (q <= 5))"]
+    assert _variants("CREATE TABLE t (q INTEGER CHECK (q >= 0))", "typeof_check") == ["CREATE TABLE t (q INTEGER CHECK ((q >= 0) AND TYPEOF(q) = 'integer'))"]
+    assert _variants("CREATE TABLE t (q REAL CHECK (q <= 1))", "round_operand") == ["CREATE TABLE t (q REAL CHECK (ROUND(q, 2) <= 1))"]
+    assert _variants("SELECT a GLOB '*[^0-9]*'", "anchor_pattern") == ["SELECT a GLOB '*[^0-9]'", "SELECT a GLOB '[^0-9]*'"]
+    assert _variants("SELECT a GLOB '*[^0-9]*'", "widen_class") == ["SELECT a GLOB '*[^+0-9]*'", "SELECT a GLOB '*[^ 0-9]*'"]
+    assert _variants("CREATE TABLE t (a TEXT, b TEXT NOT NULL)", "add_not_null") == ["CREATE TABLE t (a TEXT NOT NULL, b TEXT NOT NULL)"]
+    placeholder = [sqlglot.parse_one(sql, read="sqlite") for sql in (
+        "INSERT INTO p (id) VALUES (0)", "INSERT INTO c2 SELECT id, CASE WHEN f IS NULL OR f IN (SELECT id FROM p) THEN f ELSE 0 END FROM c")]  # fmt: skip
+    [(index, guarded, _)] = guards(placeholder)
+    assert index == 0 and guarded.sql(dialect="sqlite") == "INSERT INTO p (id) SELECT 0 WHERE EXISTS(SELECT 1 FROM c WHERE NOT (f IS NULL OR f IN (SELECT id FROM p)))"
+
+
 @pytest.mark.slow
-def test_there_are_at_least_fifteen_operator_classes_and_each_applies_somewhere():
-    used = {m.operator for seed in ENTRY_SEEDS[:10] for m in mutants(spec(seed))}
-    assert len(OPERATORS) >= 15
-    assert len(used) >= 20, sorted(used)
+def test_there_are_at_least_ten_careless_operator_classes_beside_the_syntactic_ones_and_each_applies_somewhere():
+    used = {m.operator for seed in ENTRY_SEEDS for m in mutants(spec(seed))}
+    assert len(OPERATORS) >= 28 and len(CARELESS) + 1 >= 10  # + guard_insert, on the statement list
+    assert {op.name for op in CARELESS} | {"guard_insert"} <= used, sorted({op.name for op in CARELESS} - used)
 
 
 def test_mutants_are_pure_functions_of_the_seed_and_each_differs_from_the_reference():
@@ -100,12 +120,13 @@ OLD_EDGES = {
 
 
 @pytest.mark.parametrize("family, key, variant", SURVIVORS, ids=["percent-bound-100-to-99", "digit-class-0-9-to-0-8"])
-def test_with_the_edge_values_before_issue_24_those_two_survive(family, key, variant, monkeypatch):
-    """The same check with the edge values of before (no rate in (99, 100), no numeric text with a 9): the score the issue measured."""
+def test_with_the_edge_values_before_issue_24_the_value_classes_alone_kill_those_two(family, key, variant, monkeypatch):
+    """Issue 24 fixed these by adding edge values; issue 38's classes come from the rules, so they kill
+    the two mutants even with the edge values of before (when both scored 1.000)."""
     module, name, old = OLD_EDGES[family]
     monkeypatch.setattr(module, name, old)
     s, m = _mutant(family, key, variant)
-    assert grade(m.sql, s).score == 1.0
+    assert grade(m.sql, s).score <= KILL_AT
 
 
 @pytest.mark.parametrize("family", ["add_fk_orphans", "normalise_lookup"])

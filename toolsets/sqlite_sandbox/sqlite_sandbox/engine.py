@@ -74,19 +74,70 @@ def is_blank(statement: str) -> bool:
         return i >= len(statement)
 
 
+_CLOSING = {"'": "'", '"': '"', "`": "`", "[": "]", "--": "\n", "/*": "*/"}
+
+
+_SPACE = frozenset(" \t\n\f\r")
+
+
+def _is_id_char(ch: str) -> bool:
+    """What SQLite's tokenizer counts as part of a word (its `IdChar`)."""
+    return (ch.isascii() and (ch.isalnum() or ch in "_$")) or ord(ch) >= 0x80
+
+
+def _bare_semicolons(sql: str) -> list[tuple[int, bool]]:
+    """The semicolons outside strings, quoted names and comments (only those can end a statement),
+    each with whether `; END` precedes it, comments and whitespace aside (inside a trigger body only
+    such a semicolon can end the statement); one pass, so splitting stays linear in the script."""
+    out: list[tuple[int, bool]] = []
+    last, before = "", ""  # the last two tokens: ";", "END" or "" (anything else)
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        opener = sql[i : i + 2] if sql[i : i + 2] in ("--", "/*") else ch
+        closing = _CLOSING.get(opener)
+        if ch == ";":
+            out.append((i, (before, last) == (";", "END")))
+            token, i = ";", i + 1
+        elif closing is not None:
+            end = sql.find(closing, i + len(opener))
+            if end < 0:
+                break
+            i = end + len(closing)
+            if opener in ("--", "/*"):
+                continue
+            token = ""
+        elif ch in _SPACE:
+            i += 1
+            continue
+        elif _is_id_char(ch):
+            j = i + 1
+            while j < n and _is_id_char(sql[j]):
+                j += 1
+            token, i = ("END" if sql[i:j].upper() == "END" else ""), j
+        else:
+            token, i = "", i + 1
+        before, last = last, token
+    return out
+
+
 def split_statements(sql: str) -> list[str]:
     """Split a script into statements the way SQLite's tokenizer sees them (semicolons inside
-    strings, comments and trigger bodies do not split); a trailing statement may omit its `;`."""
+    strings, comments and trigger bodies do not split); a trailing statement may omit its `;`.
+
+    `sqlite3.complete_statement` decides, but is asked at most twice per statement: at the first
+    bare semicolon, and, if that leaves it open (a trigger body), at the first `; END;` after it."""
     statements: list[str] = []
-    start = 0
-    pos = sql.find(";")
-    while pos >= 0:
+    start, in_trigger = 0, False
+    for pos, ends_trigger in _bare_semicolons(sql):
+        if in_trigger and not ends_trigger:
+            continue
         chunk = sql[start : pos + 1]
-        if sqlite3.complete_statement(chunk):
+        in_trigger = not sqlite3.complete_statement(chunk)
+        if not in_trigger:
             if not is_blank(chunk):
                 statements.append(chunk.strip())
             start = pos + 1
-        pos = sql.find(";", pos + 1)
     rest = sql[start:]
     if not is_blank(rest):
         statements.append(rest.strip())

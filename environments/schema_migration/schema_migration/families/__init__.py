@@ -12,7 +12,7 @@ from schema_migration.families import (
     rename_view,
     split_column,
 )
-from schema_migration.families.base import Family, Params, Probe
+from schema_migration.families.base import Family, Params, World
 
 FAMILIES: tuple[Family, ...] = (
     split_column.FAMILY,
@@ -28,4 +28,4 @@ FAMILIES: tuple[Family, ...] = (
 )
 BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 
-__all__ = ["BY_NAME", "FAMILIES", "Family", "Params", "Probe"]
+__all__ = ["BY_NAME", "FAMILIES", "Family", "Params", "World"]

@@ -11,22 +11,28 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from schema_migration.schema import Index, Row, Rows, Schema, Table
 
-__all__ = ["Family", "Params", "Probe", "ascii_lower", "ids", "literal", "rebuild", "sql_trim"]
+if TYPE_CHECKING:
+    from schema_migration.cases import Rule
+
+__all__ = ["Family", "Params", "World", "ascii_lower", "ids", "literal", "rebuild", "sql_trim"]
 
 Params = dict[str, Any]
+WORLD_ROWS = 200
+"""Rows in the main table of a family's extra held-out databases (`Family.worlds`)."""
 
 
 @dataclass(frozen=True)
-class Probe:
-    """A grader-written statement run after the migration and then undone, to test a CHECK."""
+class World:
+    """A whole-database class: an extra held-out database the migration must also get right (e.g.
+    one with no orphans at all, where a rule still applies)."""
 
-    sql: str
-    should_fail: bool
-    what: str
+    name: str
+    rows: Callable[[Params, random.Random, int], dict[str, list[Row]]]
 
 
 class Family(ABC):
@@ -46,8 +52,50 @@ class Family(ABC):
         """The transformation rules, precise enough to implement from the text alone."""
 
     @abstractmethod
+    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+        """Source rows for the touched tables, `n` in the main one, no id in `taken`; `hard` raises
+        the share of awkward values."""
+
+    @abstractmethod
+    def cases(self, p: Params) -> tuple[Rule, ...]:
+        """Each rule of `rules(p)` and the value classes it names or excludes (see `cases`)."""
+
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        """Source columns the rules leave unchanged, per table (each gets a class of odd values)."""
+        return {}
+
+    def rules_table(self, p: Params) -> tuple[Rule, ...]:
+        """`cases(p)` and, for the columns the rules leave alone, one rule: every value kept exactly."""
+        from schema_migration.cases import Rule as RuleRow, kept_classes
+
+        kept = kept_classes(self, p)
+        return self.cases(p) + ((RuleRow("every column the rules do not name keeps every value exactly", kept),) if kept else ())
+
+    def main_table(self, p: Params) -> str:
+        """The source table `n` counts the rows of."""
+        return self.schemas(p)[0].tables[0].name
+
+    def context(self, p: Params, rows: Rows) -> Any:
+        """What class membership needs to know about the whole database (e.g. the parents' ids)."""
+        return None
+
+    def derived(self, p: Params) -> dict[str, str]:
+        """Target table or view -> the source table its rows come from, key for key (for the per-class checks)."""
+        source, target = self.schemas(p)
+        names = {t.name for t in source.tables}
+        return {name: name for name in [*(t.name for t in target.tables), *(v.name for v in target.views)] if name in names}
+
+    def worlds(self, p: Params) -> tuple[World, ...]:
+        """Extra held-out databases, each a whole-database class (none by default)."""
+        return ()
+
     def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
-        """Source rows for the touched tables; `hard` raises the share of awkward values."""
+        """The visible sample (`hard` False), or the held-out rows: every class of `cases`, then hard rows."""
+        if not hard:
+            return self.sample(p, rng, n, False)
+        from schema_migration.cases import heldout
+
+        return heldout(self, p, rng, n)
 
     @abstractmethod
     def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
@@ -61,13 +109,18 @@ class Family(ABC):
     def examples(self, p: Params) -> dict[str, list[Row]]:
         """A few hand-picked source rows whose transformation the prompt shows."""
 
-    def probes(self, p: Params) -> tuple[Probe, ...]:
-        return ()
+    def write_values(self, p: Params) -> dict[str, tuple[object, ...]]:
+        """Values the later-write battery tries in a column ("table.column"), beyond the generic
+        ones: each bound a CHECK compares against and its neighbours."""
+        return {}
 
 
-def ids(rng: random.Random, n: int, base: int) -> list[int]:
-    """`n` distinct increasing ids from `base` on, with gaps."""
-    return sorted(rng.sample(range(base, base + 3 * n + 10), n))
+def ids(rng: random.Random, n: int, base: int, taken: frozenset[int] = frozenset()) -> list[int]:
+    """`n` distinct increasing ids from `base` on, with gaps, none in `taken`."""
+    if not taken:
+        return sorted(rng.sample(range(base, base + 3 * n + 10), n))
+    pool = range(base, base + 3 * n + 10 + len(taken))
+    return sorted([i for i in rng.sample(pool, n + len(taken)) if i not in taken][:n])
 
 
 def sql_trim(value: str | None) -> str:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import random
-from decimal import Decimal
+import re
+from typing import Any
 
+from schema_migration.cases import Fresh, Rule, ValueClass
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild
 from schema_migration.schema import Column, Row, Rows, Schema, Table, replace_column
 
 __all__ = ["FAMILY", "Cents"]
 
-NUMERIC_CHARS = frozenset("0123456789.-")
+NUMBER = re.compile(r"(-?)(?:([0-9]+)(?:\.([0-9]{1,2}))?|\.([0-9]{1,2}))")
+"""A cleaned text that is a number: an optional '-', then digits with an optional '.' and one or two
+digits, or '.' and one or two digits (ASCII digits only)."""
 
 
 class Cents(Family):
@@ -54,12 +58,15 @@ class Cents(Family):
         swap = "" if mark == "." else ", then replace the decimal comma ',' by '.'"
         return (
             f"Replace the TEXT column `{p['column']}` of `{p['table']}` by `{p['target']}` INTEGER{null}: the amount "
-            f"in cents. Clean each value: remove every space (U+0020), every {literal(p['symbol'])} and every "
-            f"{literal(thousands)} (thousands separator){swap}. If the cleaned text is a number (an optional '-', "
-            "digits, and optionally '.' followed by one or two digits; '.05' also occurs), the result "
-            f"is that number times 100 as an exact integer (e.g. 1234.5 -> 123450). If the value is NULL, the "
-            f"cleaned text is empty, or it contains any character other than digits, '-' and '.' (such as "
-            f"'n/a'), the result is {empty}. Keep every row; other columns are unchanged."
+            f"in cents. Clean each value: remove every space (U+0020 only; tabs, non-breaking spaces and other "
+            f"characters stay), every {literal(p['symbol'])} and every {literal(thousands)} (thousands separator, "
+            f"wherever it stands){swap}. The cleaned text is a number if it is an optional '-' followed either by "
+            "one or more ASCII digits, optionally followed by '.' and one or two digits, or by '.' and one or two "
+            "digits (e.g. '7', '-12.5', '0.99', '.05', '-.5'). A number becomes that number times 100 as an exact "
+            f"integer (e.g. 1234.5 -> 123450, '-0' -> 0). Anything else is {empty}: a NULL, an empty cleaned "
+            "text, and any text that is not such a number, e.g. 'n/a', '12abc', '12.345' (three decimals), '12.' "
+            f"(no digit after the mark), '+5', '5-', '--5', '1-2', '1e3', or digits other than 0-9. Keep every "
+            "row; `sku` (UNIQUE) and `qty` are unchanged."
         )
 
     def _text(self, p: Params, rng: random.Random, hard: bool) -> str | None:
@@ -90,24 +97,96 @@ class Cents(Family):
         text = pick(rng, (f"{sign}{symbol}{number}", f"{sign}{number}", f"{symbol} {sign}{number}", f"{sign}{number} {symbol}"))
         return " " * randrange(rng, 3) + text + " " * randrange(rng, 3)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
+    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
         out = []
-        for i in ids(rng, n, 10_000 if hard else 1):
+        for i in ids(rng, n, 10_000 if hard else 1, taken):
             qty = pick(rng, (None, 0, 1, randrange(rng, 1, 500)))
             out.append((i, f"SKU-{i:07d}", self._text(p, rng, hard), qty))
         return {p["table"]: out}
 
-    def cents(self, p: Params, text: str | None) -> int | None:
-        empty = 0 if p["empty"] == "zero" else None
-        if text is None:
-            return empty
+    def clean(self, p: Params, text: str) -> str:
         thousands, mark = self._marks(p)
         clean = text.replace(" ", "").replace(p["symbol"], "").replace(thousands, "")
-        if mark == ",":
-            clean = clean.replace(",", ".")
-        if not clean or not set(clean) <= NUMERIC_CHARS:
+        return clean.replace(",", ".") if mark == "," else clean
+
+    def cents(self, p: Params, text: str | None) -> int | None:
+        empty = 0 if p["empty"] == "zero" else None
+        match = None if text is None else NUMBER.fullmatch(self.clean(p, text))
+        if match is None:
             return empty
-        return int(Decimal(clean) * 100)
+        sign, whole, frac, only_frac = match.groups()
+        digits = (frac or only_frac or "").ljust(2, "0")
+        value = int(whole or "0") * 100 + int(digits)
+        return -value if sign else value
+
+    def _texts(self, p: Params, forms: tuple[str, ...]) -> tuple[str, ...]:
+        """Forms written with S (symbol), T (thousands separator) and M (decimal mark), in this task's notation."""
+        thousands, mark = self._marks(p)
+        return tuple(f.replace("S", p["symbol"]).replace("T", thousands).replace("M", mark) for f in forms)
+
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("sku", "qty")}
+
+    def cases(self, p: Params) -> tuple[Rule, ...]:
+        t = p["table"]
+
+        def row(rng: random.Random, fresh: Fresh, text: str | None, qty: Any = "") -> Row:
+            i = fresh(t)
+            return (i, f"SKU-{i:07d}", text, pick(rng, (0, 1, randrange(rng, 1, 500))) if qty == "" else qty)
+
+        def cls(name: str, forms: tuple[str | None, ...], member: Any) -> ValueClass:
+            texts = tuple(None if f is None else self._texts(p, (f,))[0] for f in forms)
+            return ValueClass(name, t, lambda rng, k, fresh: {t: [row(rng, fresh, texts[k % len(texts)])]}, lambda r, _c: member(r[2]))
+
+        def clean(v: object) -> str | None:
+            return self.clean(p, v) if isinstance(v, str) else None
+
+        def number(v: object) -> re.Match[str] | None:
+            c = clean(v)
+            return None if c is None else NUMBER.fullmatch(c)
+
+        def has(chars: str) -> Any:
+            return lambda v: isinstance(v, str) and bool(set(v) & set(chars))
+
+        sym = p["symbol"]
+        cleaning = (
+            cls("U+0020 around and inside the amount (removed)", (" S12M50 ", "1 234M5", "- 5", "S 7 ", "  12  "), lambda v: isinstance(v, str) and " " in v.strip(" ") and number(v) is not None),
+            cls("a tab, newline or no-break space (not removed: not a number)", ("\t12M50", "12M50\u00a0", "S\n7", "1\u2003234"), has("\t\n\u00a0\u2003")),
+            cls("the symbol before, after, twice, or after the sign", ("S12", "12S", "SS12M5", "-S7M25", "S-7M25"), lambda v: isinstance(v, str) and sym in v and number(v) is not None),
+            cls("thousands separators anywhere (removed)", ("1T234T567M89", "12T34", "T123", "1T2T3"), lambda v: isinstance(v, str) and self._marks(p)[0] in v and number(v) is not None),
+        )  # fmt: skip
+        numbers = (
+            cls("whole amounts", ("7", "1200", "S0"), lambda v: (m := number(v)) is not None and m.group(2) is not None and m.group(3) is None and m.group(4) is None),
+            cls("one decimal, ending in each of 0, 1, 5, 9", ("12M5", "-3M1", "0M9", "7M0"), lambda v: (m := number(v)) is not None and len(m.group(3) or m.group(4) or "xx") == 1),
+            cls("two decimals, with 1 and 99 cents", ("0M01", "0M99", "1M00", "12M34"), lambda v: (m := number(v)) is not None and len(m.group(3) or "") == 2),
+            cls("no digit before the mark", ("M05", "M5", "-M05", "SM99"), lambda v: (m := number(v)) is not None and m.group(4) is not None),
+            cls("negative amounts", ("-12M50", "-S5", "S-5", "-1T000"), lambda v: (m := number(v)) is not None and m.group(1) == "-" and self.cents(p, v) != 0),
+            cls("zero and minus zero", ("0", "-0", "0M00", "-0M0"), lambda v: number(v) is not None and self.cents(p, v) == 0),
+            cls("leading zeros", ("007M50", "00", "-0012"), lambda v: (m := number(v)) is not None and (m.group(2) or "").startswith("0") and len(m.group(2)) > 1),
+            cls("large exact amounts", ("99999999999M99", "-12T345T678T901M23", "9007199254740M99"), lambda v: number(v) is not None and abs(self.cents(p, v) or 0) >= 10**12),
+        )  # fmt: skip
+        empty = "0" if p["empty"] == "zero" else "NULL"
+        others = (
+            cls("three or more decimals (not a number)", ("12M345", "0M001", "-1M2345"), lambda v: (c := clean(v)) is not None and number(v) is None and bool(re.fullmatch(r"-?[0-9]*\.[0-9]{3,}", c))),
+            cls("a mark with no digit after it, or alone", ("12M", "M", "-M", "S5M"), lambda v: (c := clean(v)) is not None and bool(re.fullmatch(r"-?[0-9]*\.", c))),
+            cls("a sign that is not a single leading '-'", ("5-", "--5", "1-2", "-", "-S-5"), lambda v: (c := clean(v)) is not None and number(v) is None and "-" in c and bool(re.fullmatch(r"[-0-9.]+", c))),
+            cls("a plus sign", ("+5", "+12M50", "S+1"), lambda v: isinstance(v, str) and "+" in v),
+            cls("digit-led junk", ("12abc", "7 kg", "1e3", "12M50 EUR", "0x1F"), lambda v: (c := clean(v)) is not None and c[:1].isdigit() and number(v) is None and bool(re.search("[a-zA-Z]", c))),
+            cls("two marks", ("1M2M3", "12M50M"), lambda v: (c := clean(v)) is not None and c.count(".") >= 2),
+            cls("words", ("n/a", "TBD", "free", "-"), lambda v: isinstance(v, str) and bool(re.fullmatch(r"[ a-zA-Z/]+", v))),
+            cls("digits other than 0-9", ("\u0661\u0662", "\uff11\uff12M50", "\u0967"), lambda v: isinstance(v, str) and any(ch.isdigit() and not ch.isascii() for ch in v)),
+            cls("NULL", (None,), lambda v: v is None),
+            cls("empty after cleaning: '', spaces, the symbol alone", ("", "   ", "S", " S ", "T"), lambda v: clean(v) == ""),
+        )  # fmt: skip
+        kept = (
+            ValueClass("qty NULL (kept)", t, lambda rng, k, fresh: {t: [row(rng, fresh, "1M00", None)]}, lambda r, _c: r[3] is None),
+        )
+        return (
+            Rule(f"clean: remove every U+0020, {sym!r} and thousands separator" + (", then ',' -> '.'" if p["format"] == "eu" else ""), cleaning),
+            Rule("a number ('-'? digits ('.' 1-2 digits)? | '-'? '.' 1-2 digits) -> exact cents", numbers),
+            Rule(f"anything else -> {empty}", others),
+            Rule("keep every row; sku and qty unchanged", kept),
+        )
 
     def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         return {p["table"]: [(i, sku, self.cents(p, text), qty) for i, sku, text, qty in rows[p["table"]]]}
@@ -118,13 +197,19 @@ class Cents(Family):
         if mark == ",":
             clean = f"replace({clean}, ',', '.')"
         empty = "0" if p["empty"] == "zero" else "NULL"
-        value = (
-            f"CASE WHEN clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.-]*' THEN {empty} "
-            "ELSE CAST(round(CAST(clean AS REAL) * 100) AS INTEGER) END"
+        # u: the cleaned text without one leading '-'; a number is digits with at most one '.', which
+        # has one or two digits after it, and at least one digit in all.
+        number = (
+            "u NOT GLOB '*[^0-9.]*' AND u NOT GLOB '*.*.*' AND u GLOB '*[0-9]*' "
+            "AND (u NOT GLOB '*.*' OR u GLOB '*.[0-9]' OR u GLOB '*.[0-9][0-9]')"
         )
+        value = f"CASE WHEN {number} THEN CAST(round(CAST(clean AS REAL) * 100) AS INTEGER) ELSE {empty} END"
+        unsigned = "CASE WHEN substr(clean, 1, 1) = '-' THEN substr(clean, 2) ELSE clean END"
         _, target = self.schemas(p)
         return rebuild(
-            target.tables[0], {p["target"]: value}, f"(SELECT *, {clean} AS clean FROM {p['table']}) AS src"
+            target.tables[0],
+            {p["target"]: value},
+            f"(SELECT *, {unsigned} AS u FROM (SELECT *, {clean} AS clean FROM {p['table']})) AS src",
         )
 
     def examples(self, p: Params) -> dict[str, list[Row]]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from schema_migration import values
+from schema_migration.cases import Fresh, Rule, ValueClass
 from schema_migration.values import pick, randrange
-from schema_migration.families.base import Family, Params, Probe, ids, rebuild
+from schema_migration.families.base import Family, Params, ids, rebuild
 from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "CheckRepair"]
@@ -75,7 +77,8 @@ class CheckRepair(Family):
             f"`{r}` (SQLite cannot add a CHECK in place: rebuild the table; keep the index on name). Repair the "
             f"rows first. `{q}`: a negative value becomes 0.{cap} `{r}`: NULL stays NULL; a negative value "
             f"becomes 0.0.{percent} Values already inside the bounds are unchanged. Keep every row; other "
-            "columns are unchanged."
+            "columns (`name`, `updated_at`, NULLs included) are unchanged. The CHECKs must accept and refuse later "
+            "writes exactly as written: no rounding, casting or type test of their own."
         )
 
     def _qty(self, rng: random.Random, hard: bool) -> int:
@@ -91,12 +94,71 @@ class CheckRepair(Family):
             return pick(rng, RATE_EDGES)
         return round(rng.random(), 3)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
+    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
         out = [
-            (i, f"{values.word(rng)} {i}", self._qty(rng, hard), self._rate(rng, hard), values.date(rng))
-            for i in ids(rng, n, 10_000 if hard else 1)
+            (i, f"{values.word(rng)} {i}", self._qty(rng, hard), self._rate(rng, hard), values.date(rng) if rng.random() < 0.9 else None)
+            for i in ids(rng, n, 10_000 if hard else 1, taken)
         ]
         return {p["table"]: out}
+
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("name", "updated_at")}
+
+    def cases(self, p: Params) -> tuple[Rule, ...]:
+        t, cap = p["table"], p["cap"]
+
+        def cls(name: str, qty: Any = None, rate: Any = None, member: Any = None, updated: Any = "", label: Any = None) -> ValueClass:
+            def make(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+                i = fresh(t)
+                q = qty[k % len(qty)] if qty else randrange(rng, 0, 400)
+                r = rate[k % len(rate)] if rate else round(rng.random(), 3)
+                u = values.date(rng) if updated == "" else updated
+                return {t: [(i, label(rng, k, i) if label else f"{values.word(rng)} {i}", q, r, u)]}
+
+            return ValueClass(name, t, make, lambda row, _c: member(row))
+
+        qty = [
+            cls("negative: becomes 0", qty=(-1, -7, -(2**31), -(2**63), -2, -100), member=lambda r: r[2] < 0),
+            cls("0 and 1: kept", qty=(0, 1), member=lambda r: r[2] in (0, 1)),
+        ]
+        if cap is None:
+            qty.append(cls("very large: kept (no cap)", qty=(INT64_MAX, 10**12, 10_001), member=lambda r: r[2] > 10_000))
+        else:
+            qty += [
+                cls(f"at the cap {cap} and just below: kept", qty=(cap, cap - 1), member=lambda r: r[2] in (cap, cap - 1)),
+                cls(f"just above the cap {cap}: becomes {cap}", qty=(cap + 1, cap + 2), member=lambda r: r[2] in (cap + 1, cap + 2)),
+                cls(f"far above the cap: becomes {cap}", qty=(INT64_MAX, cap * 10, 10**12), member=lambda r: r[2] > cap + 2),
+            ]
+        top = 10_000 if cap is None else cap
+        qty.append(
+            cls("not a whole number (a REAL in the INTEGER column): kept inside the bounds, clamped outside",
+                qty=(0.5, 2.5, top - 0.5, -0.5) + ((top + 0.5,) if cap is not None else (123.25,)), member=lambda r: isinstance(r[2], float))
+        )  # fmt: skip
+        rate = [
+            cls("NULL: stays NULL", rate=(None,), member=lambda r: r[3] is None),
+            cls("negative (and -0.0): becomes 0.0", rate=(-0.2, -0.0001, -1e6, -1.0), member=lambda r: r[3] is not None and r[3] < 0),
+            cls("exactly 0 and 1, and -0.0: kept", rate=(0.0, 1.0, -0.0), member=lambda r: r[3] is not None and r[3] in (0.0, 1.0)),
+            cls("just inside (0, 1): kept", rate=(0.0001, 0.999, 0.5, 0.9999999), member=lambda r: r[3] is not None and 0 < r[3] < 1),
+            cls("just above 1", rate=(1.0000001, 1.004, 1.01), member=lambda r: r[3] is not None and 1 < r[3] < 1.1),
+        ]
+        if p["percent"]:
+            rate += [
+                cls("percentages in (1, 100]: divided by 100", rate=(1.5, 2.0, 15.0, 99.5, 99.99, 100.0), member=lambda r: r[3] is not None and 1.1 <= r[3] <= 100),
+                cls("just above 100: becomes 1.0", rate=(100.0001, 100.5, 101.0), member=lambda r: r[3] is not None and 100 < r[3] < 102),
+                cls("far above 100: becomes 1.0", rate=(250.0, 1e6, 1e300), member=lambda r: r[3] is not None and r[3] >= 102),
+            ]
+        else:
+            rate.append(cls("well above 1 (even 15 or 100): becomes 1.0", rate=(1.5, 15.0, 100.0, 250.0, 1e300), member=lambda r: r[3] is not None and r[3] >= 1.1))
+        others = (
+            cls("updated_at NULL (kept)", updated=None, member=lambda r: r[4] is None),
+            cls("name with capitals and stray spaces (kept)", member=lambda r: r[1] != r[1].strip(" ") or r[1] != r[1].lower(),
+                label=lambda rng, k, i: (f" {values.word(rng).title()} {i}", f"{values.word(rng).upper()} {i}  ")[k % 2]),
+        )
+        return (
+            Rule(f"{p['qty']}: negative becomes 0" + (f"; above {cap} becomes {cap}" if cap is not None else ""), tuple(qty)),
+            Rule(f"{p['rate']}: NULL stays; negative becomes 0.0; " + ("(1, 100] divided by 100; above 100 becomes 1.0" if p["percent"] else "above 1 becomes 1.0"), tuple(rate)),
+            Rule("keep every row; other columns unchanged", others),
+        )
 
     def fix_qty(self, p: Params, q: int) -> int:
         q = max(q, 0)
@@ -124,33 +186,17 @@ class CheckRepair(Family):
         _, target = self.schemas(p)
         return rebuild(target.tables[0], {q: qty, r: rate}, p["table"], target.indexes)
 
-    def probes(self, p: Params) -> tuple[Probe, ...]:
-        t, q, r = p["table"], p["qty"], p["rate"]
-        top = p["cap"] if p["cap"] is not None else INT64_MAX
-
-        def insert(k: int, qty: int, rate: float | None) -> str:
-            return f"INSERT INTO {t} (id, name, {q}, {r}) VALUES ({-k}, 'probe', {qty}, {'NULL' if rate is None else rate})"
-
-        probes = [
-            Probe(insert(1, 0, 0.0), False, f"{q} = 0 and {r} = 0 are accepted"),
-            Probe(insert(2, top, 1.0), False, f"{q} = {top} and {r} = 1 are accepted"),
-            Probe(insert(3, -1, 0.5), True, f"CHECK rejects {q} = -1"),
-            Probe(insert(4, 1, 1.5), True, f"CHECK rejects {r} = 1.5"),
-            Probe(insert(5, 1, -0.01), True, f"CHECK rejects {r} = -0.01"),
-            # Several values per side, far ones too, so a CHECK shaped to the first probe fails.
-            Probe(insert(7, -5, 0.5), True, f"CHECK rejects {q} = -5"),
-            Probe(insert(8, -(2**63), 0.5), True, f"CHECK rejects {q} = {-(2**63)}"),
-            Probe(insert(9, 1, 2.5), True, f"CHECK rejects {r} = 2.5"),
-            Probe(insert(10, 1, 1e6), True, f"CHECK rejects {r} = 1e6"),
-            Probe(insert(11, 1, -1e6), True, f"CHECK rejects {r} = -1e6"),
-            # An UPDATE too: a trigger on INSERT alone does not stand in for a CHECK.
-            Probe(f"UPDATE {t} SET {q} = -3 WHERE id = (SELECT min(id) FROM {t})", True, f"CHECK rejects an UPDATE to {q} = -3"),
-            Probe(f"UPDATE {t} SET {r} = 3.0 WHERE id = (SELECT min(id) FROM {t})", True, f"CHECK rejects an UPDATE to {r} = 3"),
-        ]
-        if p["cap"] is not None:
-            probes.append(Probe(insert(6, p["cap"] + 1, 0.5), True, f"CHECK rejects {q} = {p['cap'] + 1}"))
-            probes.append(Probe(insert(12, p["cap"] + 1000, 0.5), True, f"CHECK rejects {q} = {p['cap'] + 1000}"))
-        return tuple(probes)
+    def write_values(self, p: Params) -> dict[str, tuple[object, ...]]:
+        """Every bound of the two CHECKs and its neighbours, extremes, and values of other types."""
+        t, q, r, cap = p["table"], p["qty"], p["rate"], p["cap"]
+        bounds: tuple[object, ...] = (-1, 0, 1, 2**63 - 1, -(2**63), -5, 5.5, -0.5, -0.001, -0.004, 1e20, "7", " 7 ", "7.0", "0x10", "1e3", "-3abc")
+        if cap is not None:
+            bounds += (cap - 1, cap, cap + 1, cap + 0.5, cap + 0.004, cap + 1000, float(cap), str(cap + 1))
+        rates: tuple[object, ...] = (
+            -0.01, -0.0, -1e-9, 0, 0.0, 1e-9, 0.5, 0.999, 0.999999999, 1, 1.0, 1.0000001, 1.004, 1.005, 1.5,
+            2.5, 99.5, 100, 1e6, -1e6, "0.5", " 0.5 ", "1", "1.004", ".5", "1e-1", "0x1", 1e308,
+        )  # fmt: skip
+        return {f"{t}.{q}": bounds, f"{t}.{r}": rates}
 
     def examples(self, p: Params) -> dict[str, list[Row]]:
         pairs = [(-3, 0.25), (12, 15.0), (7, 250.0), (0, -0.5), (p["cap"] or 9_000_000, None), ((p["cap"] or 0) + 1, 1.0)]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from schema_migration import values
+from schema_migration.cases import Fresh, Rule, ValueClass
 from schema_migration.values import pick, randrange
-from schema_migration.families.base import Family, Params, ids, rebuild
+from schema_migration.families.base import WORLD_ROWS, Family, Params, World, ids, rebuild
 from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "ForeignKey"]
@@ -60,15 +62,15 @@ class ForeignKey(Family):
             f"columns are unchanged. Afterwards PRAGMA foreign_key_check must report nothing."
         )
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
+    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
         parents = [
             (i, f"{values.word(rng).title()} {i}", values.date(rng) if rng.random() < 0.8 else None)
-            for i in ids(rng, max(2, n // 4), 10_000 if hard else 1)
+            for i in ids(rng, max(2, n // 4), 10_000 if hard else 1, taken)
         ]
         pids = [r[0] for r in parents]
         top = pids[-1]
         child = []
-        for j in ids(rng, n, 50_000 if hard else 1):
+        for j in ids(rng, n, 50_000 if hard else 1, taken):
             roll = rng.random()
             if roll < (0.2 if hard else 0.12):
                 ref: int | None = pick(rng, (top + randrange(rng, 1, 1000), -randrange(rng, 1, 50), 0, 2**40))
@@ -79,6 +81,71 @@ class ForeignKey(Family):
             amount = pick(rng, (None, 0.0, round(rng.uniform(1, 900), 2)))
             child.append((j, ref, pick(rng, (None, values.word(rng), "Ünïcode")), amount))
         return {p["parent"]: parents, p["child"]: child}
+
+    def main_table(self, p: Params) -> str:
+        return str(p["child"])
+
+    def context(self, p: Params, rows: Rows) -> Any:
+        known = {r[0] for r in rows[p["parent"]]}
+        return known, max(known, default=0), {r[1] for r in rows[p["child"]]}
+
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["parent"]: ("name", "created"), p["child"]: ("title", "amount")}
+
+    def cases(self, p: Params) -> tuple[Rule, ...]:
+        par, ch = p["parent"], p["child"]
+
+        def child(rng: random.Random, fresh: Fresh, ref: object, title: Any = "", amount: Any = "") -> Row:
+            t = pick(rng, (values.word(rng), "Ünïcode")) if title == "" else title
+            return (fresh(ch), ref, t, round(rng.uniform(1, 900), 2) if amount == "" else amount)
+
+        def parent(rng: random.Random, fresh: Fresh) -> Row:
+            i = fresh(par)
+            return (i, f"{values.word(rng).title()} {i}", values.date(rng))
+
+        def orphans(name: str, refs: Any, member: Any) -> ValueClass:
+            return ValueClass(name, ch, lambda rng, k, fresh: {ch: [child(rng, fresh, refs(rng, k, fresh))]}, member)
+
+        def with_parent(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            row = parent(rng, fresh)
+            return {par: [row], ch: [child(rng, fresh, row[0])]}
+
+        def junk(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            row = parent(rng, fresh)
+            return {par: [row], ch: [child(rng, fresh, (f"{row[0]}abc", row[0] + 0.5, "n/a", f"{row[0]} x")[k % 4])]}
+
+        def lonely(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            return {par: [parent(rng, fresh)]}
+
+        action = {"null": "set to NULL", "delete": "deleted", "placeholder": "pointed at placeholder 0"}[p["orphans"]]
+        found = (
+            orphans("a foreign key above every parent id: an orphan", lambda rng, k, fresh: 10**7 + k, lambda r, c: isinstance(r[1], int) and r[1] > c[1]),
+            orphans("a foreign key in a gap between parent ids: an orphan", lambda rng, k, fresh: fresh(par), lambda r, c: isinstance(r[1], int) and r[1] not in c[0] and 0 < r[1] < c[1]),
+            orphans("a foreign key 0 or negative: an orphan", lambda rng, k, fresh: (0, -1, -50)[k % 3], lambda r, c: isinstance(r[1], int) and r[1] <= 0),
+            orphans("a huge foreign key: an orphan", lambda rng, k, fresh: (2**40, 2**63 - 1, 2**31)[k % 3], lambda r, c: isinstance(r[1], int) and r[1] >= 2**31),
+            ValueClass("a foreign key holding text or a fraction (a parent's id with junk): matches no id, an orphan", ch, junk,
+                       lambda r, c: r[1] is not None and not isinstance(r[1], int)),
+            orphans("a NULL foreign key: not an orphan, kept", lambda rng, k, fresh: None, lambda r, c: r[1] is None),
+            ValueClass("a foreign key matching a parent: kept", ch, with_parent, lambda r, c: r[1] in c[0]),
+        )
+        others = (
+            ValueClass("a parent with no child rows (kept)", par, lambda rng, k, fresh: lonely(rng, k, fresh), lambda r, c: r[0] not in c[2]),
+            ValueClass("title and amount NULL or 0 (kept)", ch, lambda rng, k, fresh: with_parent(rng, k, fresh) | {ch: [child(rng, fresh, None, None, (None, 0.0)[k % 2])]},
+                       lambda r, c: r[2] is None and (r[3] is None or r[3] == 0)),
+        )
+        return (
+            Rule(f"an orphan: a non-NULL {p['fk']} matching no {par}.id; each is {action}", found),
+            Rule("all other rows and columns unchanged", others),
+        )
+
+    def worlds(self, p: Params) -> tuple[World, ...]:
+        return (World("a database with no orphan at all", self._no_orphans),)
+
+    def _no_orphans(self, p: Params, rng: random.Random, n: int) -> dict[str, list[Row]]:
+        rows = self.sample(p, rng, max(n, WORLD_ROWS), True)
+        known = [r[0] for r in rows[p["parent"]]]
+        rows[p["child"]] = [(j, ref if ref is None or ref in known else pick(rng, known), t, a) for j, ref, t, a in rows[p["child"]]]
+        return rows
 
     def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         parents = list(rows[p["parent"]])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from schema_migration import values
+from schema_migration.cases import Fresh, Rule, ValueClass, space_classes
 from schema_migration.values import pick
 from schema_migration.families.base import Family, Params, ascii_lower, ids, rebuild, sql_trim
 from schema_migration.schema import Column, Index, Row, Rows, Schema, Table, replace_column
@@ -75,7 +77,9 @@ class Lookup(Family):
             f"whose key is '' get `{fk}` = NULL. `{lk}` holds exactly one row per distinct non-empty key, name = "
             f"the key, with ids 1, 2, 3, ... assigned in ascending order of name compared as SQLite's default "
             f"BINARY collation does (byte order of UTF-8). Every row of `{t}` gets the id of its key. Keep every "
-            f"row; `id`, `title` and `created_at` are unchanged. The old index on `{col}` goes with the column."
+            f"row; `id`, `title` and `created_at` are unchanged. The old index on `{col}` goes with the column. "
+            "Only U+0020 is removed: a key may keep tabs, newlines or non-breaking spaces at its ends, and spaces "
+            "inside a key are kept, so such keys are keys of their own."
         )
 
     def _value(self, p: Params, rng: random.Random, hard: bool) -> str | None:
@@ -92,12 +96,69 @@ class Lookup(Family):
             base = base.lower()
         return values.pad(rng, base, 0.3 if hard else 0.15)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
+    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
         out = [
             (i, f"{values.word(rng).title()} {i}", self._value(p, rng, hard), values.date(rng) if rng.random() < 0.9 else None)
-            for i in ids(rng, n, 10_000 if hard else 1)
+            for i in ids(rng, n, 10_000 if hard else 1, taken)
         ]
         return {p["table"]: out}
+
+    def context(self, p: Params, rows: Rows) -> Any:
+        keys = {k for r in rows[p["table"]] if (k := self.key(p, r[2])) is not None}
+        folded: dict[str, set[str]] = {}
+        for k in keys:
+            folded.setdefault(k.casefold(), set()).add(k)
+        return sorted(keys), folded
+
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("title", "created_at")}
+
+    def cases(self, p: Params) -> tuple[Rule, ...]:
+        t, pool = p["table"], DOMAINS[p["table"]][2]
+
+        def row(rng: random.Random, fresh: Fresh, value: str | None, created: str | None = "") -> Row:
+            i = fresh(t)
+            return (i, f"{values.word(rng).title()} {i}", value, values.date(rng) if created == "" else created)
+
+        def cls(name: str, texts: Any, member: Any) -> ValueClass:
+            return ValueClass(name, t, lambda rng, k, fresh: {t: [row(rng, fresh, texts(rng, k))]}, lambda r, c: member(r[2], c))
+
+        def key(v: object) -> str | None:
+            return self.key(p, v) if isinstance(v, str) else None
+
+        trim = space_classes(t, "value", lambda r: (r[2],), lambda rng, k, fresh, text: {t: [row(rng, fresh, text)]}, lambda rng: pick(rng, pool))
+        empty = (
+            cls("NULL (foreign key NULL)", lambda rng, k: None, lambda v, c: v is None),
+            cls("'' (foreign key NULL)", lambda rng, k: "", lambda v, c: v == ""),
+        )
+        if p["case"] == "keep":
+            case = (
+                cls("the same word in other ASCII capitals: another key", lambda rng, k: (str.upper, str.lower, str.swapcase)[k % 3](pick(rng, pool)),
+                    lambda v, c: (q := key(v)) is not None and len(c[1][q.casefold()]) > 1),
+                cls("non-ASCII capitals: another key", lambda rng, k: ("LÉGAL", "légal", "RÉSOLU", "BIOGRAFÍA", "ŌKAMI", "ōkami")[k], lambda v, c: (q := key(v)) is not None and not q.isascii() and q != q.lower()),
+            )  # fmt: skip
+        else:
+            case = (
+                cls("ASCII capitals: lower-cased into the same key", lambda rng, k: (str.upper, str.title, str.swapcase)[k % 3](pick(rng, pool)),
+                    lambda v, c: isinstance(v, str) and v.strip(" ") != ascii_lower(v.strip(" "))),
+                cls("non-ASCII capitals: only A-Z change ('É' stays)", lambda rng, k: ("LÉGAL", "Légal", "RÉSOLU", "BIOGRAFÍA", "ŌKAMI", "ÉCHO")[k],
+                    lambda v, c: isinstance(v, str) and any(ch != ch.lower() and not ch.isascii() for ch in v)),
+            )  # fmt: skip
+        order = (
+            cls("keys that sort before letters or between cases (BINARY: digits, 'A' < 'a', ASCII < non-ASCII)",
+                lambda rng, k: ("0-day", "(none)", "ZZ top", "aardvark", "Ünïcode", "_misc")[k], lambda v, c: (q := key(v)) is not None and q[:1] in "0(Z_aÜ"),
+            cls("keys that look like dates, times or numbers: kept as text", lambda rng, k: ("2024-01-01", "2024-01-01 10:00:00", "12:30", "007", "1e3", "2024-02-30")[k],
+                lambda v, c: (q := key(v)) is not None and q[:1].isdigit()),
+            cls("a key that occurs once", lambda rng, k: f"{pick(rng, pool)} {values.word(rng)} {k}", lambda v, c: (q := key(v)) is not None and q[-1:].isdigit()),
+        )  # fmt: skip
+        kept = (ValueClass("created_at NULL (kept)", t, lambda rng, k, fresh: {t: [row(rng, fresh, pick(rng, pool), None)]}, lambda r, c: r[3] is None),)
+        return (
+            Rule("key = the value with U+0020 (only) removed at both ends", trim),
+            Rule("NULL, '' or only spaces: the foreign key is NULL", empty),
+            Rule("letter case is kept: keys differing in case differ" if p["case"] == "keep" else "keys are lower-cased the way SQLite's lower() does (A-Z only)", case),
+            Rule("ids 1, 2, 3, ... in BINARY order of name; one lookup row per distinct key", order),
+            Rule("keep every row; id, title, created_at unchanged", kept),
+        )
 
     def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
         source = rows[p["table"]]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
+from typing import Any
 
 from schema_migration import values
+from schema_migration.cases import Fresh, Rule, ValueClass, space_classes
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild, sql_trim
 from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
@@ -47,8 +50,10 @@ class MergeColumns(Family):
             f"Replace columns {parts} of `{p['table']}` by one column `{p['target']}` TEXT{null}. Take "
             f"the parts in exactly this order: {parts}. Remove leading and trailing spaces (U+0020 only) from "
             f"each part; skip parts that are NULL or become ''. Join the remaining parts with the separator {literal(p['sep'])} "
-            f"(exactly these characters, nothing else added). If no part remains, `{p['target']}` is {nothing}. Keep every row; `id`, `label`, `updated_at` and the index "
-            "on label are unchanged."
+            f"(exactly these characters, nothing else added). If no part remains, `{p['target']}` is {nothing}. "
+            "Only U+0020 is removed: tabs, newlines, non-breaking and other Unicode spaces are kept (a part of only "
+            "such characters is not blank), and spaces inside a part are kept as they are. Keep every row; `id`, "
+            "`label`, `updated_at` and the plain (not unique) index on label are unchanged."
         )
 
     def _part(self, rng: random.Random, part: str, hard: bool) -> str | None:
@@ -63,14 +68,96 @@ class MergeColumns(Family):
         }[part]()
         return values.pad(rng, value, 0.25 if hard else 0.1)
 
-    def rows(self, p: Params, rng: random.Random, n: int, hard: bool) -> dict[str, list[Row]]:
+    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
         out = []
-        for i in ids(rng, n, 10_000 if hard else 1):
+        for i in ids(rng, n, 10_000 if hard else 1, taken):
             parts = tuple(self._part(rng, part, hard) for part in p["parts"])
             if rng.random() < 0.05:
                 parts = (None,) * len(parts)
             out.append((i, f"{values.word(rng)}-{i}", *parts, values.date(rng) if rng.random() < 0.9 else None))
         return {p["table"]: out}
+
+    def context(self, p: Params, rows: Rows) -> Any:
+        return Counter(r[1] for r in rows[p["table"]])
+
+    def kept(self, p: Params) -> dict[str, tuple[str, ...]]:
+        return {p["table"]: ("label", "updated_at")}
+
+    def cases(self, p: Params) -> tuple[Rule, ...]:
+        t, k_parts = p["table"], len(p["parts"])
+
+        def plain(rng: random.Random, part: str) -> str:
+            value = self._part(rng, part, False)
+            while value is None or sql_trim(value) in ("", "-", "x, y"):
+                value = self._part(rng, part, False)
+            return sql_trim(value)
+
+        def row(rng: random.Random, fresh: Fresh, parts: list[str | None], label: str = "", updated: str | None = "") -> Row:
+            i = fresh(t)
+            return (i, label or f"{values.word(rng)}-{i}", *parts, values.date(rng) if updated == "" else updated)
+
+        def with_part(rng: random.Random, k: int, fresh: Fresh, text: str | None) -> dict[str, list[Row]]:
+            parts: list[str | None] = [plain(rng, x) for x in p["parts"]]
+            parts[(k // 2) % k_parts if k % 2 == 0 else k_parts - 1 - (k // 2) % k_parts] = text  # first parts and last parts
+            return {t: [row(rng, fresh, parts)]}
+
+        def parts_of(r: Row) -> tuple[Any, ...]:
+            return tuple(r[2 : 2 + k_parts])
+
+        def cls(name: str, make: Any, member: Any) -> ValueClass:
+            return ValueClass(name, t, make, member)
+
+        def blanks(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            choices = (None, "", " ", "   ")
+            return {t: [row(rng, fresh, [choices[(k + j) % 4] for j in range(k_parts)])]}
+
+        def alone(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            parts: list[str | None] = [(None, "", "  ")[(k + j) % 3] for j in range(k_parts)]
+            parts[k % k_parts] = " " + plain(rng, p["parts"][k % k_parts]) if k % 2 else plain(rng, p["parts"][k % k_parts])
+            return {t: [row(rng, fresh, parts)]}
+
+        def blank(v: object) -> bool:
+            return v is None or (isinstance(v, str) and v.strip(" ") == "")
+
+        sep = str(p["sep"])
+        marks = sep.strip(" ")
+
+        def edge_sep(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
+            parts: list[str | None] = [plain(rng, x) for x in p["parts"]]
+            word = (plain(rng, p["parts"][0]), "", " ")[k // 2 % 3]  # the mark alone, or padded, as the whole part too
+            parts[0 if k % 2 == 0 else -1] = marks + word if k % 2 == 0 else word + marks
+            return {t: [row(rng, fresh, parts)]}
+
+        def at_edge(r: Row) -> bool:
+            kept = [sql_trim(v) for v in parts_of(r) if not blank(v)]
+            return bool(kept) and bool(kept[0]) and bool(kept[-1]) and (kept[0][0] in marks or kept[-1][-1] in marks)
+        trim = space_classes(t, "a part", parts_of, with_part, lambda rng: plain(rng, pick(rng, p["parts"])))
+        skip = (
+            cls("a NULL part (skipped)", lambda rng, k, fresh: with_part(rng, k, fresh, None), lambda r, _c: None in parts_of(r) and not all(blank(v) for v in parts_of(r))),
+            cls("an empty part '' (skipped)", lambda rng, k, fresh: with_part(rng, k, fresh, ""), lambda r, _c: "" in parts_of(r) and not all(blank(v) for v in parts_of(r))),
+            cls("the first part blank: no separator in front", lambda rng, k, fresh: with_part(rng, 0, fresh, (None, "", "  ")[k % 3]), lambda r, _c: blank(parts_of(r)[0]) and not all(blank(v) for v in parts_of(r))),
+            cls("the last part blank: no separator at the end", lambda rng, k, fresh: with_part(rng, 1, fresh, (None, "", "  ")[k % 3]), lambda r, _c: blank(parts_of(r)[-1]) and not all(blank(v) for v in parts_of(r))),
+            cls("exactly one part not blank: no separator at all", alone, lambda r, _c: sum(not blank(v) for v in parts_of(r)) == 1),
+            cls("a part holding the separator's text or punctuation (kept)", lambda rng, k, fresh: with_part(rng, k, fresh, ("x" + sep + "y", "-", sep.strip() or "|", sep)[k % 4]), lambda r, _c: any(isinstance(v, str) and (sep.strip(" ") and sep.strip(" ") in v or v.strip(" ") in ("-", "|")) for v in parts_of(r))),
+            cls("the first part starting, or the last ending, with a character of the separator (kept)", edge_sep, lambda r, _c: at_edge(r)),
+            cls("capitals and non-ASCII letters in a part (kept)", lambda rng, k, fresh: with_part(rng, k, fresh, plain(rng, pick(rng, p["parts"])).upper() + " Ærø"), lambda r, _c: any(isinstance(v, str) and "Ærø" in v for v in parts_of(r))),
+        )  # fmt: skip
+        nothing = "NULL" if p["empty"] == "null" else "''"
+        empty = (
+            cls("every part NULL", lambda rng, k, fresh: {t: [row(rng, fresh, [None] * k_parts)]}, lambda r, _c: all(v is None for v in parts_of(r))),
+            cls("every part NULL or blank, mixed", blanks, lambda r, _c: all(blank(v) for v in parts_of(r)) and not all(v is None for v in parts_of(r))),
+        )
+        others = (
+            cls("updated_at NULL (kept)", lambda rng, k, fresh: {t: [row(rng, fresh, [plain(rng, x) for x in p["parts"]], updated=None)]}, lambda r, _c: r[-1] is None),
+            cls("a label shared by several rows (the index is not unique)", lambda rng, k, fresh: {t: [row(rng, fresh, [plain(rng, x) for x in p["parts"]], label=label) for label in [f"shared-{values.word(rng)}-{k}"] * 2]}, lambda r, c: c[r[1]] > 1),
+            cls("a label with spaces and capitals (kept)", lambda rng, k, fresh: {t: [row(rng, fresh, [plain(rng, x) for x in p["parts"]], label=f" {values.word(rng).upper()}  {k} ")]}, lambda r, _c: r[1] != r[1].strip(" ")),
+        )  # fmt: skip
+        return (
+            Rule("remove U+0020 (only) at both ends of each part", trim),
+            Rule(f"skip NULL and blank parts; join the rest in order with {sep!r} exactly", skip),
+            Rule(f"no part left: the result is {nothing}", empty),
+            Rule("keep every row; id, label, updated_at and the plain index on label are unchanged", others),
+        )
 
     def merge(self, p: Params, parts: tuple[str | None, ...]) -> str | None:
         kept = [sql_trim(x) for x in parts if sql_trim(x) != ""]

@@ -12,7 +12,8 @@ from sqlglot import exp
 
 from schema_migration.families import BY_NAME
 from schema_migration.generate import Spec
-from schema_migration.mutants.operators import Variant, apply, edits
+from schema_migration.mutants.careless import CARELESS, guards
+from schema_migration.mutants.operators import OPERATORS, Variant, apply, edits
 from sqlite_sandbox.engine import split_statements
 
 __all__ = ["Mutant", "mutants", "parse", "render", "roundtrip"]
@@ -134,8 +135,11 @@ def mutants(s: Spec) -> list[Mutant]:
         out.append(Mutant(s.family, op, key if counts[key] == 1 else f"{key} #{counts[key]}", sql))
 
     for i, (_, tree) in enumerate(statements):
-        for op, k, variant in edits(tree):
+        for op, k, variant in edits(tree, OPERATORS + CARELESS):
             add(op.name, _key(op.name, tree, k, variant, s.params), texts[:i] + [render(apply(tree, k, variant))] + texts[i + 1 :])
+    for i, guarded, exists in guards([tree for _, tree in statements]):
+        key = f"guard_insert: {_neutral(statements[i][1], s.params)[:KEY_CHARS]} only if {_neutral(exists, s.params)[:KEY_CHARS]}"
+        add("guard_insert", key, texts[:i] + [render(guarded)] + texts[i + 1 :])
     if len(statements) > 1:
         for i, (_, tree) in enumerate(statements):
             name = "drop_index" if isinstance(tree, exp.Create) and tree.kind == "INDEX" else "drop_statement"

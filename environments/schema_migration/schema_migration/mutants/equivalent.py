@@ -43,7 +43,8 @@ def _comma(then: str, op: str) -> str:
 
 _TAIL = "TRIM(SUBSTRING(v, INSTR(v, ',') + 1))"
 _HEAD = "TRIM(SUBSTRING(v, 1, INSTR(v, ',') - 1))"
-_CLEAN = "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.-]*'"
+_NUMBER = "NOT u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*'"
+_WS = "' ' || CHAR(9) || CHAR(10) || CHAR(13) || CHAR(160)"
 _EMPTY = "TRIM(COALESCE(\"{column}\", '')) <> ''"
 _RATE = '"{rate}"'
 _PCT = f"{_RATE} > 1 AND {_RATE} <= 100, {_RATE} / 100.0"
@@ -57,6 +58,44 @@ def _json(path: str) -> tuple[str, ...]:
         f"trim_side: TRIM({got}) <> '' -> LTRIM({got}) <> ''",
         f"trim_side: TRIM({got}) <> '' -> RTRIM({got}) <> ''",
     )
+
+
+def _int_json(path: str) -> tuple[str, ...]:
+    """The careless edits of an INTEGER JSON field that cannot change it (see the argument)."""
+    got = f"JSON_EXTRACT(payload, '{path}')"
+    cast, empty, digits = f"CAST(TRIM({got}) AS INTEGER)", f"TRIM({got}) <> ''", f"TRIM({got}) GLOB '*[^0-9]*'"
+    return (
+        f"trim_whitespace: {cast} -> CAST(TRIM({got}, {_WS}) AS INTEGER)",
+        f"trim_whitespace: {empty} -> TRIM({got}, {_WS}) <> ''",
+        f"abs_value: …T {digits}, {cast}) -> …T {digits}, ABS({cast}))",
+        f"collapse_spaces: {cast} -> CAST(REPLACE(TRIM({got}), '  ', ' ') AS INTEGER)",
+        f"collapse_spaces: {empty} -> REPLACE(TRIM({got}), '  ', ' ') <> ''",
+        f"collapse_spaces: {digits} -> REPLACE(TRIM({got}), '  ', ' ') GLOB '*[^0-9]*'",
+    )
+
+
+_ROWID = (
+    "The column is `id INTEGER PRIMARY KEY`, an alias of the rowid: an id is never NULL or '', so"
+    " NULLIF(id, '') and COALESCE(id, '') are id, and LOWER(id) is its decimal text, which the rowid"
+    " alias stores back as the same integer."
+)
+_TWO_SIDED = (
+    "The cast changes only TEXT and BLOB values, which the other, unchanged side (c <= bound) already refuses:"
+    " SQLite orders every TEXT and BLOB above every number; on numbers and NULL CAST(c AS REAL) has the same sign."
+)
+_NOT_NULL = "The source column is NOT NULL, so COALESCE(c, '') is c on every row the migration copies."
+
+
+def _lower(p: Params) -> bool:
+    return bool(p["case"] == "lower")
+
+
+def _name_renamed_first(p: Params) -> bool:
+    return bool(p["renames"][0][0] == "nm")
+
+
+def _capped(p: Params) -> bool:
+    return p["cap"] is not None
 
 
 def _percent(p: Params) -> bool:
@@ -136,19 +175,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         ),
         "An emptiness test: a text is all spaces iff its ltrim, rtrim or trim is '', and trim(' ') is ''.",
     ),
-    # change_type_cents
-    Equivalent(
-        "change_type_cents",
-        (
-            f"short_string: {_CLEAN} -> clean IS NULL OR clean = ' ' OR clean GLOB '*[^0-9.-]*'",
-            f"short_string: {_CLEAN} -> clean IS NULL OR clean = 'x' OR clean GLOB '*[^0-9.-]*'",
-            f"and_or: IIF({_CLEAN}, 0) -> IIF(clean IS NULL OR clean = '' AND clean GLOB '*[^0-9.-]*', 0)",
-        ),
-        "Each mutant stops sending '' to the empty branch (clean has no spaces, and 'x' also fails the GLOB);"
-        " '' then reaches ELSE, where CAST('' AS REAL) is 0.0, so it becomes 0: the empty value when it is 0.",
-        _zero,
-        "when empty text becomes 0",
-    ),
     # unique_dedupe: dedupe_map is a TEMP scaffold dropped at the end.
     Equivalent(
         "unique_dedupe",
@@ -213,6 +239,117 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         _json("$.user.id") + _json("$.session"),
         "trim() <> '' is an emptiness test (all spaces iff ltrim or rtrim is ''), and CAST(... AS INTEGER)"
         " skips leading and trailing spaces itself; it is reached only once the trimmed text is all digits.",
+    ),
+    # Careless edits of the rowid alias (issue 38's operators), in every rebuilt table.
+    *(
+        Equivalent(family, ("fold_case: id -> LOWER(id)", "blank_to_null: id -> NULLIF(id, '')", "null_to_blank: id -> COALESCE(id, '')"), _ROWID)
+        for family in ("split_column", "merge_columns", "change_type_cents", "normalise_lookup", "not_null_backfill", "unique_dedupe", "check_repair", "extract_json", "add_fk_orphans")
+    ),
+    # COALESCE(c, '') of a NOT NULL source column.
+    Equivalent("split_column", ("null_to_blank: created_at -> COALESCE(created_at, '')",), _NOT_NULL),
+    Equivalent("merge_columns", ("null_to_blank: label -> COALESCE(label, '')",), _NOT_NULL),
+    Equivalent("change_type_cents", ("null_to_blank: sku -> COALESCE(sku, '')",), _NOT_NULL),
+    Equivalent("normalise_lookup", ("null_to_blank: title -> COALESCE(title, '')",), _NOT_NULL),
+    Equivalent("not_null_backfill", ("null_to_blank: customer -> COALESCE(customer, '')", "null_to_blank: created_at -> COALESCE(created_at, '')"), _NOT_NULL),
+    Equivalent("check_repair", ("null_to_blank: name -> COALESCE(name, '')",), _NOT_NULL),
+    Equivalent("extract_json", ("null_to_blank: received_at -> COALESCE(received_at, '')",), _NOT_NULL),
+    Equivalent(
+        "rename_with_view",
+        ('null_to_blank: "{renames[0][1]}" AS "{renames[0][0]}" -> COALESCE("{renames[0][1]}", \'\') AS "{renames[0][0]}"',),
+        _NOT_NULL + " (Here: the view column nm, from the NOT NULL column renamed to name.)",
+        _name_renamed_first,
+        "when nm is the first column renamed",
+    ),
+    # change_type_cents: the number test.
+    Equivalent(
+        "change_type_cents",
+        (f"anchor_pattern: …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]*' -> …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]'",),
+        "Every text the other conjuncts accept ends in a digit (digits, or a mark followed by one or two digits),"
+        " so 'contains a digit' and 'ends with a digit' agree on them.",
+    ),
+    Equivalent(
+        "change_type_cents",
+        (f"widen_class: {_NUMBER} -> NOT u GLOB '*[^ 0-9.]*' AND NOT u GLOB '*.*.*'",),
+        "u is the cleaned text, from which every U+0020 was removed: letting a space through the class changes nothing.",
+    ),
+    Equivalent(
+        "change_type_cents",
+        (
+            f"char_class: {_NUMBER} AND u GLOB '*[0-9]*' -> {_NUMBER} AND u GLOB '*[1-9]*'",
+            f"drop_conjunct: {_NUMBER} AND u GLOB '*[0-9]*' AND (NOT u GLOB '*.*'* -> {_NUMBER} AND (NOT u GLOB '*.*'*",
+        ),
+        "A text the mutant treats differently is either a number made only of zeros ('0', '-0.00'), which is 0"
+        " either way, or a text with no digit that passes the other conjuncts ('', '-'), which CAST makes 0:"
+        " both give 0, the empty value.",
+        _zero,
+        "when an empty or invalid amount becomes 0",
+    ),
+    # normalise_lookup: the projected key of the lookup rows.
+    Equivalent(
+        "normalise_lookup",
+        ("blank_to_null: k -> NULLIF(k, '')", "null_to_blank: k -> COALESCE(k, '')"),
+        "The lookup rows come FROM (...) WHERE k <> '', which already drops NULL and '' keys.",
+    ),
+    Equivalent(
+        "normalise_lookup",
+        ("fold_case: k -> LOWER(k)",),
+        "The key is already lower(trim(value)); SQLite's lower() is idempotent.",
+        _lower,
+        "when keys are lower-cased",
+    ),
+    # Emptiness tests: collapsing runs of spaces never turns a non-empty text into ''.
+    Equivalent(
+        "not_null_backfill",
+        ("collapse_spaces: IIF(TRIM(COALESCE(\"{column}\", '')) = '', *) -> IIF(REPLACE(TRIM(COALESCE(\"{column}\", '')), '  ', ' ') = '', *)",),
+        "An emptiness test: replacing '  ' by ' ' leaves a non-empty text non-empty and '' as ''.",
+    ),
+    Equivalent(
+        "unique_dedupe",
+        ("collapse_spaces: TRIM(COALESCE(\"{column}\", '')) <> '' -> REPLACE(TRIM(COALESCE(\"{column}\", '')), '  ', ' ') <> ''",),
+        "An emptiness test: replacing '  ' by ' ' leaves a non-empty text non-empty and '' as ''.",
+    ),
+    # check_repair: CHECKs with two sides, and the repair of a REAL column.
+    Equivalent(
+        "check_repair",
+        (
+            'cast_operand: CHECK ("{qty}" >= 0 AND "{qty}" <= *) -> CHECK (CAST("{qty}" AS REAL) >= 0 AND "{qty}" <= *)',
+        ),
+        _TWO_SIDED,
+        _capped,
+        "when the quantity has a cap",
+    ),
+    Equivalent(
+        "check_repair",
+        ('cast_operand: "{rate}" REAL CHECK ("{rate}" >= 0 AND "{rate}" <= 1) -> "{rate}" REAL CHECK (CAST("{rate}" AS REAL) >= 0 AND "{rate}" <= 1)',),
+        _TWO_SIDED,
+    ),
+    Equivalent(
+        "check_repair",
+        (
+            'cast_operand: IIF("{rate}" < 0, 0.0) -> IIF(CAST("{rate}" AS REAL) < 0, 0.0)',
+            'cast_operand: IIF("{rate}" > 1, 1.0) -> IIF(CAST("{rate}" AS REAL) > 1, 1.0)',
+            'cast_operand: IIF("{rate}" > 1 AND "{rate}" <= 100, "{rate}" / 100.0) -> IIF(CAST("{rate}" AS REAL) > 1 AND "{rate}" <= 100, "{rate}" / 100.0)',
+            'cast_operand: IIF("{rate}" > 1 AND "{rate}" <= 100, "{rate}" / 100.0) -> IIF("{rate}" > 1 AND CAST("{rate}" AS REAL) <= 100, "{rate}" / 100.0)',
+        ),
+        "The source rate column is REAL: it holds REAL numbers and NULL (the rules define no other values), on"
+        " which CAST(rate AS REAL) is rate.",
+    ),
+    Equivalent(
+        "check_repair",
+        ('round_operand: IIF("{rate}" > 1, 1.0) -> IIF(ROUND("{rate}", 2) > 1, 1.0)',),
+        "With percentages the branch before takes every value in (1, 100]: this one sees only values above 100,"
+        " which stay above 1 when rounded.",
+        _percent,
+        "when values in (1, 100] are percentages",
+    ),
+    # extract_json: the INTEGER-from-text branch (emptiness test, all-digits test, then CAST).
+    Equivalent(
+        "extract_json",
+        _int_json("$.user.id") + _int_json("$.session"),
+        "The CAST is reached only once trim(x) is all ASCII digits: such a text has no whitespace at its ends,"
+        " no runs of spaces and no sign, so trimming more, collapsing spaces or ABS() change nothing; the"
+        " emptiness test feeds the all-digits test, which refuses any text of only whitespace either way, and"
+        " collapsing spaces leaves a space in every text that had one.",
     ),
     # rename_with_view
     Equivalent(

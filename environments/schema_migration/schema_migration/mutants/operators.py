@@ -268,14 +268,14 @@ STATEMENT_OPERATORS = ("drop_statement", "drop_index")
 """Operators on the statement list: remove one statement (CREATE INDEX statements under drop_index)."""
 
 
-def edits(tree: exp.Expression) -> Iterator[tuple[Operator, int, Variant]]:
+def edits(tree: exp.Expression, operators: tuple[Operator, ...] = OPERATORS) -> Iterator[tuple[Operator, int, Variant]]:
     """Every single edit of `tree`: (operator, the node's position in `tree.walk()`, its replacement).
 
     An operator never edits SQL text: it is given a node of the syntax tree and returns replacement
     nodes (`None` removes the node). `apply` applies one replacement to a fresh copy of the tree, so
     every mutant differs from the reference by exactly one edit.
     """
-    for op in OPERATORS:
+    for op in operators:
         for k, node in enumerate(tree.walk()):
             for variant in op.variants(cast(exp.Expression, node)):
                 yield op, k, variant
