@@ -10,6 +10,7 @@ with a problem before it starts an eval; the cross-environment test holds every 
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import Any, get_args
 
@@ -66,6 +67,10 @@ def contract_problems(spec: Environment) -> list[str]:
     except (ImportError, AttributeError) as error:
         return [f"{spec.id}: a reference of its Environment does not resolve: {error!r}"]
     problems = []
+    exported = getattr(importlib.import_module(spec.package), "__all__", None)
+    if exported is None or sorted(exported) != sorted(spec.exports()):
+        problems.append(f"{spec.id}: package {spec.package} exports {exported!r}, its Environment declares {spec.exports()!r} "
+                        "(set __all__ to the declared exports)")
     if not (isinstance(env, type) and issubclass(env, LeanEnv)):
         problems.append(f"{spec.id}: env {spec.env} is not a LeanEnv")
     if not (isinstance(taskset, type) and issubclass(taskset, ArenaTaskset)):
