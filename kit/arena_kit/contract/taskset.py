@@ -4,12 +4,13 @@
 `arena probe` and `arena demo` set `[env.taskset] split` and cut the tasks with `[select] limit`, so a
 taskset on the contract takes `split` and yields `num_tasks` tasks from its split's seeds (train
 from 0, dev from 1,000,000, test from 2,000,000: disjoint, so a learner trained on train never sees
-a dev or test task). A taskset class whose task type is not an `ArenaTask` is refused when defined.
+a dev or test task). A taskset class (`ArenaTaskset` mixed into a `vf.Taskset`) whose task type is not an
+`ArenaTask` is refused when defined.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeVar, get_args
+from typing import Any, Literal, get_args
 
 import verifiers.v1 as vf
 from pydantic import Field
@@ -44,12 +45,11 @@ class ArenaTasksetConfig(vf.TasksetConfig):
         return split_seeds(self.split, self.num_tasks)
 
 
-TaskT = TypeVar("TaskT", bound=ArenaTask[Any, Any, Any])
-ConfigT = TypeVar("ConfigT", bound=ArenaTasksetConfig)
+class ArenaTaskset:
+    """The contract's mixin for a verifiers Taskset: `class DemoTaskset(ArenaTaskset, vf.Taskset[DemoTask, DemoConfig])`.
 
-
-class ArenaTaskset(vf.Taskset[TaskT, ConfigT], Generic[TaskT, ConfigT]):
-    """A verifiers Taskset on Arena's contract: `load` yields its `ArenaTask`s, one per seed of `config.seeds()`.
+    A mixin, not a generic subclass: verifiers finds a taskset's task and config types only in a
+    `vf.Taskset[...]` base written on the class itself (`origin=Taskset`), so the class keeps that base.
 
     Raises (at class definition):
         TypeError: its task type is a verifiers Task but not an `ArenaTask`.
