@@ -242,11 +242,11 @@ def _run_probe(args: argparse.Namespace, envs: Sequence[str], fixed: dict[str, o
 
 
 def _new_env(args: argparse.Namespace) -> int:
-    from arena.new_env import new_environment
+    from arena.new_env import new_environment, next_steps
 
     names, folder, written = new_environment(args.name, args.dir)
     print(f"wrote {names.env_id} (package {names.package}) into {folder}: " + ", ".join(str(p.relative_to(folder)) for p in written))
-    print(f"next: pip install -e {folder} && arena images build {names.env_id} && arena probe {names.env_id} --tasks 5")
+    print("next: " + " && ".join(next_steps(names, folder)) + "  (docs/new-environment.md)")
     return 0
 
 
