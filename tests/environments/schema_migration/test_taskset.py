@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 import verifiers.v1 as vf
+from arena_kit.isolation import ISOLATION
 from arena_kit.rules import match_post
 from arena_testkit.migration_sim import play
 from schema_migration import dbfile, prompt, taskset
@@ -83,7 +84,7 @@ def test_setup_writes_the_visible_database_and_start_checkpoint_as_the_agent_and
     monkeypatch.setattr(taskset, "confine", confine)
     trace = SimpleNamespace(state=SandboxState(), info={})
     asyncio.run(task.setup(trace, runtime))
-    assert confined == [(runtime, 512, "agent")]
+    assert confined == [(runtime, ISOLATION.pids, "agent")]
     start = checkpoint_path(taskset.CHECKPOINT_DIR, "start")
     assert taskset.CHECKPOINT_DIR.startswith("/home/agent/")
     assert set(runtime.files) == {DEFAULT_DB_PATH, start}
