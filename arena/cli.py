@@ -200,7 +200,7 @@ def _positive(text: str) -> int:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from arena.installed import environment_ids
+    from arena.installed import environment_ids, preflight
     from arena.probe import latest_probe
     from arena.supervise import stop_on_signals
 
@@ -208,6 +208,8 @@ def _probe(args: argparse.Namespace) -> int:
     unknown = sorted(set(envs) - set(environment_ids()))
     if unknown:
         raise PrerequisiteError(f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}")
+    for env in envs:
+        preflight(env)
     fixed = dict(_knob(text) for text in args.set)
     if args.resume is not None and args.vary:
         raise UsageError("--resume continues one probe; it cannot be combined with --vary")
@@ -237,6 +239,15 @@ def _run_probe(args: argparse.Namespace, envs: Sequence[str], fixed: dict[str, o
         return 1 if any(s.failed for scores in tables.values() for s in scores) else 0
     scores, results, report = probe({})
     return report_gate(scores, results, report)
+
+
+def _new_env(args: argparse.Namespace) -> int:
+    from arena.new_env import new_environment, next_steps
+
+    names, folder, written = new_environment(args.name, args.dir)
+    print(f"wrote {names.env_id} (package {names.package}) into {folder}: " + ", ".join(str(p.relative_to(folder)) for p in written))
+    print("next: " + " && ".join(next_steps(names, folder)) + "  (docs/new-environment.md)")
+    return 0
 
 
 def _knob(text: str) -> tuple[str, object]:
@@ -344,6 +355,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="finish an interrupted probe (default: the newest under --output-dir) with the same arguments: "
                             "complete policies are kept, the others resume their vf-eval runs")
     probe.set_defaults(handler=_probe)
+
+    new_env = add_command(sub, "new-env")
+    new_env.add_argument("name", metavar="NAME", help="the environment's verifiers id: lower-case words joined by '-' (e.g. demo-env)")
+    new_env.add_argument("--dir", type=Path, default=None, metavar="DIR",
+                         help="a new folder for the package (default environments/<package> in a checkout, else ./<package>)")
+    new_env.set_defaults(handler=_new_env)
 
     audit = add_command(sub, "audit")
     audit.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a vf-eval run directory (holds traces.jsonl)")

@@ -56,6 +56,12 @@ HELP = {
                   ("arena probe", "arena probe fault-localisation --tasks 50 --split dev", "arena probe --policies 'shortcut_*' --resume"),
                   "1: a rule of the gate failed, or an episode failed; 3: no rule failed but one is undecided "
                   "(its bound cannot decide it at this many tasks: run more)."),
+    "new-env": Help("write a new environment package on Arena's contract, ready to install and probe",
+                    "Write a runnable environment package: its Environment declaration, a taskset on the contract, an MCP "
+                    "toolset, a pure seeded generator and grader, scripted policies (oracle, exhaustive, a shortcut), an "
+                    "offline adversary, its image and tests. A bad or clashing NAME, or an existing folder, writes nothing.",
+                    ("arena new-env demo-env", "arena new-env demo-env --dir /tmp/demo_env"),
+                    "2: NAME is not an id, clashes with an installed environment, a module or a distribution, or DIR exists."),
     "audit": Help("report every tool-result rewrite and denial of a run",
                   "Count every rewrite and denial of a run by rule, harness, environment and task, over the rollouts it read; "
                   "print the report, and write audit.md and audit.json when --out is given.",

@@ -1,9 +1,10 @@
 """Generic policies and model-name resolution; environment policies come only via entry points.
 
-The platform never imports an environment package by name. An environment publishes its policies
-under the entry-point group `arena.policies`, named by its verifiers id, whose value is a
-`dict[str, Policy]` (or a zero-argument callable returning one); `arena/<env-id>/<policy>` then
-resolves to that dict's entry. Names registered explicitly (tests, `start_in_thread(policies=…)`)
+The platform never imports an environment package by name. An environment declares its policies
+through its entry point (`arena.installed`), named by its verifiers id: an `arena.environments`
+point gives its `Environment`, whose `policies` reference names them; an older `arena.policies`
+point gives them directly. Either way they are a `dict[str, Policy]` (or a zero-argument callable
+returning one); `arena/<env-id>/<policy>` then resolves to that dict's entry. Names registered explicitly (tests, `start_in_thread(policies=…)`)
 win over the built-ins, which win over entry points.
 """
 
@@ -136,9 +137,12 @@ class PolicyResolver:
 
 def _load(point: importlib.metadata.EntryPoint) -> dict[str, Policy]:
     """Import an entry point and check it gives `dict[str, Policy]` (directly or from a factory)."""
-    where = f"entry point {ENTRY_POINT_GROUP}:{point.name} ({point.value})"
+    where = f"entry point {point.group}:{point.name} ({point.value})"
+    declared = installed.declaration(point)
+    if declared is not None:
+        where = f"{where}, its policies {declared.policies}"
     try:
-        value = point.load()
+        value = point.load() if declared is None else declared.load_policies()
         policies = value() if callable(value) and not isinstance(value, Mapping) else value
     except Exception as e:
         raise PolicyLoadError(f"{where} failed to load: {e!r}") from e

@@ -173,7 +173,7 @@ def _flags(parser: argparse.ArgumentParser) -> set[str]:
     return {flag for action in parser._actions for flag in action.option_strings}
 
 
-COMMAND = re.compile(r"(?:^|[\s(]|bin/)arena\s+([a-z]+)((?:\s+[a-z]+(?:\\?\|[a-z]+)*)?)(.*)")
+COMMAND = re.compile(r"(?:^|[\s(]|bin/)arena\s+([a-z]+(?:-[a-z]+)*)((?:\s+[a-z]+(?![\w-])(?:\\?\|[a-z]+)*)?)(.*)")
 FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 
 
@@ -193,7 +193,7 @@ def _documented_commands() -> list[tuple[str, str, str, str]]:
 
 
 def test_docs_name_commands_at_all() -> None:
-    assert {c for _, c, _, _ in _documented_commands()} >= {"demo", "probe", "serve", "view", "compare", "audit", "bench", "images", "reap"}
+    assert {c for _, c, _, _ in _documented_commands()} >= {"demo", "probe", "serve", "view", "compare", "audit", "bench", "images", "reap", "new-env"}
 
 
 def test_every_documented_command_and_flag_is_one_the_cli_accepts() -> None:

@@ -5,7 +5,7 @@ import pytest
 from arena.errors import PrerequisiteError
 from arena.images import resolve_order
 from arena.images.specs import env_images, specs
-from arena.installed import image_dirs
+from arena.installed import environment_ids, image_dirs
 
 
 def test_resolve_order_adds_parents_first():
@@ -26,7 +26,7 @@ def test_the_content_hash_changes_with_the_parent_and_the_context():
 
 def test_environment_images_come_from_installed_environments_that_ship_a_dockerfile():
     dirs = image_dirs()
-    assert set(dirs) == {"fault-localisation", "schema-migration"}
+    assert set(dirs) == set(environment_ids())  # every installed environment ships its box
     for env, folder in dirs.items():
         assert (folder / "Dockerfile").is_file() and folder.parent.name == env.replace("-", "_")
         assert f'arena.env="{env}"' in (folder / "Dockerfile").read_text()

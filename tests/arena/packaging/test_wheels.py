@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from arena.images.specs import DOCKERFILES
+from arena.new_env.scaffold import TEMPLATE_DIR
 from arena.traces import read_traces
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -82,7 +83,7 @@ def _clean_env(venv: Path, **extra: str) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_platform_wheel_ships_its_dockerfiles_and_the_arena_command(tmp_path):
+def test_platform_wheel_ships_its_dockerfiles_the_new_env_templates_and_the_arena_command(tmp_path):
     wheel = _build_wheel("arena-evals", tmp_path / "src", tmp_path / "wheels")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
@@ -90,9 +91,11 @@ def test_platform_wheel_ships_its_dockerfiles_and_the_arena_command(tmp_path):
         [entry_points] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
         assert "Name: arena-evals" in archive.read(metadata).decode()
         assert "arena = arena.cli:main" in archive.read(entry_points).decode()
-    shipped = {f"arena/{p.relative_to(ROOT / 'arena').as_posix()}" for p in DOCKERFILES.rglob("*") if p.is_file()}
-    assert shipped, f"no image build inputs under {DOCKERFILES}"
-    assert shipped <= names, sorted(shipped - names)
+    for data in (DOCKERFILES, TEMPLATE_DIR):  # what `arena images build` and `arena new-env` read
+        shipped = {f"arena/{p.relative_to(ROOT / 'arena').as_posix()}" for p in data.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts}
+        assert shipped, f"no files under {data}"
+        assert shipped <= names, sorted(shipped - names)
 
 
 @pytest.mark.slow
