@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -98,22 +99,30 @@ def driver() -> Iterator[Any]:
 
 
 def serve(path: Path, timeout: float = 60) -> tuple[subprocess.Popen[str], str]:
-    """`arena view PATH --port 0` and its URL."""
+    """`arena view PATH --port 0` and its URL, read by a thread (a select on the buffered pipe misses lines it already read)."""
     proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "view", str(path), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump(stdout: IO[str]) -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, args=(proc.stdout,), daemon=True).start()
     deadline = time.monotonic() + timeout
-    line = ""
+    printed: list[str] = []
     try:
-        while not line.startswith("arena view: http://127.0.0.1:"):  # past the lines naming runs it cannot read
-            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-            line = proc.stdout.readline() if ready else ""
-            assert line, "arena view printed no URL"
+        while not (printed and printed[-1].startswith("arena view: http://127.0.0.1:")):  # past the lines naming runs it cannot read
+            try:
+                printed.append(lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError(f"arena view printed no URL in {timeout:.0f} s (exit {proc.poll()}):\n{''.join(printed)}") from None
     except BaseException:
         proc.kill()
         proc.wait(timeout=10)
         raise
-    return proc, line.split()[2]
+    return proc, printed[-1].split()[2]
 
 
 @pytest.fixture(scope="module")
