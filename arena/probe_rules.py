@@ -24,6 +24,7 @@ yet (`arena probe` exits 0, 1, 3).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -91,6 +92,8 @@ class PolicyScore:
     """Failed episodes that ended on an infrastructure fault their retries did not outlast."""
     agent_faults: int = 0
     """Episodes the agent ended by breaking its own box: scored 0, the agent's, not failed."""
+    failed_stops: dict[str, int] = field(default_factory=dict)
+    """Stop condition → failed episodes that ended on it (`not ok` when verifiers named none): why they failed."""
     tasks: int = 0
     low: float | None = None
     high: float | None = None
@@ -146,6 +149,7 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | 
         budget_used=sum(used) / len(used) if used else None,
         rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling, retries=outcome.retries,
         infra_failed=scores.infra, agent_faults=scores.agent_faults, tasks=est.tasks,
+        failed_stops=dict(Counter(e.stop_condition or "not ok" for e in outcome.episodes if e.failed)),
         low=number(est.low), high=number(est.high), lower=number(est.lower), upper=number(est.upper), method=est.method,
         pass_k=None if pass_k is None else {"k": pass_k.k, "pass_at_k": pass_k.at_k, "pass_hat_k": pass_k.hat_k},
         rewards=scores.rewards,
@@ -171,7 +175,8 @@ def _env_rules(env: str, by: Mapping[str, PolicyScore]) -> list[RuleResult]:
 
     for s in by.values():
         fixed(s.failed == 0 and s.episodes > 0, "episodes-ran", s.policy,
-              f"{s.policy}: {s.failed} of {s.episodes} episodes failed ({s.infra_failed} on an infrastructure fault)")
+              f"{s.policy}: {s.failed} of {s.episodes} episodes failed ({s.infra_failed} on an infrastructure fault)"
+              + "".join(f"; stopped by {stop} ×{n}" for stop, n in sorted(s.failed_stops.items())))
         if s.role != "cheater":
             fixed(s.rewrites == 0, "honest-policies-untouched", s.policy,
                   f"{s.policy}: {s.rewrites} rewrite(s)/denial(s) of an honest policy (a rule false positive; see arena audit)")

@@ -133,5 +133,6 @@ class EvalProgress:
         total = f"/{follow.total}" if follow.total else ""
         overall = f"{self.done}/{self.total}" if self.total else str(self.done)
         eta = self._eta()
-        print(f"  {follow.label}: episode {len(follow.episodes)}{total} ({episode.task}) {score}{' (failed)' if episode.failed else ''}; "
+        failed = f" (failed: {episode.stop_condition or 'not ok'})" if episode.failed else ""
+        print(f"  {follow.label}: episode {len(follow.episodes)}{total} ({episode.task}) {score}{failed}; "
               f"{follow.status()} · all {overall}" + (f", {eta}" if eta else ""), file=self.out, flush=True)

@@ -42,8 +42,11 @@ __all__ = [
 ]
 
 TRACES_FILE = "traces.jsonl"
-GOOD_STOPS = frozenset({"agent_completed", "user_closed", "max_turns_reached", None})
-"""Stop conditions of an agent that ran to its end (anything else: a timeout, an error...)."""
+GOOD_STOPS = frozenset({"agent_completed", "user_closed", "max_turns", "max_input_tokens", "max_output_tokens",
+                        "max_total_tokens", None})
+"""Stop conditions of an agent that ran to its end, or to a limit of its rollout (verifiers.v1's
+`RolloutLimits.reached` names: the rollout is still scored, the agent's outcome); anything else (a
+timeout, an error...) is a failed episode."""
 INFRA_STOPS = {
     "engineunreachable_error": "engine unreachable",
     "boxlost_error": "box lost",
@@ -111,7 +114,7 @@ class Episode:
     def failed(self) -> bool:
         """Whether the episode ended without a result: verifiers' `ok` stamp says so (an episode
         whose earlier attempts failed and were retried keeps their errors and is ok), or the agent
-        was stopped short (a timeout). An agent's fault (`agent_fault`) is a result: the agent's, 0."""
+        was stopped short (a timeout; a rollout limit such as `max_turns` is no failure). An agent's fault (`agent_fault`) is a result: the agent's, 0."""
         return self.agent_fault is None and (not self.ok or self.stop_condition not in GOOD_STOPS)
 
     @property

@@ -113,6 +113,20 @@ def test_score_outcome_scores_by_task_and_counts_the_rewrites_recorded_in_each_e
     assert score.rewards == {"a": [0.0, 0.5], "b": [0.0]} and score.pass_k is None
 
 
+
+def test_a_failed_episode_is_named_by_its_stop_condition_and_a_turn_limit_is_no_failure():
+    def episode(task: str, stop: str | None, ok: bool = True) -> Episode:
+        return Episode(task=task, ok=ok, errors=[], stop_condition=stop, reward=0.0, rewards={}, metrics={}, info={},
+                       timing={}, turns=40)
+
+    outcome = EvalOutcome(run_dir=Path("run"), returncode=0, episodes=[
+        episode("a", "max_turns"), episode("b", "timeout_error", ok=False), episode("c", "timeout_error", ok=False),
+        episode("d", None, ok=False)])
+    score = score_outcome("e", "exhaustive", outcome)
+    assert (score.failed, score.failed_stops) == (3, {"timeout_error": 2, "not ok": 1})
+    (ran,) = [r for r in gate([score]) if r.rule == "episodes-ran"]
+    assert ran.status == "failed" and "stopped by not ok ×1; stopped by timeout_error ×2" in ran.detail
+
 def test_shortcuts_must_stay_under_their_ceiling_and_far_below_the_oracle():
     assert _not_met([*GOOD, _s("shortcut_grep", 0.2)]) == {}
     assert _not_met([*GOOD, _s("shortcut_grep", 0.6)]) == {"shortcuts-fail": "failed"}

@@ -133,3 +133,13 @@ def test_infrastructure_failures_are_left_out_of_the_mean_and_agent_faults_score
     episodes = read_traces(run).episodes
     assert [e.score for e in episodes] == [None, 1.0, 0.0, 0.0]
     assert task_rewards(episodes) == {"a": [1.0], "b": [0.0], "c": [0.0]}
+
+
+@pytest.mark.parametrize("limit", ["max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"])
+def test_an_agent_that_reaches_a_rollout_limit_is_scored_not_failed(tmp_path, limit):
+    """verifiers.v1 names the limit an agent reached (`RolloutLimits.reached`) as the stop condition
+    and still scores the rollout: the agent's outcome, not a failed episode the gate refuses."""
+    row = json.loads(_line("a", 0.25))
+    row["traces"][0]["stop_condition"] = limit
+    (episode,) = read_traces(_run(tmp_path, json.dumps(row))).episodes
+    assert not episode.failed and episode.score == 0.25
