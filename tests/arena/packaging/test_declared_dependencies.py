@@ -49,6 +49,7 @@ def _imported_modules(folder: Path, packages: tuple[str, ...]) -> tuple[set[str]
                 continue
             if path.name == "__init__.py":
                 own.add(path.parent.name)
+            own.add(path.stem)  # a module run as a script (a confined child) imports its siblings by bare name
             for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
                 if isinstance(node, ast.Import):
                     imported |= {alias.name.split(".")[0] for alias in node.names}
