@@ -18,6 +18,11 @@ from filelock import FileLock
 
 from arena.engine import ENGINE_HINT, engine_problem
 
+# Tasks hide what the agent must not regenerate behind the host's task secret (arena_kit.task_secret):
+# the suite runs under one fixed secret, so a seed names the same task on every machine and in every
+# subprocess (vf-eval, the probe) the tests start.
+os.environ.setdefault("ARENA_TASK_SECRET", "arena-test-suite-task-secret")
+
 
 @pytest.fixture(autouse=True)
 def _docker_engine(request: pytest.FixtureRequest) -> None:
