@@ -15,6 +15,8 @@ publishes. Exit codes: 0 every rule met, 1 a rule failed, 3 nothing failed but a
 `probe.json` is rewritten as each policy finishes, so an interrupted probe can be resumed: its
 complete policies are read back, the others continue their vf-eval runs (`vf-eval --resume`)
 against a model server on the port the probe first used (vf-eval resumes only the identical config).
+`probe.json` names the host's task secret by its fingerprint (`arena_kit.task_secret`): the tasks
+of a seed differ between secrets, so a probe made under another secret is never resumed.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from arena.policies import PolicyResolver, model_name
 from arena.probe_rules import (PolicyScore, RuleResult, exit_code, gate, gate_verdict, render_difficulty, render_rules,
                                render_table, role_of, score_outcome)
 from arena.server import start_in_thread
+from arena_kit import task_secret
 from arena_kit.scripted import shortcut_ceiling
 
 __all__ = ["PolicyScore", "RuleResult", "gate", "latest_probe", "render_difficulty", "render_table", "report_gate",
@@ -68,7 +71,8 @@ def run_probe(
     its end with the same arguments: its complete policies are not run again.
 
     Raises:
-        UsageError: `resume` is no probe directory, or was started with other arguments.
+        UsageError: `resume` is no probe directory, or was started with other arguments or under
+            another task secret.
         PrerequisiteError: the resumed probe's model-server port is taken.
     """
     if split not in SPLITS:
@@ -79,7 +83,8 @@ def run_probe(
     plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]
             if _selected(policy, policies)]
     header: dict[str, Any] = {"harness": harness, "tasks": tasks, "split": split, "seed": seed,
-                              "taskset_args": dict(taskset_args or {}), "concurrency": max_concurrent}
+                              "taskset_args": dict(taskset_args or {}), "concurrency": max_concurrent,
+                              "task_secret": task_secret.fingerprint()}
     kept, port = _resumable(report, header, plan) if resume is not None else ({}, 0)
     started = time.monotonic()
     progress(f"probe: {len(plan)} policies × {tasks} {split} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}"
@@ -180,7 +185,7 @@ def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str
     """The complete scores of an interrupted probe (by run name) and its model server's port.
 
     Raises:
-        UsageError: no report, or one written for other arguments.
+        UsageError: no report, or one written for other arguments or under another task secret.
     """
     if not report.is_file():
         raise UsageError(f"cannot resume {report.parent}: it holds no probe.json (not a probe directory)")
@@ -191,6 +196,10 @@ def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str
         port = int(str(saved["model_server"]).rsplit(":", 1)[1])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise UsageError(f"cannot resume {report.parent}: {report} is unreadable ({type(exc).__name__}: {exc}); start a fresh probe") from None
+    made_under, here = saved.get("task_secret"), header["task_secret"]
+    if made_under != here:
+        raise UsageError(f"cannot resume {report.parent}: it was made under task secret {made_under or '(none recorded)'}, "
+                         f"this host holds {here}; set {task_secret.ENV} to the secret it was made under, or start a fresh probe")
     differing = sorted(key for key, value in header.items() if saved.get(key) != value)
     if differing:
         given = ", ".join(f"{key}={saved.get(key)!r}" for key in differing)

@@ -9,6 +9,7 @@ import pytest
 
 from arena.errors import UsageError
 from arena.probe import latest_probe, run_probe
+from arena_kit import task_secret
 from arena_testkit.fake_vf_eval import put_vf_eval_on_path
 
 ENV = "fault-localisation"
@@ -90,3 +91,22 @@ def test_a_score_saved_without_its_rewards_by_task_is_run_again_not_kept(tmp_pat
     launches = [json.loads(line) for line in (report.parent / "launches.jsonl").read_text().splitlines()]
     assert (f"{ENV}-staller-bash-dev", "--resume") in [(name, mode) for name, _url, mode in launches[2:]]
     assert {s.policy: s.rewards for s in scores} == {"staller": {"t0": [1.0]}, "oracle": {"t0": [1.0]}}
+
+
+def test_the_report_names_the_task_secret_and_a_probe_made_under_another_is_not_resumed(tmp_path, monkeypatch):
+    # A seed's task differs between task secrets: resuming would mix two sets of tasks in one gate.
+    put_vf_eval_on_path(DYING_VF_EVAL, tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    made_under = task_secret.fingerprint()
+    _scores, _results, report = _probe(out)
+    assert json.loads(report.read_text())["task_secret"] == made_under
+    monkeypatch.setenv(task_secret.ENV, "another host's task secret")
+    here = task_secret.fingerprint()
+    assert here != made_under
+    with pytest.raises(UsageError) as refused:
+        _probe(out, resume=report.parent)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert made_under in message and here in message and "ARENA_TASK_SECRET" in message
+    launches = (report.parent / "launches.jsonl").read_text().splitlines()
+    assert len(launches) == 2, "nothing runs under the other secret"
