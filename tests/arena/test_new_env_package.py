@@ -31,7 +31,7 @@ def test_its_own_tests_pass(package: Path) -> None:
     done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "tests"], package,
                 PYTHONPATH=str(package))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "9 passed" in done.stdout
+    assert "10 passed" in done.stdout
 
 
 def test_it_type_checks_strictly_with_the_project_s_settings(package: Path) -> None:
