@@ -37,9 +37,9 @@ from arena_kit.gate.stats import Estimate, Status, Verdict, decide, estimate, pa
 from arena_kit.scripted import SHORTCUT_PREFIX
 from fault_localisation.engineers import ENGINEERS
 from fault_localisation.episode import Scored, run_all, split_tasks
-from fault_localisation.generate import generate
+
 from fault_localisation.policies import POLICIES
-from fault_localisation.taskset import FaultLocalisationTask
+from fault_localisation.taskset import FaultLocalisationTask, incident_of
 
 __all__ = ["Row", "main", "rules_for", "status_of", "table"]
 
@@ -127,7 +127,7 @@ class _Faults:
 
     def __call__(self, task: FaultLocalisationTask) -> int:
         if task.data.id not in self._count:
-            self._count[task.data.id] = len(generate(task.data.seed, task.data.knobs).faults)
+            self._count[task.data.id] = len(incident_of(task.data).faults)
         return self._count[task.data.id]
 
 

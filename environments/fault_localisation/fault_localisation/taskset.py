@@ -1,9 +1,11 @@
 """Fault localisation: the incident's log is reachable only through the budgeted log_search toolset;
 the agent reports the root-cause service, its fault kind and the failed requests the claim rests on.
 
-Each task is one seed of the pure generator. `setup` builds (or finds) the incident's log store on
-the host and hands the toolset only its path, via the rollout state; the label stays on TaskData,
-which the agent's box never receives.
+Each task is one public seed; its incident is the pure generator's `generate(incident_key(seed))`:
+the generator's seed is the host's task secret over the public one (`arena_kit.task_secret`), so
+the public generator run over a split's seeds finds none of the tasks' incidents. `setup` builds
+(or finds) the incident's log store on the host and hands the toolset only its path, via the
+rollout state; the label stays on TaskData, which the agent's box never receives.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, preset, split_seeds
 from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
+from arena_kit import task_secret
 from arena_kit.baked import restore_baked_scripts
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit.rewrite_hook import apply_rules
@@ -43,16 +46,21 @@ from log_search.toolset import (
 )
 
 __all__ = ["FaultLocalisationConfig", "FaultLocalisationData", "FaultLocalisationTask",
-           "FaultLocalisationTaskConfig", "FaultLocalisationTaskset"]
+           "FaultLocalisationTaskConfig", "FaultLocalisationTaskset", "SecretMismatch", "incident_key", "incident_of"]
 
 
 ENV_ID = "fault-localisation"
+SECRET_NAMESPACE = "fault-localisation"
+"""The task secret's namespace for this environment's incidents."""
 
 
 class FaultLocalisationData(vf.TaskData):
     seed: int
+    """Public: the task's id within its split. The incident is drawn from `incident_key(seed)`."""
     knobs: Knobs
-    """Generation knobs; with `seed` they reproduce the incident exactly."""
+    """Generation knobs; with the host's secret and `seed` they reproduce the incident exactly."""
+    task_secret: str = ""
+    """The fingerprint of the task secret that made this task (`task_secret.fingerprint()`), never the secret."""
     budget: int
     label: Label
     """Held out: the root cause (service, fault kind). Never in the prompt or a tool result."""
@@ -67,7 +75,7 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         await confine(runtime, self.config.pids_limit, self.data.agent_user)
         await restore_baked_scripts(runtime, self.data.agent_user)
-        incident = generate(self.data.seed, self.data.knobs)
+        incident = incident_of(self.data)
         path = await asyncio.to_thread(build_incident_store, incident, self.config.store_dir)
         state = trace.state
         state.store_path = str(path)
@@ -81,7 +89,7 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
         sub, queries = _what_the_agent_did(trace)
         claim = None if sub is None else Claim(sub.service, sub.fault_kind, tuple(sub.evidence))
         support = (False, "no report") if claim is None else check(
-            claim.service, claim.evidence, generate(self.data.seed, self.data.knobs), opened(queries))
+            claim.service, claim.evidence, incident_of(self.data), opened(queries))
         result = grade(claim, self.data.label, len(queries), support)
         trace.info["grade"] = asdict(result)
         trace.info["submission"] = None if sub is None else sub.model_dump()
@@ -99,6 +107,28 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
         label = self.data.label
         secrets = [json.dumps(asdict(label)), getattr(trace.state, "store_path", "") or ""]
         return await apply_rules(request, trace, secrets, ENV_ID, terms=("log_search",))
+
+
+class SecretMismatch(RuntimeError):
+    """A task made under one task secret is set up or scored on a host holding another."""
+
+
+def incident_key(seed: int) -> int:
+    """The generator key of the task with public `seed`: the host's task secret over it."""
+    return task_secret.derive(SECRET_NAMESPACE, seed)
+
+
+def incident_of(data: FaultLocalisationData) -> Incident:
+    """The task's incident, regenerated on the host that made the task.
+
+    Raises:
+        SecretMismatch: this host's task secret is not the one that made the task.
+    """
+    here = task_secret.fingerprint()
+    if data.task_secret != here:
+        raise SecretMismatch(f"task {data.id} was made under task secret {data.task_secret or '(none)'}, this host "
+                             f"holds {here}; set {task_secret.ENV} to the secret that made it")
+    return generate(incident_key(data.seed), data.knobs)
 
 
 def _what_the_agent_did(trace: vf.Trace) -> tuple[Submission | None, list[QueryRecord]]:
@@ -169,8 +199,9 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
     def load(self) -> Iterator[FaultLocalisationTask]:
         cfg = self.config
         knobs = cfg.knobs()
+        made_by = task_secret.fingerprint()
         for i, seed in enumerate(split_seeds(cfg.split, cfg.num_tasks)):
-            incident = generate(seed, knobs)
+            incident = generate(incident_key(seed), knobs)
             yield FaultLocalisationTask(
                 FaultLocalisationData(
                     name=f"fault-localisation/{cfg.split}#{i}",
@@ -181,6 +212,7 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
                     knobs=knobs,
                     budget=cfg.budget,
                     label=incident.label,
+                    task_secret=made_by,
                     **ISOLATION.task_fields(),
                 ),
                 cfg.task,
@@ -206,8 +238,11 @@ def generator_fingerprint() -> str:
 
 
 def build_incident_store(incident: Incident, store_dir: Path | None = None) -> Path:
-    """Build (or reuse) the incident's log store; the key covers everything that shapes the log."""
+    """Build (or reuse) the incident's log store; the name covers everything that shapes the log.
+    It names the generator's seed (a task's secret-derived key) only by a hash: that key regenerates
+    the incident, label and all."""
     knobs = hashlib.sha256(json.dumps(asdict(incident.knobs), sort_keys=True).encode()).hexdigest()[:12]
-    key = f"fl-{generator_fingerprint()}-s{incident.seed}-k{knobs}"
+    drawn = hashlib.sha256(f"fault-localisation store {incident.seed}".encode()).hexdigest()[:16]
+    key = f"fl-{generator_fingerprint()}-i{drawn}-k{knobs}"
     directory = store_dir if store_dir is not None else Path.home() / ".cache" / "arena" / "log_search"
-    return ensure_store(directory, key, incident.rows, {"seed": str(incident.seed)})
+    return ensure_store(directory, key, incident.rows, {"incident": drawn})

@@ -15,6 +15,7 @@ from arena_testkit.fault_episode import dev_tasks, run_episode
 from fault_localisation.fault_stream import fault_requests, users_requests
 from fault_localisation.generate import Incident, generate, iso
 from fault_localisation.grade import RULES
+from fault_localisation.taskset import incident_key, incident_of
 
 pytestmark = pytest.mark.slow  # builds a few incidents' stores
 
@@ -23,7 +24,7 @@ def _incident_with_everything(tasks):
     """A dev task whose users' fault has an intermediate caller on a failed request, a request that
     timed out at the edge, and a concurrent fault's request that reached its root."""
     for task in tasks:
-        incident = generate(task.data.seed, task.data.knobs)
+        incident = incident_of(task.data)
         if incident.fault is None or not incident.twins:
             continue
         mine = [r for r in fault_requests(incident, incident.fault, "fault")
@@ -130,7 +131,7 @@ def test_one_bad_citation_among_good_ones_spoils_the_report_and_more_than_three_
 def test_an_id_from_another_incident_is_refused_by_the_toolset(case, tmp_path):
     task, incident = case
     label = task.data.label
-    other = generate(task.data.seed + 1, task.data.knobs)
+    other = generate(incident_key(task.data.seed + 1), task.data.knobs)
     foreign = next(iter(users_requests(other) or {"0123456789abcdef"}))
     assert foreign not in users_requests(incident)
     assert _play(task, [_report(label.service, label.fault_kind, [foreign])]) == 0.0  # refused: no report

@@ -30,7 +30,7 @@ from typing import Any
 
 from arena_kit.policy import CallTool
 from fault_localisation.episode import Scored
-from fault_localisation.generate import generate
+
 from fault_localisation.grade import Claim, grade
 from fault_localisation.investigations import rose
 from fault_localisation.learned.dataset import context_of, executor_for
@@ -38,7 +38,7 @@ from fault_localisation.learned.executor import drive
 from fault_localisation.learned.plan import series_onset
 from fault_localisation.learned.policy import DESCRIBE_LIMIT
 from fault_localisation.observe import KIND_EVIDENCE, Context, classify, line_fields, rate_z
-from fault_localisation.taskset import FaultLocalisationTask
+from fault_localisation.taskset import FaultLocalisationTask, incident_of
 
 __all__ = ["LEARNERS", "Learner", "evaluate", "fit", "names_features", "observe", "score_claims",
            "window_features"]
@@ -264,7 +264,7 @@ def score_claims(tasks: list[FaultLocalisationTask], claims: list[tuple[Claim, i
         if label.service != "none":
             incidents += 1
             hits += claim.service == label.service
-            chance += 1 / len(generate(task.data.seed, task.data.knobs).faults)
+            chance += 1 / len(incident_of(task.data).faults)
     return Scored(rewards, queries / max(1, len(tasks)), hits, chance, incidents)
 
 

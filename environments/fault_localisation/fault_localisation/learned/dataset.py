@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from arena_kit.policy import Observation
-from fault_localisation.generate import generate, iso
+from fault_localisation.generate import iso
 from fault_localisation.learned.executor import Executor, drive
 from fault_localisation.learned.plan import VARIANTS, Observed, observe
 from fault_localisation.observe import Context
-from fault_localisation.taskset import FaultLocalisationTask, build_incident_store
+from fault_localisation.taskset import FaultLocalisationTask, build_incident_store, incident_of
 from log_search.store import LogStore
 
 __all__ = ["Example", "context_of", "examples", "executor_for"]
@@ -39,7 +39,7 @@ def context_of(task: FaultLocalisationTask) -> Context:
 
 def executor_for(task: FaultLocalisationTask, store_dir: Path | None = None) -> Executor:
     """The task's tools offline, its log store built (or found) in `store_dir` as the task's setup would."""
-    incident = generate(task.data.seed, task.data.knobs)
+    incident = incident_of(task.data)
     store = LogStore(build_incident_store(incident, store_dir))
     services = [{"name": s.name, "role": s.role, "calls": list(s.calls)} for s in incident.services]
     return Executor(store, {"start": iso(incident.start_ms), "end": iso(incident.end_ms)}, services)
