@@ -17,7 +17,7 @@ import pytest
 from arena_kit import task_secret
 from fault_localisation.episode import NO_BOX, call_tool, new_trace, split_tasks
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
-from fault_localisation.taskset import FaultLocalisationTask, incident_key
+from fault_localisation.taskset import FaultLocalisationTask, SecretMismatch, incident_key, incident_of
 from log_search.store import LogLine
 from log_search.toolset import LogSearchConfig, LogSearchToolset
 
@@ -128,3 +128,10 @@ def test_the_task_names_its_secret_by_fingerprint_only(observed):
     for task, _, _ in observed:
         assert task.data.task_secret == task_secret.fingerprint()
         assert secret not in task.data.model_dump_json()
+
+
+def test_a_task_made_under_another_secret_is_refused_not_regenerated(observed, monkeypatch):
+    task = observed[0][0]
+    monkeypatch.setenv(task_secret.ENV, "another host's task secret")
+    with pytest.raises(SecretMismatch, match=f"{task.data.task_secret}.*{task_secret.fingerprint()}.*ARENA_TASK_SECRET"):
+        incident_of(task.data)
