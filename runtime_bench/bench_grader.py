@@ -16,7 +16,8 @@ import sys
 import time
 
 from schema_migration.families import FAMILIES, BY_NAME
-from schema_migration.generate import SPLITS, heldout_rows, spec
+from schema_migration import heldout
+from schema_migration.generate import SPLITS, spec
 from schema_migration.grade import grade
 
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         result = None
         for _ in range(args.repeat):
             t0 = time.perf_counter()
-            rows = heldout_rows(s, args.rows)
+            rows = heldout.rows(s, args.rows)
             t1, c1, k1 = time.perf_counter(), time.process_time(), _child_cpu()
             result = grade(BY_NAME[s.family].migration(s.params), s, rows)
             t2 = time.perf_counter()

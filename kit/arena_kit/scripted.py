@@ -42,7 +42,7 @@ SHORTCUT_CEILING = 0.35
 @dataclass(frozen=True)
 class Shortcut:
     """A shortcut policy with the gate's ceiling for it, when its environment sets another one
-    than `SHORTCUT_CEILING` (a wrong migration may keep up to half the credit, a grep may not)."""
+    than `SHORTCUT_CEILING` (when its grader lets a wrong answer keep more partial credit by design)."""
 
     policy: Policy
     ceiling: float = SHORTCUT_CEILING

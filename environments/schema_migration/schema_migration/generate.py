@@ -1,8 +1,11 @@
 """Pure, seeded task generator: schema, visible rows, prompt, and the held-out rows the grader uses.
 
-Every draw comes from `random.Random` streams derived from the seed and a label ("params",
-"visible", "heldout"), so a task and its held-out rows can be rebuilt from the seed alone: the
-held-out rows never need to be stored, shipped to the container, or put in task data.
+Every draw comes from a `random.Random` stream derived from an int and a label. The spec and the
+visible rows come from the task's public seed ("params", "visible"); the held-out rows and the extra
+held-out databases come from a `key` the caller passes ("heldout", "world:<name>"): the host's
+secret for the task (`heldout.key`), so a recovered seed regenerates nothing held out. Both are
+rebuilt on demand: the held-out rows never need to be stored, shipped to the container, or put in
+task data.
 """
 
 from __future__ import annotations
@@ -86,17 +89,18 @@ def visible_rows(s: Spec, n: int = VISIBLE_ROWS) -> dict[str, list[Row]]:
     return _rows(s, stream(s.seed, "visible"), n, hard=False)
 
 
-def heldout_rows(s: Spec, n: int = HELDOUT_ROWS) -> dict[str, list[Row]]:
-    """The grader's rows: `n` rows in the main touched table, other ids, more awkward values."""
-    return _rows(s, stream(s.seed, "heldout"), n, hard=True)
+def heldout_rows(s: Spec, n: int = HELDOUT_ROWS, *, key: int) -> dict[str, list[Row]]:
+    """The grader's rows, drawn from `key` (`heldout.key`, never the public seed): `n` rows in the
+    main touched table, other ids, more awkward values."""
+    return _rows(s, stream(key, "heldout"), n, hard=True)
 
 
-def world_rows(s: Spec) -> list[tuple[str, dict[str, list[Row]]]]:
+def world_rows(s: Spec, *, key: int) -> list[tuple[str, dict[str, list[Row]]]]:
     """The family's extra held-out databases (whole-database classes, e.g. one without orphans), each
-    (name, rows) from its own stream: graded beside the main held-out rows."""
+    (name, rows) from its own stream of `key`: graded beside the main held-out rows."""
     out = []
     for world in family_of(s.seed).worlds(s.params):
-        rng = stream(s.seed, f"world:{world.name}")
+        rng = stream(key, f"world:{world.name}")
         rows = world.rows(s.params, rng, WORLD_ROWS)
         rows.update(fillers.rows(rng, s.fillers, WORLD_ROWS, True))
         out.append((world.name, rows))

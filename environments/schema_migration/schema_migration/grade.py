@@ -1,6 +1,7 @@
 """Grades a migration: runs it on fresh held-out databases in a confined child process, then scores it.
 
-This is the grader's I/O edge: it screens the SQL (size, NUL, text that is not Unicode, statements),
+This is the grader's I/O edge: it reads the host's task secret the held-out data is drawn from
+(`heldout.key`), screens the SQL (size, NUL, text that is not Unicode, statements),
 prepares what it knows before seeing the migration (`prepared`: databases, reference rows, battery,
 the reference's own cost), writes the files into a scratch directory, runs the child (`jail`) under a
 budget derived from that cost (`budget`), and hands the reports to the pure scoring (`score`).
@@ -14,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from schema_migration import jail
+from schema_migration import heldout, jail
 from schema_migration.budget import Limits, file_mb, spend
 from schema_migration.generate import Spec, heldout_rows
 from schema_migration.prepared import Prepared, prepared, world_request
@@ -61,13 +62,15 @@ def _run(sql: str, p: Prepared, limits: Limits) -> Grade:
     return score(reports, p)
 
 
-def grade(sql: str, spec: Spec, rows: Mapping[str, list[Row]] | None = None, limits: Limits = Limits()) -> Grade:
-    """Grade `sql` on `rows` (default: the spec's held-out rows) and the family's extra databases."""
+def grade(sql: str, spec: Spec, rows: Mapping[str, list[Row]] | None = None, limits: Limits = Limits(), key: int | None = None) -> Grade:
+    """Grade `sql` on `rows` (default: the task's held-out rows) and the family's extra databases,
+    both drawn from `key` (default: this host's, `heldout.key`)."""
     why = screen(sql)
     if why:
         return Grade(0.0, cap(f"migration refused: {why}."), "refused")
     try:
-        p = prepared(spec, rows if rows is not None else heldout_rows(spec), limits)
+        key = heldout.key(spec.seed) if key is None else key
+        p = prepared(spec, rows if rows is not None else heldout_rows(spec, key=key), key, limits)
         return _run(sql, p, limits)
     except Exception as error:  # noqa: BLE001  (the grader's own fault: a grade with its reason, never a raise)
         return Grade(0.0, cap(f"grading failed ({type(error).__name__}): a fault of the grader, not of the migration."), "crashed")

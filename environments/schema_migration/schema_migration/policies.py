@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from arena_kit.scripted import ScriptedPolicy, Shortcut
+from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 
 from schema_migration.families import BY_NAME
@@ -24,7 +24,6 @@ from schema_migration.families.base import literal, rebuild
 from schema_migration.mistakes import MISTAKES, wrong_migration
 from schema_migration.prompt import PromptSpec, parse
 from schema_migration.schema import Row, Schema
-from schema_migration.score import MISS_CAP
 
 MAX_CALLS = 200
 """Safety stop for the looping policies, whatever the tool results say."""
@@ -86,10 +85,11 @@ oracle = Rehearsed(reference_migration)
 """The right migration, rehearsed once within the free statements."""
 
 
-def _mistaken(mistake: str) -> Shortcut:
-    """The oracle's honest routine with one classic mistake in the migration (see `mistakes`); its
-    ceiling is the grader's cap for a missed stated requirement."""
-    return Shortcut(Rehearsed(lambda spec: wrong_migration(mistake, spec.family, spec.params)), MISS_CAP)
+def _mistaken(mistake: str) -> Policy:
+    """The oracle's honest routine with one classic mistake in the migration (see `mistakes`). It
+    declares no ceiling of its own: a missed stated requirement caps the grade at `score.MISS_CAP`
+    (0.25), under the gate's default shortcut ceiling (0.35)."""
+    return Rehearsed(lambda spec: wrong_migration(mistake, spec.family, spec.params))
 
 
 def spammer(obs: Observation) -> Action:

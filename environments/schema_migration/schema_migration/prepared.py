@@ -2,7 +2,7 @@
 
 The reference migration is trusted SQL: it runs here, in process, through the same code the confined
 child runs (`jail_child.run_world`), so its cost is measured the way a candidate's is. A `Prepared`
-depends only on the task and its held-out rows, so it is cached: the mutation sweep grades thousands
+depends only on the task, its held-out rows and the key of its extra databases, so it is cached: the mutation sweep grades thousands
 of migrations of one task against one.
 """
 
@@ -102,20 +102,22 @@ def _world(s: Spec, kept: Schema, name: str, rows: Mapping[str, list[Row]], limi
     return World(name, db, plan, plan_file, checks, report["battery"], cost)
 
 
-_CACHE: OrderedDict[tuple[int, str, Limits], Prepared] = OrderedDict()
+_CACHE: OrderedDict[tuple[int, str, int, Limits], Prepared] = OrderedDict()
 
 
-def prepared(s: Spec, rows: Mapping[str, list[Row]], limits: Limits = Limits()) -> Prepared:
-    """The grader's preparation for task `s` on the held-out `rows` (cached by their content)."""
+def prepared(s: Spec, rows: Mapping[str, list[Row]], key: int, limits: Limits = Limits()) -> Prepared:
+    """The grader's preparation for task `s` on the held-out `rows`, with the extra held-out
+    databases drawn from `key` (`heldout.key`); cached by the rows' content and the key."""
     blob = pickle.dumps({k: list(v) for k, v in rows.items()}, protocol=pickle.HIGHEST_PROTOCOL)
-    key = (s.seed, hashlib.sha256(blob).hexdigest(), limits)
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
+    cache_key = (s.seed, hashlib.sha256(blob).hexdigest(), key, limits)
+    if cache_key in _CACHE:
+        _CACHE.move_to_end(cache_key)
+        return _CACHE[cache_key]
     kept = untouched(s)
-    worlds = [_world(s, kept, MAIN, rows, limits)] + [_world(s, kept, name, extra, limits) for name, extra in world_rows(s)]
+    extra = world_rows(s, key=key)
+    worlds = [_world(s, kept, MAIN, rows, limits)] + [_world(s, kept, name, more, limits) for name, more in extra]
     done = Prepared(s, rows, tuple(worlds), cases.members(BY_NAME[s.family], s.params, rows), kept)
-    _CACHE[key] = done
+    _CACHE[cache_key] = done
     if len(_CACHE) > CACHED:
         _CACHE.popitem(last=False)
     return done

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from schema_migration.families import BY_NAME, Params
 from schema_migration.generate import Spec
 from schema_migration.schema import Row, Schema
+from schema_migration.score import MISS_CAP
 
 __all__ = ["PromptSpec", "examples", "parse", "render", "shown_values"]
 
@@ -113,7 +114,7 @@ VACUUM, load_extension and most PRAGMAs make it fail. Foreign-key enforcement is
 `PRAGMA foreign_key_check` and `PRAGMA integrity_check` must pass afterwards or the score is 0. If the
 migration raises an error the database is left unchanged and the score is 0. The grader checks the
 file your migration leaves behind (TEMP objects do not survive): every stated requirement above must
-hold, and missing any one caps the score at 0.5; every row must match the rules exactly, and 1 % of
+hold, and missing any one caps the score at {MISS_CAP}; every row must match the rules exactly, and 1 % of
 the rows wrong, lost or extra halves the score (2 % scores 0).
 
 {BLOCK_OPEN}

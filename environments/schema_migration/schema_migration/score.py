@@ -12,7 +12,8 @@
   parents); every value class of the rules with each of its rows as the rules say; each group of
   the later-write battery accepting, refusing and leaving behind what the target does; each extra
   held-out database (e.g. one without orphans) right in every check and row). S = 1 if all pass,
-  else 0.5 * passed / checks: one miss caps the score at 0.5;
+  else 0.25 * passed / checks: one miss caps the score at 0.25, half the worst a correct migration
+  earns (the taskset's turn counterweight falls to x0.5), so a wrong migration scores below every right one;
 - rows R: per target table and view, bad = wrong + lost + extra rows (INTEGER and TEXT values
   exact and of the same type, REAL within a relative 1e-9), r = max(0, 1 - 50 * bad / expected);
   R = the smallest r: 1 % of any object's rows wrong halves R, 2 % zeroes it;
@@ -36,7 +37,9 @@ from schema_migration.schema import Row
 
 __all__ = ["MISS_CAP", "REASON_CHARS", "ROW_SLOPE", "Grade", "battery_checks", "cap", "redact", "row_factor", "schema_gate", "score", "worst_row_factor"]
 
-MISS_CAP = 0.5
+MISS_CAP = 0.25
+"""S when any stated requirement is missed is at most this: half the worst a correct migration scores
+(the turn counterweight's floor, 0.5), so a migration that breaks a stated rule scores below every correct one."""
 ROW_SLOPE = 50
 """R falls by this much per unit share of bad rows: 1 % bad -> 0.5, 2 % -> 0."""
 REASON_CHARS = 500
@@ -52,7 +55,7 @@ class Grade:
     stage: str
     """Where grading ended: "refused", "error", "crashed", "integrity", "unreadable" or "checked"."""
     schema: float = 0.0
-    """The schema gate S (1, or at most 0.5)."""
+    """The schema gate S (1, or below `MISS_CAP`)."""
     rows: float = 0.0
     """The row factor R."""
     failed_checks: list[str] = field(default_factory=list)

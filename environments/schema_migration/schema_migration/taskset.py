@@ -1,8 +1,10 @@
 """The schema-migration taskset: a seeded SQLite database in the agent's container, graded on held-out rows.
 
-Task data carries only the seed and the budget knobs: the spec, the visible rows (written into the
-container at setup) and the held-out rows (rebuilt on the host at grading) all come from the seed,
-so nothing held out is ever stored in task data, the container or a tool result. The agent's one
+Task data carries only the seed, the budget knobs and the fingerprint of the host's task secret: the
+spec and the visible rows (written into the container at setup) come from the seed, the held-out
+rows (rebuilt on the host at grading) from the secret's key for the seed (`heldout.key`), so
+nothing held out is ever stored in task data, the container or a tool result, and a recovered seed
+regenerates none of it. The agent's one
 submission arrives in `trace.state.submission` from the `sqlite_sandbox` toolset.
 """
 
@@ -17,12 +19,13 @@ import verifiers.v1 as vf
 
 from arena_kit.baked import restore_baked_scripts
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
+from arena_kit import task_secret
 from arena_kit.rewrite_hook import apply_rules
 from sqlite_sandbox.boxes import box_info
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 
-from schema_migration import dbfile, prompt
+from schema_migration import dbfile, heldout, prompt
 from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
 from schema_migration.grade import grade
 
@@ -39,13 +42,17 @@ CHECKPOINT_DIR = f"{ISOLATION.agent_home}/.sqlite_sandbox"
 """The agent's checkpoints: in its home (writable in a read-only box; Prime mounts /tmp as a small tmpfs)."""
 
 
-@functools.lru_cache(maxsize=256)
 def heldout_secrets(seed: int, n: int) -> tuple[str, ...]:
     """Distinctive text values of the held-out rows that the agent cannot see or derive: not found,
     in any letter case, inside any value of the visible sample or of its correctly migrated form
     (a held-out city that is a trimmed visible city is no leak), inside any example value the prompt
     shows before or after the rules, or anywhere in the prompt's text (an agent that rehearses on the
     prompt's examples reads them back)."""
+    return _heldout_secrets(seed, n, heldout.key(seed))
+
+
+@functools.lru_cache(maxsize=256)
+def _heldout_secrets(seed: int, n: int, key: int) -> tuple[str, ...]:
     s = spec(seed)
     visible = visible_rows(s)
     values = [str(v) for table in (visible, expected_rows(s, visible)) for rows in table.values() for row in rows for v in row if v is not None]
@@ -53,7 +60,7 @@ def heldout_secrets(seed: int, n: int) -> tuple[str, ...]:
     text = prompt.render(s, DEFAULT_DB_PATH, STATEMENT_BUDGET, FREE_STATEMENTS)
     seen = "\0".join([*values, *prompt.shown_values(s), text]).casefold()
     found: list[str] = []
-    for rows in heldout_rows(s, n).values():
+    for rows in heldout_rows(s, n, key=key).values():
         for row in rows:
             for value in row:
                 text = str(value) if isinstance(value, str) else ""
@@ -80,13 +87,17 @@ def efficiency(used: int, free: int, budget: int) -> float:
 
 class SchemaMigrationData(vf.TaskData):
     seed: int
-    """The seed the spec, visible rows and held-out rows are rebuilt from (host-side only)."""
+    """The public seed the spec and visible rows are rebuilt from; the held-out rows come from the
+    host's secret key for it (`heldout.key`)."""
     heldout_rows: int = HELDOUT_ROWS
     """Rows in the main table of the held-out database."""
     statement_budget: int = STATEMENT_BUDGET
     """execute calls the sandbox allows."""
     free_statements: int = FREE_STATEMENTS
     """execute calls that cost no score; each one beyond lowers it (see `efficiency`)."""
+    task_secret: str = ""
+    """The fingerprint of the host secret the task was built under (`arena_kit.task_secret.fingerprint`):
+    results from hosts with other secrets are other tasks."""
 
 
 class SchemaMigrationTaskConfig(IsolationTaskConfig):
@@ -130,7 +141,9 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
             return 0.0
         s = spec(self.data.seed)
         sql, n = state.submission, self.data.heldout_rows
-        result = await asyncio.to_thread(lambda: grade(sql, s, heldout_rows(s, n)))
+        key = heldout.key(self.data.seed)
+        trace.info["task_secret"] = task_secret.fingerprint()
+        result = await asyncio.to_thread(lambda: grade(sql, s, heldout_rows(s, n, key=key), key=key))
         factor = efficiency(used, self.data.free_statements, self.data.statement_budget)
         trace.info["grade"] = {
             "score": result.score,
@@ -177,6 +190,7 @@ class SchemaMigrationTaskset(vf.Taskset[SchemaMigrationTask, SchemaMigrationConf
                     heldout_rows=knobs.heldout_rows,
                     statement_budget=knobs.statement_budget,
                     free_statements=knobs.free_statements,
+                    task_secret=task_secret.fingerprint(),
                     **ISOLATION.task_fields(),
                 ),
                 knobs,

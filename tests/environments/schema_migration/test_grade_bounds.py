@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from schema_migration import jail
 from schema_migration.families import BY_NAME, FAMILIES
-from schema_migration.generate import heldout_rows, seeds, spec
+from schema_migration.generate import seeds, spec
+from schema_migration.heldout import key as heldout_key
+from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
 from schema_migration.grade import grade
 from schema_migration.score import MISS_CAP, REASON_CHARS
 from schema_migration import budget
@@ -321,7 +323,7 @@ def test_the_budget_is_a_multiple_of_the_references_cost_with_a_quadratic_floor(
 @pytest.mark.parametrize("family", sorted(DEV))
 def test_every_references_own_cost_is_far_inside_its_budget(family):
     s, sql = _task(family)
-    p = prepared(s, heldout_rows(s))
+    p = prepared(s, heldout_rows(s), heldout_key(s.seed))
     for world in p.worlds:
         got = budget.spend(world.cost, Limits())
         assert world.cost.steps * 10 < got.steps and world.cost.read_steps * 10 < got.read_steps, (world.name, world.cost)
@@ -350,7 +352,7 @@ def test_the_hard_cpu_cap_and_the_derived_file_limit_are_in_force_in_the_child(t
     budget_ = {"steps": 10**6, "read_steps": 10**6, "cpu_s": 1.0, "read_cpu_s": 1.0}
     world = {"name": "main", "db": db.name, "tables": [], "views": [], "untouched": [], "battery": None, "plan": None, "budget": budget_}
     s, _ = _task("split_column")
-    limit_mb = budget.file_mb(max(w.cost.file_bytes for w in prepared(s, heldout_rows(s)).worlds), Limits())
+    limit_mb = budget.file_mb(max(w.cost.file_bytes for w in prepared(s, heldout_rows(s), heldout_key(s.seed)).worlds), Limits())
     [report] = jail.run(tmp_path, ["SELECT 1"], [world], Limits(), limit_mb)
     assert report.limits["cpu_s"] == Limits().cpu_s <= 8
     assert report.limits["file_bytes"] == budget.FILE_FLOOR_MB * 2**20

@@ -1,10 +1,11 @@
-"""Wrong migrations score at most 0.5: a missed requirement is a gate, 1 % of rows wrong halves the score, TEMP objects fake nothing."""
+"""Wrong migrations score at most the miss cap (0.25): a missed requirement is a gate, 1 % of rows wrong halves the score, TEMP objects fake nothing."""
 
 import math
 
 import pytest
 from schema_migration.families import BY_NAME, FAMILIES
-from schema_migration.generate import expected_rows, heldout_rows, seeds, spec, untouched
+from schema_migration.generate import expected_rows, seeds, spec, untouched
+from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
 from schema_migration.grade import grade
 from schema_migration.score import MISS_CAP
 
@@ -23,7 +24,7 @@ def _changed(sql: str, old: str, new: str) -> str:
     return sql.replace(old, new)
 
 
-def test_a_foreign_key_never_declared_scores_at_most_half():
+def test_a_foreign_key_never_declared_scores_at_most_the_miss_cap():
     s, sql = _task("add_fk_orphans")
     p = s.params
     result = grade(_changed(sql, f" REFERENCES {p['parent']}(id)", ""), s)
@@ -31,7 +32,7 @@ def test_a_foreign_key_never_declared_scores_at_most_half():
     assert f"{p['child']}.{p['fk']} references {p['parent']}(id)" in result.failed_checks
 
 
-def test_a_check_constraint_never_added_scores_at_most_half():
+def test_a_check_constraint_never_added_scores_at_most_the_miss_cap():
     s, sql = _task("check_repair")
     weakened = _changed(sql, f" CHECK ({BY_NAME['check_repair']._qty_check(s.params)})", "")
     result = grade(weakened, s)
@@ -39,7 +40,7 @@ def test_a_check_constraint_never_added_scores_at_most_half():
     assert any(name.startswith(f"later writes to {s.params['table']}.{s.params['qty']} ") for name in result.failed_checks)
 
 
-def test_an_old_column_left_in_place_scores_at_most_half():
+def test_an_old_column_left_in_place_scores_at_most_the_miss_cap():
     s, _ = _task("split_column")
     p = s.params
     t, first, last = p["table"], p["first"], p["last"]
@@ -58,7 +59,7 @@ def test_an_old_column_left_in_place_scores_at_most_half():
     assert any(name.startswith(f"{t} has no other columns") for name in result.failed_checks)
 
 
-def test_indexes_lost_in_a_rebuild_score_at_most_half():
+def test_indexes_lost_in_a_rebuild_score_at_most_the_miss_cap():
     s, sql = _task("not_null_backfill")
     dropped = "\n".join(line for line in sql.splitlines() if not line.startswith("CREATE INDEX"))
     result = grade(dropped, s)
@@ -66,7 +67,7 @@ def test_indexes_lost_in_a_rebuild_score_at_most_half():
     assert any(name.startswith("index on") for name in result.failed_checks)
 
 
-def test_a_target_table_replaced_by_a_view_scores_at_most_half():
+def test_a_target_table_replaced_by_a_view_scores_at_most_the_miss_cap():
     s, sql = _task("split_column")
     t = s.params["table"]
     cols = ", ".join(s.target.table(t).column_names)
@@ -77,7 +78,7 @@ def test_a_target_table_replaced_by_a_view_scores_at_most_half():
     assert f"{t} is a table" in result.failed_checks
 
 
-def test_cents_truncated_instead_of_rounded_score_at_most_half():
+def test_cents_truncated_instead_of_rounded_score_at_most_the_miss_cap():
     s, sql = _task("change_type_cents")
     result = grade(_changed(sql, "CAST(round(CAST(clean AS REAL) * 100) AS INTEGER)", "CAST(CAST(clean AS REAL) * 100 AS INTEGER)"), s)
     assert result.row_stats is not None and result.row_stats.wrong > 0
@@ -92,7 +93,7 @@ def test_float_cents_in_an_integer_column_do_not_match_the_integer():
     assert result.score <= MISS_CAP, result.reason
 
 
-def test_json_integers_not_trimmed_score_at_most_half():
+def test_json_integers_not_trimmed_score_at_most_the_miss_cap():
     s, sql = _task("extract_json")
     name, path, kind = next(f for f in s.params["fields"] if f[2] == "INTEGER")
     got = f"json_extract(payload, '{path}')"
@@ -101,7 +102,7 @@ def test_json_integers_not_trimmed_score_at_most_half():
     assert result.score <= MISS_CAP, result.reason
 
 
-def test_a_name_not_trimmed_before_splitting_scores_at_most_half():
+def test_a_name_not_trimmed_before_splitting_scores_at_most_the_miss_cap():
     s, sql = _task("split_column")
     result = grade(_changed(sql, f"trim(coalesce({s.params['column']}, ''))", f"coalesce({s.params['column']}, '')"), s)
     assert result.row_stats is not None and result.row_stats.wrong > 0
@@ -143,7 +144,7 @@ def test_a_temp_table_with_the_checks_does_not_fake_the_constraint():
 
 
 @pytest.mark.parametrize("share", [0.01, 0.03])
-def test_corrupting_one_percent_of_the_rows_or_more_scores_at_most_half(share):
+def test_corrupting_one_percent_of_the_rows_or_more_scores_at_most_the_miss_cap(share):
     s, sql = _task("not_null_backfill")
     t = s.params["table"]
     n = math.ceil(share * sum(len(rows) for rows in expected_rows(s, heldout_rows(s)).values()))
@@ -165,7 +166,7 @@ def _with_fillers(family: str, *, views: bool = False, triggers: bool = False):
     raise AssertionError(f"no dev task of {family} with the fillers asked for")
 
 
-def test_rows_deleted_from_an_untouched_table_score_at_most_half():
+def test_rows_deleted_from_an_untouched_table_score_at_most_the_miss_cap():
     s, sql = _task("check_repair")
     filler = untouched(s).tables[0].name
     result = grade(sql + f"\nDELETE FROM {filler} WHERE rowid IN (SELECT rowid FROM {filler} LIMIT 10);", s)
@@ -173,7 +174,7 @@ def test_rows_deleted_from_an_untouched_table_score_at_most_half():
     assert any(name.startswith(f"all rows of {filler} as expected") for name in result.failed_checks)
 
 
-def test_a_small_touched_table_wholly_wrong_scores_at_most_half():
+def test_a_small_touched_table_wholly_wrong_scores_at_most_the_miss_cap():
     s = spec(1_000_013)  # a task whose lookup names differ from the main table's values only in case
     assert s.family == "normalise_lookup"
     sql = BY_NAME[s.family].migration(s.params)
@@ -181,7 +182,7 @@ def test_a_small_touched_table_wholly_wrong_scores_at_most_half():
     assert result.score <= MISS_CAP, result.reason
 
 
-def test_a_misnamed_placeholder_parent_row_scores_at_most_half():
+def test_a_misnamed_placeholder_parent_row_scores_at_most_the_miss_cap():
     s, sql = _task("add_fk_orphans")
     result = grade(_changed(sql, "'(unknown)'", "'unknown'"), s)
     assert result.score <= MISS_CAP, result.reason
@@ -194,7 +195,7 @@ def test_the_row_factor_is_the_worst_objects_not_the_pooled_share():
     assert result.rows == 0.0, result.reason  # 2 % of that table's rows lost (0.1 % of all rows)
 
 
-def test_an_untouched_trigger_rewritten_scores_at_most_half():
+def test_an_untouched_trigger_rewritten_scores_at_most_the_miss_cap():
     s, sql, kept = _with_fillers("check_repair", triggers=True)
     tr = kept.triggers[0]
     noop = f"\nDROP TRIGGER {tr.name};\nCREATE TRIGGER {tr.name} AFTER UPDATE ON {tr.table} BEGIN SELECT 1; END;"
@@ -203,7 +204,7 @@ def test_an_untouched_trigger_rewritten_scores_at_most_half():
     assert f"untouched trigger {tr.name} as it was" in result.failed_checks
 
 
-def test_an_untouched_view_redefined_to_show_nothing_scores_at_most_half():
+def test_an_untouched_view_redefined_to_show_nothing_scores_at_most_the_miss_cap():
     s, sql, kept = _with_fillers("check_repair", views=True)
     v = kept.views[0]
     empty = f"\nDROP VIEW {v.name};\nCREATE VIEW {v.name}({', '.join(v.columns)}) AS SELECT {', '.join('NULL' for _ in v.columns)} WHERE 0;"
@@ -212,7 +213,7 @@ def test_an_untouched_view_redefined_to_show_nothing_scores_at_most_half():
     assert f"untouched view {v.name} shows the same rows" in result.failed_checks
 
 
-def test_an_extra_destructive_trigger_scores_at_most_half():
+def test_an_extra_destructive_trigger_scores_at_most_the_miss_cap():
     s, sql = _task("check_repair")
     t = s.params["table"]
     result = grade(sql + f"\nCREATE TRIGGER evil AFTER UPDATE ON {t} BEGIN DELETE FROM {t}; END;", s)
@@ -220,7 +221,7 @@ def test_an_extra_destructive_trigger_scores_at_most_half():
     assert any(name.startswith("no other triggers") for name in result.failed_checks)
 
 
-def test_an_insert_trigger_standing_in_for_the_checks_scores_at_most_half():
+def test_an_insert_trigger_standing_in_for_the_checks_scores_at_most_the_miss_cap():
     s, sql = _task("check_repair")
     p, family = s.params, BY_NAME["check_repair"]
     no_checks = _changed(_changed(sql, f" CHECK ({family._qty_check(p)})", ""), f" CHECK ({family._rate_check(p)})", "")
@@ -233,7 +234,7 @@ def test_an_insert_trigger_standing_in_for_the_checks_scores_at_most_half():
 
 
 @pytest.mark.parametrize("which", ["rate accepts above 2", "qty rejects only the probed values"])
-def test_a_check_shaped_to_the_probes_scores_at_most_half(which):
+def test_a_check_shaped_to_the_probes_scores_at_most_the_miss_cap(which):
     s, sql = _task("check_repair")
     p, family = s.params, BY_NAME["check_repair"]
     q, r = p["qty"], p["rate"]
@@ -277,7 +278,7 @@ def test_hundreds_of_extra_tables_fail_the_check_instead_of_being_cut_off():
     assert any(name.startswith("no other tables (found") for name in result.failed_checks)
 
 
-def test_trimming_tabs_and_nbsp_that_the_rule_keeps_scores_at_most_half():
+def test_trimming_tabs_and_nbsp_that_the_rule_keeps_scores_at_most_the_miss_cap():
     s, sql = _task("split_column")
     col = s.params["column"]
     wider = _changed(sql, f"trim(coalesce({col}, ''))", f"trim(coalesce({col}, ''), ' ' || char(9) || char(160))")

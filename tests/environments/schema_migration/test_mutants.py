@@ -5,7 +5,8 @@ import functools
 import pytest
 import sqlglot
 from schema_migration.families import BY_NAME, FAMILIES, check_repair, json_fields
-from schema_migration.generate import heldout_rows, spec
+from schema_migration.generate import spec
+from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
 from schema_migration.grade import grade
 from schema_migration.mutants.adversary import adversary
 from schema_migration.mutants.build import mutants, parse, render

@@ -14,7 +14,8 @@ from arena_kit.rules import match_post
 from arena_testkit.migration_sim import play
 from schema_migration import dbfile, prompt, taskset
 from schema_migration.families import BY_NAME
-from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
+from schema_migration.generate import HELDOUT_ROWS, expected_rows, seeds, spec, visible_rows
+from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
 from schema_migration.policies import oracle
 from sqlite_sandbox import engine, render
 from schema_migration.taskset import SchemaMigrationConfig, SchemaMigrationTaskset, efficiency, heldout_secrets

@@ -16,7 +16,8 @@ from pathlib import Path
 from arena_kit.policy import Answer, CallTool, Observation, Policy, RunShell, Step, ToolSpec, tool_matches
 from mcp.server.mcpserver.exceptions import ToolError
 from schema_migration import dbfile, prompt
-from schema_migration.generate import heldout_rows, spec, visible_rows
+from schema_migration.generate import spec, visible_rows
+from schema_migration.heldout import rows as heldout_rows
 from schema_migration.grade import Grade, grade
 from schema_migration.taskset import SYSTEM_PROMPT, efficiency
 from sqlite_sandbox import engine

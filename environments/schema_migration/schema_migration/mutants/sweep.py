@@ -6,8 +6,9 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from schema_migration import heldout
 from schema_migration.families import FAMILIES
-from schema_migration.generate import Split, heldout_rows, seeds, spec
+from schema_migration.generate import Split, seeds, spec
 from schema_migration.grade import grade
 from schema_migration.mutants.build import mutants, roundtrip
 
@@ -56,7 +57,7 @@ def sweep_task(seed: int) -> list[Outcome]:
     sweep raises instead of reporting them.
     """
     s = spec(seed)
-    rows = heldout_rows(s)
+    rows = heldout.rows(s)
     check = grade(roundtrip(s), s, rows)
     if check.score != 1.0:
         raise RoundTripError(f"seed {seed} ({s.family}): sqlglot's rendering of the reference scores {check.score}: {check.reason}")
