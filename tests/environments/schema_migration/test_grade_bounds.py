@@ -302,7 +302,9 @@ def test_a_hostile_spin_ends_within_ten_cpu_seconds_at_the_default_rows(where):
         spun = head + f"CREATE VIEW {s.params['old']} AS SELECT n.* FROM {s.params['new']} AS n WHERE n.id > {forever};"
     out = _grade_isolated("rename_with_view", spun)
     assert out["score"] <= MISS_CAP, out["reason"]
-    assert "step limit" in out["reason"], out["reason"]
+    # Which budget fires first depends on load (the read spends 1.85 to 2.55 CPU-s before its step budget,
+    # against a 2.5 CPU-s read budget); either one is the property, the hard cap's SIGXCPU is not.
+    assert re.search(r"\b(step|CPU) limit reached \(", out["reason"]), out["reason"]
     assert out["cpu_s"] + out["child_cpu_s"] < 10, out
 
 
