@@ -10,9 +10,10 @@ the later-write battery, rows. It prints one JSON report.
 
 Confinement: per phase, SQLite VM steps and CPU seconds counted by the progress handler against the
 budget the grader derived from the reference's own cost (the same count on any machine for steps);
-for the whole process RLIMIT_CPU (the hard cap), RLIMIT_AS, RLIMIT_FSIZE, SQLITE_LIMIT_LENGTH; temp
-storage in memory; an authorizer refusing ATTACH/DETACH, all but a few PRAGMAs and dangerous
-functions; no attachable database while agent SQL runs. The grader also imports this module to run
+for the whole process RLIMIT_CPU (the hard cap), RLIMIT_AS, SQLITE_LIMIT_LENGTH, the file-size limit
+as SQLite's own max_page_count (RLIMIT_FSIZE behind it); temp storage in memory; an authorizer
+refusing ATTACH/DETACH, all but a few PRAGMAs and dangerous functions; no attachable database while
+agent SQL runs. The grader also imports this module to run
 the reference migration in process (`run_world`), without the process limits.
 """
 
@@ -123,6 +124,13 @@ def connect(db: str, req: dict[str, Any], steps: int, cpu_s: float) -> tuple[sql
     # discarded), no fsync, temp tables and sorts in memory so no host temp file grows.
     for pragma in ("temp_store = MEMORY", "journal_mode = MEMORY", "synchronous = OFF", "cache_size = -65536"):
         conn.execute(f"PRAGMA {pragma}")
+    # The database is the one file that grows, so SQLite itself stops it at the file-size limit
+    # (SQLITE_FULL: the statement fails, the transaction rolls back). RLIMIT_FSIZE is only the
+    # backstop: a write it refuses is an I/O error that leaves the pager unable to play back an
+    # in-memory journal, so the file would stay half-written.
+    if int(req["file_mb"]) > 0:
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {int(req['file_mb']) * 2**20 // page}")
     conn.set_authorizer(authorizer)
     return conn, Budget(conn, steps, cpu_s, req.get("cap_s"))
 
@@ -144,9 +152,12 @@ def message(error: BaseException, req: dict[str, Any], budget: Budget | None = N
     if quoted:
         tail = ": syntax error" if first.endswith(": syntax error") else ""
         first = first[: quoted.start()] + "<...>" + tail
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    if code == sqlite3.SQLITE_FULL and int(req["file_mb"]) > 0:
+        return f"file-size limit reached ({req['file_mb']} MiB, the database may not grow past it)"
     if "too big" in first:
         first += f" (the string and blob length limit is {req['length_mb']} MiB)"
-    elif "disk I/O error" in first or "disk is full" in first:
+    elif code == sqlite3.SQLITE_IOERR:
         first += f" (the file-size limit is {req['file_mb']} MiB: the database may not grow past it)"
     return first[:ERROR_CHARS]
 

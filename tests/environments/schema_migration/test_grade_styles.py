@@ -116,11 +116,14 @@ def test_cents_in_place_with_a_cte_update_from_iif_and_its_own_number_test():
         "c NOT GLOB '*[^0-9.-]*' AND c NOT GLOB '?*-*' AND c NOT GLOB '*.*.*' AND c NOT GLOB '*.' "
         "AND c NOT GLOB '*.[0-9][0-9][0-9]*' AND c GLOB '*[0-9]*'"
     )
+    # Exact at any size: whole and decimals split at the mark, then integer arithmetic (no REAL).
+    whole, frac = "substr(a, 1, instr(a || '.', '.') - 1)", "substr(a, instr(a || '.', '.') + 1)"
+    unsigned = f"CAST({whole} AS INTEGER) * 100 + CAST({frac} AS INTEGER) * iif(length({frac}) = 1, 10, 1)"
     _graded_one(
         f"""
         ALTER TABLE {t} ADD COLUMN {target} INTEGER{null};
-        WITH cleaned AS (SELECT id, {clean} AS c FROM {t})
-        UPDATE {t} SET {target} = iif({number}, CAST(round(CAST(c AS REAL) * 100) AS INTEGER), {empty})
+        WITH cleaned AS (SELECT id, c, iif(c GLOB '-*', substr(c, 2), c) AS a FROM (SELECT id, {clean} AS c FROM {t}))
+        UPDATE {t} SET {target} = iif({number}, iif(c GLOB '-*', -1, 1) * ({unsigned}), {empty})
           FROM cleaned WHERE cleaned.id = {t}.id;
         ALTER TABLE {t} DROP COLUMN {col};
         """,

@@ -4,6 +4,7 @@ import math
 
 import pytest
 from schema_migration.families import BY_NAME, FAMILIES
+from schema_migration.families.cents import EXACT_CENTS
 from schema_migration.generate import expected_rows, seeds, spec, untouched
 from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
 from schema_migration.grade import grade
@@ -80,14 +81,14 @@ def test_a_target_table_replaced_by_a_view_scores_at_most_the_miss_cap():
 
 def test_cents_truncated_instead_of_rounded_score_at_most_the_miss_cap():
     s, sql = _task("change_type_cents")
-    result = grade(_changed(sql, "CAST(round(CAST(clean AS REAL) * 100) AS INTEGER)", "CAST(CAST(clean AS REAL) * 100 AS INTEGER)"), s)
+    result = grade(_changed(sql, EXACT_CENTS, "CAST(CAST(clean AS REAL) * 100 AS INTEGER)"), s)
     assert result.row_stats is not None and result.row_stats.wrong > 0
     assert result.score <= MISS_CAP, result.reason
 
 
 def test_float_cents_in_an_integer_column_do_not_match_the_integer():
     s, sql = _task("change_type_cents")
-    result = grade(_changed(sql, "CAST(round(CAST(clean AS REAL) * 100) AS INTEGER)", "CAST(clean AS REAL) * 100"), s)
+    result = grade(_changed(sql, EXACT_CENTS, "CAST(clean AS REAL) * 100"), s)
     assert result.row_stats is not None and result.row_stats.wrong > 0
     assert f"{s.params['table']}.{s.params['target']}" in result.row_stats.columns
     assert result.score <= MISS_CAP, result.reason

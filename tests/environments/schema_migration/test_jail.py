@@ -27,9 +27,9 @@ def _world(db: Path, tables: tuple[str, ...] = (), battery: dict | None = None, 
     return {"name": "main", "db": db.name, "tables": list(tables), "views": [], "untouched": [], "battery": battery, "plan": None, "budget": budget or BUDGET}
 
 
-def _child(db: Path, statements: list[str], **world) -> JailReport:
+def _child(db: Path, statements: list[str], file_mb: int = 64, **world) -> JailReport:
     """Run the confined child directly, bypassing the parent's statement screening."""
-    return jail.run(db.parent, statements, [_world(db, **world)], Limits(), 64)[0]
+    return jail.run(db.parent, statements, [_world(db, **world)], Limits(), file_mb)[0]
 
 
 def _run(db: Path, sql: str, **world) -> JailReport:
@@ -90,6 +90,25 @@ def test_a_runaway_query_hits_the_step_limit_and_leaves_the_database_unchanged(d
     assert report.status == "error" and report.error.startswith("step limit reached (20,000,000 SQLite VM steps")
     assert report.statement == 2
     assert report.unchanged is True
+
+
+ROWS_OF = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT {n}) SELECT x FROM c)"
+PAST_ONE_MIB = {
+    "zeroblob table": "CREATE TABLE junk AS SELECT zeroblob(100000) AS b FROM " + ROWS_OF.format(n=30),
+    "printf rows": "INSERT INTO t (v) SELECT printf('%.*c', 20000, 'x') FROM " + ROWS_OF.format(n=200),
+    "every row rewritten": "UPDATE t SET v = zeroblob(30000)",
+}
+
+
+@pytest.mark.parametrize("write", sorted(PAST_ONE_MIB))
+def test_a_write_past_the_file_size_limit_names_it_and_leaves_the_database_byte_for_byte_unchanged(db, write):
+    before = db.read_bytes()
+    report = _child(db, ["UPDATE t SET v = 'changed first'", PAST_ONE_MIB[write]], file_mb=1)
+    assert report.status == "error" and report.statement == 2
+    assert report.error.startswith("file-size limit reached (1 MiB"), report.error
+    assert report.unchanged is True
+    assert db.read_bytes() == before  # in fact, not only as reported
+    assert sorted(p.name for p in db.parent.iterdir()) == [db.name]  # no journal or partial file left behind
 
 
 def test_later_writes_run_after_the_migration_and_are_undone(db):

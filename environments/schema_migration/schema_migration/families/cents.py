@@ -11,11 +11,28 @@ from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, literal, rebuild
 from schema_migration.schema import Column, Row, Rows, Schema, Table, replace_column
 
-__all__ = ["FAMILY", "Cents"]
+__all__ = ["EXACT_CENTS", "FAMILY", "INTEGER_MAX", "Cents"]
 
 NUMBER = re.compile(r"(-?)(?:([0-9]+)(?:\.([0-9]{1,2}))?|\.([0-9]{1,2}))")
 """A cleaned text that is a number: an optional '-', then digits with an optional '.' and one or two
 digits, or '.' and one or two digits (ASCII digits only)."""
+INTEGER_MAX = 2**63 - 1
+"""The prompt bounds every amount's cents by this (SQLite's largest INTEGER), in magnitude."""
+EXACT_CENTS = (
+    "CAST(substr(clean, 1, length(clean) - length(u)) || substr(u, 1, instr(u || '.', '.') - 1)"
+    " || substr(substr(u, instr(u || '.', '.') + 1) || '00', 1, 2) AS INTEGER)"
+)
+"""The cents of a number, exactly: its sign, whole digits and two decimal digits joined as text, cast
+once (`clean` the cleaned text, `u` it without its '-'). Through REAL (53 bits) amounts of 16 or more
+digits of cents would come out wrong."""
+
+
+BIG = (
+    "90071992547409M93", "-S123T456T789T012T345M67", "1000000000000000M01",
+    "92233720368547758M07", "-92T233T720T368T547T758M07", "S 9876543210987654M3",
+)  # fmt: skip
+"""Amounts of 16 to 19 digits of cents (S symbol, T thousands separator, M decimal mark): 2**53 + 1,
+both signs of the largest INTEGER, one decimal; none survives a trip through REAL."""
 
 
 class Cents(Family):
@@ -63,7 +80,9 @@ class Cents(Family):
             f"wherever it stands){swap}. The cleaned text is a number if it is an optional '-' followed either by "
             "one or more ASCII digits, optionally followed by '.' and one or two digits, or by '.' and one or two "
             "digits (e.g. '7', '-12.5', '0.99', '.05', '-.5'). A number becomes that number times 100 as an exact "
-            f"integer (e.g. 1234.5 -> 123450, '-0' -> 0). Anything else is {empty}: a NULL, an empty cleaned "
+            "integer, whatever its size (e.g. 1234.5 -> 123450, '-0' -> 0, 92233720368547758.07 -> "
+            f"9223372036854775807); no amount in the data is larger in magnitude than that one, so every result "
+            f"fits the INTEGER column. Anything else is {empty}: a NULL, an empty cleaned "
             "text, and any text that is not such a number, e.g. 'n/a', '12abc', '12.345' (three decimals), '12.' "
             f"(no digit after the mark), '+5', '5-', '--5', '1-2', '1e3', or digits other than 0-9. Keep every "
             "row; `sku` (UNIQUE) and `qty` are unchanged."
@@ -163,7 +182,8 @@ class Cents(Family):
             cls("negative amounts", ("-12M50", "-S5", "S-5", "-1T000"), lambda v: (m := number(v)) is not None and m.group(1) == "-" and self.cents(p, v) != 0),
             cls("zero and minus zero", ("0", "-0", "0M00", "-0M0"), lambda v: number(v) is not None and self.cents(p, v) == 0),
             cls("leading zeros", ("007M50", "00", "-0012"), lambda v: (m := number(v)) is not None and (m.group(2) or "").startswith("0") and len(m.group(2)) > 1),
-            cls("large exact amounts", ("99999999999M99", "-12T345T678T901M23", "9007199254740M99"), lambda v: number(v) is not None and abs(self.cents(p, v) or 0) >= 10**12),
+            cls("large exact amounts (13 to 15 digits of cents)", ("99999999999M99", "-12T345T678T901M23", "9007199254740M99"), lambda v: number(v) is not None and 10**12 <= abs(self.cents(p, v) or 0) < 10**15),
+            cls("16 to 19 digits of cents, up to the INTEGER limit (past REAL's 53 bits)", BIG, lambda v: number(v) is not None and abs(self.cents(p, v) or 0) >= 10**15),
         )  # fmt: skip
         empty = "0" if p["empty"] == "zero" else "NULL"
         others = (
@@ -183,7 +203,7 @@ class Cents(Family):
         )
         return (
             Rule(f"clean: remove every U+0020, {sym!r} and thousands separator" + (", then ',' -> '.'" if p["format"] == "eu" else ""), cleaning),
-            Rule("a number ('-'? digits ('.' 1-2 digits)? | '-'? '.' 1-2 digits) -> exact cents", numbers),
+            Rule("a number ('-'? digits ('.' 1-2 digits)? | '-'? '.' 1-2 digits) -> exact cents, at any size up to the INTEGER limit", numbers),
             Rule(f"anything else -> {empty}", others),
             Rule("keep every row; sku and qty unchanged", kept),
         )
@@ -203,7 +223,7 @@ class Cents(Family):
             "u NOT GLOB '*[^0-9.]*' AND u NOT GLOB '*.*.*' AND u GLOB '*[0-9]*' "
             "AND (u NOT GLOB '*.*' OR u GLOB '*.[0-9]' OR u GLOB '*.[0-9][0-9]')"
         )
-        value = f"CASE WHEN {number} THEN CAST(round(CAST(clean AS REAL) * 100) AS INTEGER) ELSE {empty} END"
+        value = f"CASE WHEN {number} THEN {EXACT_CENTS} ELSE {empty} END"
         unsigned = "CASE WHEN substr(clean, 1, 1) = '-' THEN substr(clean, 2) ELSE clean END"
         _, target = self.schemas(p)
         return rebuild(

@@ -10,6 +10,7 @@ from schema_migration import values
 from schema_migration.cases import Fresh, Rule, ValueClass
 from schema_migration.values import pick, randrange
 from schema_migration.families.base import Family, Params, ids, rebuild
+from schema_migration.families.cents import INTEGER_MAX
 from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "JsonFields"]
@@ -35,6 +36,13 @@ INTEGER_EDGES = (
 """Odd values for an INTEGER field: every digit 0-9 occurs in a numeric string (so a narrowed class
 [^0-8] or [^1-9] shows), as do '/' and ':' (the characters either side of 0-9), spaces only, and
 spaces on both sides."""
+
+BIG_DIGITS = (
+    "9007199254740993", "123456789012345678", " 9999999999999999 ", "0018014398509481985",
+    "9223372036854775807", "9223372036854775806 ",
+)  # fmt: skip
+"""Digit strings of 16 to 19 digits: 2**53 + 1, 2**54 + 1 after leading zeros, the largest INTEGER and
+the one below it; all but the largest (where SQLite clamps) come out wrong through REAL (53 bits)."""
 
 
 def _no_constants(name: str) -> object:
@@ -91,10 +99,13 @@ class JsonFields(Family):
             "object at key a; a missing key or a non-object on the way gives NULL) and take: for a TEXT column, "
             "the value if it is a JSON string (unchanged, not trimmed), else NULL; for an INTEGER column, the "
             "value if it is a JSON integer, or, if it is a JSON string that after removing leading and trailing "
-            "spaces (U+0020) is one or more ASCII digits, that number (leading zeros dropped), else NULL "
+            "spaces (U+0020) is one or more ASCII digits, that number (leading zeros dropped), exact at any size "
+            "(e.g. ' 9007199254740993' -> 9007199254740993), else NULL "
             "(true/false, reals like 5.0, other strings give NULL); for a REAL column, the value if it is a JSON "
             "number (integer or real) stored as REAL, else NULL (a numeric string gives NULL). A sign is not a "
-            "digit ('-5' and '+5' as strings give NULL); tabs and non-breaking spaces are not spaces. Keep every row."
+            "digit ('-5' and '+5' as strings give NULL); tabs and non-breaking spaces are not spaces. No JSON "
+            f"integer or digit string in the data is larger than {INTEGER_MAX} (SQLite's largest INTEGER), so "
+            "every such number fits the INTEGER column. Keep every row."
         )
 
     def _value(self, rng: random.Random, kind: str, hard: bool) -> object:
@@ -236,6 +247,8 @@ class JsonFields(Family):
             fields += [
                 field_classes("INTEGER", "JSON integers, negative and large", (-3, 0, 10**12, -(2**62), 2**62), lambda v: isinstance(v, int) and not isinstance(v, bool) and (v <= 0 or v >= 10**12)),
                 field_classes("INTEGER", "digit strings with U+0020 around them: trimmed", (" 42 ", "7 ", "  0042", " 9 "), lambda v: digits(v) and v != v.strip(" ")),
+                field_classes("INTEGER", "digit strings of 16 to 19 digits, up to the INTEGER limit (past REAL's 53 bits): the exact number", BIG_DIGITS,
+                              lambda v: digits(v) and len(v.strip(" ").lstrip("0")) >= 16),
                 field_classes("INTEGER", "digit strings with leading zeros: the number", ("0042", "000", "007", "0"), lambda v: digits(v) and str(v).startswith("0")),
                 field_classes("INTEGER", "signed digit strings: NULL", ("-5", "+5", " -12 ", "+0"), lambda v: isinstance(v, str) and v.strip(" ")[:1] in ("-", "+")),
                 field_classes("INTEGER", "digit strings with a tab, newline or no-break space: NULL", ("\t7", "7\n", "\u00a07", "1\u20032"), lambda v: isinstance(v, str) and bool(set(v) & set("\t\n\u00a0\u2003"))),
@@ -250,10 +263,11 @@ class JsonFields(Family):
                 field_classes("REAL", "numeric strings, true, false, null: NULL", ("12.5", "3", True, None, [1]), lambda v: not isinstance(v, (int, float)) or isinstance(v, bool)),
             ]  # fmt: skip
         keep = "kept unchanged" if p["keep_payload"] else "dropped"
+        exact = ", integers exact up to the INTEGER limit" if "INTEGER" in kinds else ""
         return (
             Rule("payload NULL, not valid JSON, or not an object: every new column NULL", payload),
             Rule("follow the path; a missing key or a non-object on the way gives NULL", path),
-            Rule(f"take each field by its column's type (payload {keep})", tuple(fields)),
+            Rule(f"take each field by its column's type{exact} (payload {keep})", tuple(fields)),
         )
 
     def extract(self, p: Params, payload: str | None) -> list[object]:

@@ -44,6 +44,8 @@ def _comma(then: str, op: str) -> str:
 _TAIL = "TRIM(SUBSTRING(v, INSTR(v, ',') + 1))"
 _HEAD = "TRIM(SUBSTRING(v, 1, INSTR(v, ',') - 1))"
 _NUMBER = "NOT u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*'"
+_WHOLE = "SUBSTRING(u, 1, INSTR(u || '.', '.') - 1)"
+_FRAC = "SUBSTRING(u, INSTR(u || '.', '.') + 1)"
 _WS = "' ' || CHAR(9) || CHAR(10) || CHAR(13) || CHAR(160)"
 _EMPTY = "TRIM(COALESCE(\"{column}\", '')) <> ''"
 _RATE = '"{rate}"'
@@ -307,6 +309,21 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "unique_dedupe",
         ("collapse_spaces: TRIM(COALESCE(\"{column}\", '')) <> '' -> REPLACE(TRIM(COALESCE(\"{column}\", '')), '  ', ' ') <> ''",),
         "An emptiness test: replacing '  ' by ' ' leaves a non-empty text non-empty and '' as ''.",
+    ),
+    # change_type_cents: the exact value (sign, whole digits, two decimals joined as text, cast once).
+    Equivalent(
+        "change_type_cents",
+        (
+            f"short_string: {_FRAC} || '00' -> {_FRAC} || '00x'",
+            f"separator: {_FRAC} || '00' -> {_FRAC} || '00 '",
+            f"short_string: {_WHOLE} -> SUBSTRING(u, 1, INSTR(u || '.x', '.') - 1)",
+            f"separator: {_WHOLE} -> SUBSTRING(u, 1, INSTR(u || '. ', '.') - 1)",
+            f"short_string: {_FRAC} || '00' -> SUBSTRING(u, INSTR(u || '.x', '.') + 1) || '00'",
+            f"separator: {_FRAC} || '00' -> SUBSTRING(u, INSTR(u || '. ', '.') + 1) || '00'",
+        ),
+        "The decimals of a number are 0 to 2 digits and only the first 2 characters of decimals || padding are"
+        " kept, so they never reach a third padding character ('00x', '00 '); the '.' appended to u only marks"
+        " where a number without a mark ends, and INSTR finds the first '.' whatever follows it ('.x', '. ').",
     ),
     # check_repair: CHECKs with two sides, and the repair of a REAL column.
     Equivalent(
