@@ -53,7 +53,7 @@ def test_the_careless_agent_operators_misread_a_rule_each():
     assert _variants("SELECT a GLOB '*[^0-9]*'", "anchor_pattern") == ["SELECT a GLOB '*[^0-9]'", "SELECT a GLOB '[^0-9]*'"]
     assert _variants("SELECT a GLOB '*[^0-9]*'", "widen_class") == ["SELECT a GLOB '*[^+0-9]*'", "SELECT a GLOB '*[^ 0-9]*'"]
     assert _variants("CREATE TABLE t (a TEXT, b TEXT NOT NULL)", "add_not_null") == ["CREATE TABLE t (a TEXT NOT NULL, b TEXT NOT NULL)"]
-    assert _variants("SELECT CAST(a || '00' AS INTEGER), CAST(b AS INTEGER)", "through_real") == ["SELECT CAST(ROUND(CAST(a || '00' AS REAL)) AS INTEGER), CAST(b AS INTEGER)"]
+    assert _variants("SELECT CAST(a || '00' AS INTEGER), CAST(b AS INTEGER)", "through_real") == ["SELECT CAST(ROUND(CAST(a || '00' AS REAL)) AS INTEGER), CAST(b AS INTEGER)", "SELECT CAST(a || '00' AS INTEGER), CAST(ROUND(CAST(b AS REAL)) AS INTEGER)"]
     placeholder = [sqlglot.parse_one(sql, read="sqlite") for sql in (
         "INSERT INTO p (id) VALUES (0)", "INSERT INTO c2 SELECT id, CASE WHEN f IS NULL OR f IN (SELECT id FROM p) THEN f ELSE 0 END FROM c")]  # fmt: skip
     [(index, guarded, _)] = guards(placeholder)

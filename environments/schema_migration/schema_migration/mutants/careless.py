@@ -130,10 +130,9 @@ def _abs_value(node: exp.Expression) -> list[Variant]:
 
 
 def _through_real(node: exp.Expression) -> list[Variant]:
-    """An integer assembled as text (x || y) read through REAL, exact only below 2**53:
-    CAST(ROUND(CAST(x || y AS REAL)) AS INTEGER). Only assembled text, for now: extract_json's
-    CAST(TRIM(digits) AS INTEGER) through REAL survives, as no held-out digit string there reaches 2**53."""
-    if not isinstance(node, exp.Cast) or not node.to.is_type("int") or not isinstance(node.this, exp.DPipe):
+    """An integer read through REAL, exact only below 2**53: CAST(x AS INTEGER) ->
+    CAST(ROUND(CAST(x AS REAL)) AS INTEGER) (cents assembled as text, extract_json's trimmed digits)."""
+    if not isinstance(node, exp.Cast) or not node.to.is_type("int"):
         return []
     real = exp.Round(this=exp.Cast(this=node.this.copy(), to=exp.DataType.build("REAL")))
     return [exp.Cast(this=real, to=node.to.copy())]
@@ -171,7 +170,7 @@ CARELESS: tuple[Operator, ...] = (
     Operator("anchor_pattern", "a GLOB '*..*' anchored at the first or last character", _anchor),
     Operator("widen_class", "a GLOB class [^...] widened by '+' or ' '", _widen_class),
     Operator("abs_value", "CAST(x AS ...) -> ABS(CAST(x AS ...)): the sign dropped", _abs_value),
-    Operator("through_real", "CAST(x || y AS INTEGER) -> CAST(ROUND(CAST(x || y AS REAL)) AS INTEGER): exact only below 2**53", _through_real),
+    Operator("through_real", "CAST(x AS INTEGER) -> CAST(ROUND(CAST(x AS REAL)) AS INTEGER): exact only below 2**53", _through_real),
     Operator("add_not_null", "a nullable column made NOT NULL", _add_not_null),
     Operator("collapse_spaces", "TRIM(x) -> REPLACE(TRIM(x), '  ', ' '): inner spaces collapsed", _collapse_spaces),
 )
