@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -61,7 +62,8 @@ def test_a_scaffolded_environment_installs_builds_and_passes_its_probe(images: d
     probe = _arena("probe", scaffold_id, "--tasks", "5", "--parallel", "2", "--output-dir", str(tmp_path / "out"), env=env, timeout=1200)
     assert probe.returncode == 3, probe.stdout[-4000:] + probe.stderr[-3000:]
     assert "gate undecided: no rule failed" in probe.stdout and "GATE FAILED" not in probe.stderr
-    assert "run more tasks (about 29 decide them all" in probe.stdout
+    # how many tasks would decide the rest depends on the shortcut's scores on the tasks the secret draws
+    assert re.search(r"run more tasks \(about \d+ decide them all", probe.stdout), probe.stdout[-2000:]
     [report_path] = list((tmp_path / "out").glob("probe-*/probe.json"))
     report = json.loads(report_path.read_text())
     assert report["complete"] and report["gate"] == "undecided" and report["failures"] == []
@@ -69,5 +71,6 @@ def test_a_scaffolded_environment_installs_builds_and_passes_its_probe(images: d
     assert set(scores) == {"staller", "oracle", "exhaustive", "shortcut_peek"}
     assert all(s["episodes"] == 5 and s["failed"] == 0 and s["rewrites"] == 0 for s in scores.values())
     assert scores["oracle"]["mean"] == 1.0 and scores["exhaustive"]["mean"] == 0.5 and scores["staller"]["mean"] == 0.0
+    assert scores["shortcut_peek"]["mean"] <= 0.35
     met = {r["rule"] for r in report["rules"] if r["status"] == "met"}
     assert {"episodes-ran", "staller-scores-zero", "honest-policies-untouched"} <= met
