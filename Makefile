@@ -37,7 +37,7 @@ test: images
 	$(BIN)/mypy
 	$(BIN)/mypy -p arena_bench
 	$(BIN)/ruff check
-	$(BIN)/pytest -n auto -m 'not engine_fault'
+	$(BIN)/pytest -n auto -m 'not engine_fault' --durations=30
 	$(BIN)/pytest -p no:xdist -m engine_fault
 
 # The fast tier: no Docker engine, nothing marked `slow`, one process (target: under a minute on 2 cores;

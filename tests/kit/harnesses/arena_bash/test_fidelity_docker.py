@@ -1,4 +1,4 @@
-"""Fidelity, proven: every scripted policy of both environments gives the same rollout on the lean path
+"""Fidelity, proven: every scripted policy of every installed environment gives the same rollout on the lean path
 (the `arena-bash` harness in a lean box, the environments' default) as on the reference path (verifiers'
 own `bash` harness on verifiers' own docker runtime, `[env] docker = "stock"`).
 
@@ -6,7 +6,8 @@ Same task, same seed, same scripted model server: the whole message graph must m
 call with its id and arguments, every tool result as the model saw it, the final reply), and so
 must the rewards, metrics, stop condition, errors, info and the rewrite audits (less their ids,
 clocks and the harness name). The lean path runs twice: each box booted for its rollout, and each
-claimed from a warm pool (`[env] pool = 2`), whose boxes hold the runner prestarted. CI runs every policy on one dev task per environment;
+claimed from a warm pool (`[env] pool = 2`), whose boxes hold the runner prestarted. The environments come
+from their entry points (`arena.installed`), never a list. CI runs every policy on one dev task per environment;
 `ARENA_LEAN_FIDELITY_TASKS=5` widens the sweep.
 """
 
@@ -16,6 +17,7 @@ import os
 
 import pytest
 
+from arena.installed import environment_ids
 from arena.policies import PolicyResolver
 from arena.server import start_in_thread
 from arena_testkit.lean_fidelity import LEAN, POOLED, REFERENCE, differences, run_policies
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.docker
 TASKS = int(os.environ.get("ARENA_LEAN_FIDELITY_TASKS", "1"))
 
 
-@pytest.mark.parametrize("env_id", ["fault-localisation", "schema-migration"])
+@pytest.mark.parametrize("env_id", environment_ids())
 def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_and_docker_runtime(env_id: str) -> None:
     policies = [*PolicyResolver().environment_policies(env_id), "staller"]
     with start_in_thread() as server:
