@@ -71,6 +71,8 @@ def test_a_scaffolded_environment_installs_builds_and_passes_its_probe(images: d
     assert set(scores) == {"staller", "oracle", "exhaustive", "shortcut_peek"}
     assert all(s["episodes"] == 5 and s["failed"] == 0 and s["rewrites"] == 0 for s in scores.values())
     assert scores["oracle"]["mean"] == 1.0 and scores["exhaustive"]["mean"] == 0.5 and scores["staller"]["mean"] == 0.0
-    assert scores["shortcut_peek"]["mean"] <= 0.35
+    # peek is right on 2 of 32 positions, so two hits in five tasks come once in 30 ids; its rate over 200
+    # tasks is the package's own test (test_the_shortcut_stays_far_below_the_oracle). Here: below the oracle.
+    assert scores["shortcut_peek"]["mean"] < scores["oracle"]["mean"]
     met = {r["rule"] for r in report["rules"] if r["status"] == "met"}
     assert {"episodes-ran", "staller-scores-zero", "honest-policies-untouched"} <= met
