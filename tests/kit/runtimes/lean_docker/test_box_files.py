@@ -176,7 +176,7 @@ def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid
             root = box._root
             assert root is not None
             before = root.read("/app/x.txt")
-            engine_client().api.kill(box._container)
+            engine_client().api.kill(box.container)
             for _ in range(50):
                 if not await box.alive():
                     break

@@ -90,8 +90,8 @@ def box_on(engine: FakeEngine) -> LeanDockerRuntime:
     """A started lean box whose engine is `engine` (nothing really started)."""
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest"))
     box._api = engine
-    box._container = BOX
-    box._image_env = {}
+    box.container = BOX
+    box.image_env = {}
     return box
 
 

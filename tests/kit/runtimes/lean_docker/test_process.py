@@ -281,7 +281,7 @@ def test_an_engine_failing_a_lean_start_is_the_typed_fault_it_names(monkeypatch,
         def inspect_container(self, _container: str) -> dict[str, Any]:  # stopped, not for memory
             return {"State": {"Running": False, "OOMKilled": False}}
 
-    box._api, box._container = Api(), "vf-gone"
+    box._api, box.container = Api(), "vf-gone"
     with pytest.raises(rule):
         run(box.open_process(["true"], {}))
 
@@ -338,7 +338,7 @@ def test_a_live_process_in_a_lean_box_talks_is_killed_with_its_group_and_ends_wi
             await group.kill()
             killed = await group.wait()
             left = (await box.run(["sh", "-c", "ps -eo stat=,args= | awk '$1 !~ /^Z/ && $2 == \"sleep\" && $3 == 300'"], {})).stdout
-            exec_ids = [e for e in (engine_client().api.inspect_container(box._container)["ExecIDs"] or [])]
+            exec_ids = [e for e in (engine_client().api.inspect_container(box.container)["ExecIDs"] or [])]
         finally:
             await box.stop()
         ended = await asyncio.wait_for(echo.wait(), 10)  # the box's removal ended the live exec
