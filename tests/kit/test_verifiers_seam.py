@@ -232,7 +232,7 @@ def test_the_version_is_spelled_once_in_the_source_tree() -> None:
 def test_a_docker_runtime_without_a_relied_on_attribute_fails_naming_the_seam() -> None:
     from verifiers.v1.runtimes.docker import DockerConfig, DockerRuntime
 
-    from arena_kit.verifiers_seam import SeamError
+    from arena_kit.errors import SeamError
     from arena_kit.verifiers_seam.docker_runtime import check_docker_runtime
 
     runtime = DockerRuntime(DockerConfig(image="x"))

@@ -32,9 +32,7 @@ verifiers 0.4.0 in `docs/upstream/`, indexed (patch, fix, seam it retires) in `d
 
 from __future__ import annotations
 
-from arena_kit.verifiers_seam.errors import SeamError
-
-__all__ = ["CODEX_ACP_VERSION", "VERIFIERS_VERSION", "SeamError", "pinned"]
+__all__ = ["CODEX_ACP_VERSION", "VERIFIERS_VERSION", "pinned"]
 
 VERIFIERS_VERSION = "0.4.0"
 """The one verifiers release every row of the table was read against."""

@@ -9,7 +9,7 @@ from verifiers.v1.runtimes.base import _ENSURE_UV
 from verifiers.v1.runtimes.docker import DockerRuntime
 from verifiers.v1.runtimes.docker.egress import EgressProxy
 
-from arena_kit.verifiers_seam.errors import SeamError
+from arena_kit.errors import SeamError
 
 __all__ = ["DOCKER_RUNTIME_ATTRIBUTES", "DOCKER_RUNTIME_METHODS", "ENSURE_UV", "SeamDockerRuntime", "check_docker_runtime"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from verifiers.v1.runtimes import PrimeRuntime, PrimeRuntimeInfo
 
-from arena_kit.verifiers_seam.errors import SeamError
+from arena_kit.errors import SeamError
 
 __all__ = ["PrimeRuntime", "PrimeRuntimeInfo", "bind_client"]
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from arena_kit.verifiers_seam.errors import SeamError
+from arena_kit.errors import SeamError
 
 __all__ = ["OPTIONS", "add_box_options", "options"]
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import verifiers.v1 as vf
 from verifiers.v1.mcp import server as vf_server
 
-from arena_kit.verifiers_seam.errors import SeamError
+from arena_kit.errors import SeamError
 
 __all__ = ["HookedToolset", "bound_state", "state_route"]
 

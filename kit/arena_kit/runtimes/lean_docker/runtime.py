@@ -39,7 +39,8 @@ from verifiers.v1.utils.scope import run_scope
 from arena_kit.runtimes.lean_docker.engine import (
     CONNECTION_LOST, ENGINE_ERRORS, HangUp, engine_client, engine_fault, engine_socket, exec_sync, image_user, off_loop,
 )
-from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills, over_bound
+from arena_kit.box_faults import BoxEvidence, agent_fault, host_oom_kills, over_bound
+from arena_kit.errors import BoxLostError, BoxOomError
 from arena_kit.harnesses import acp_runner
 from arena_kit.runtimes.agent_uids import UidLease
 from arena_kit.runtimes.file_watch import unwatch_box, watch_box
@@ -48,7 +49,6 @@ from arena_kit.runtimes.lean_docker.hardening import (
     AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, mounted_image_id, own_uid_binds, reowned,
 )
 from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
-from arena_kit.runtimes.lean_docker.faults import BoxLostError
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
 from arena_kit.runtimes.lean_docker.process import open_engine_process
