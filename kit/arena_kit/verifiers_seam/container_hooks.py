@@ -71,7 +71,7 @@ def liveness_from_engine() -> None:
 
 def bound_box_reads() -> None:
     """Make verifiers' docker runtime read a box's file (`_read`: `docker exec cat`, unbounded without
-    `max_bytes`) as the lean runtime's exec does (`arena_kit.runtimes.lean_docker.exec_read`): at most
+    `max_bytes`) as the lean runtime's exec does (`arena_kit.runtimes.exec_read`): at most
     `READ_CAP` bytes (or the caller's cap) within `READ_S`, so no file of the box (a FIFO, `/dev/zero`, a
     sparse terabyte behind a path the agent can replace: an answer file scoring reads, its harness's
     settings) holds the eval process or fills its memory. Once per process.
@@ -82,7 +82,7 @@ def bound_box_reads() -> None:
     from verifiers.v1.errors import SandboxError
     from verifiers.v1.runtimes.docker import DockerRuntime
 
-    from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
+    from arena_kit.runtimes.exec_read import read_by_exec
     from arena_kit.errors import SeamError
 
     if any(not hasattr(DockerRuntime, name) for name in ("_read", "_exec", "_communicate_host")):

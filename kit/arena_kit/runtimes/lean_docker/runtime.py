@@ -48,7 +48,7 @@ from arena_kit.runtimes.lean_docker.box_files import BoxRoot
 from arena_kit.runtimes.lean_docker.hardening import (
     AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, mounted_image_id, own_uid_binds, reowned,
 )
-from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
+from arena_kit.runtimes.exec_read import read_by_exec
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
 from arena_kit.runtimes.lean_docker.process import open_engine_process
