@@ -90,7 +90,7 @@ INFRA_RULES: tuple[RetryRule, ...] = (
     RetryRule(fault="engine unreachable mid-rollout", type="SandboxError", message=ENGINE_GONE, max_retries=7),
     RetryRule(fault="sandbox died or lost", type="SandboxError", message=BOX_GONE, max_retries=3),
     RetryRule(fault="harness start missed its deadline", type="SandboxError", message=START_MISSED, max_retries=3),
-    # The lean runtime's typed faults (`arena_kit.runtimes.lean_docker.faults`), spelled here by class
+    # The lean runtime's typed faults (`arena_kit.errors`), spelled here by class
     # name: `arena --help` imports this module and must not import the kit's docker stack.
     RetryRule(fault="engine unreachable, lean box", type="EngineUnreachableError", max_retries=7),
     RetryRule(fault="box lost, lean box", type="BoxLostError", max_retries=3),

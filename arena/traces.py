@@ -52,7 +52,7 @@ INFRA_STOPS = {
     "boxlost_error": "box lost",
     "startmissed_error": "start missed",
 }
-"""The stop conditions of the lean runtime's typed infrastructure faults (`arena_kit.runtimes.lean_docker.faults`:
+"""The stop conditions of the lean runtime's typed infrastructure faults (`arena_kit.errors`:
 verifiers writes `<class name without Error, lowercased>_error`) and what each says, for reports."""
 AGENT_STOPS = {
     "boxoom_error": "box out of memory",

@@ -22,7 +22,7 @@ way: in a box the engine reports running it becomes "in the running box: ...", w
 
 **Agent faults.** A harness turn that failed in a docker/podman box is asked of the engine too: an
 OOM kill in the box's memory cgroup, or a runner killed by a signal in a box that still runs, is the
-agent's doing (`arena_kit.box_faults`: `BoxOomError`, `AgentKilledBoxError`), scored 0 and never retried.
+agent's doing (`arena_kit.box_faults`; the types in `arena_kit.errors`: `BoxOomError`, `AgentKilledBoxError`), scored 0 and never retried.
 
 **One listing client.** verifiers' interception server opens a new HTTP client (a new TLS context)
 for every `/v1/models` a harness asks; it relays them through one per server instead
@@ -92,7 +92,7 @@ def install_host_liveness() -> bool:
     (False: not installed, on a verifiers version this hook was not written for or lacking a name it needs)."""
     if not _hookable():
         return False
-    from arena_kit.verifiers_seam import SeamError
+    from arena_kit.errors import SeamError
     from arena_kit.verifiers_seam.container_hooks import liveness_from_engine
 
     try:
@@ -108,7 +108,7 @@ def install_agent_faults() -> bool:
     word (False: not installed; such failures then stay `HarnessError`s, still never retried)."""
     if not _hookable():
         return False
-    from arena_kit.verifiers_seam import SeamError
+    from arena_kit.errors import SeamError
     from arena_kit.verifiers_seam.container_hooks import type_agent_faults
 
     try:

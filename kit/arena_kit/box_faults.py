@@ -38,22 +38,12 @@ from pathlib import Path
 
 from verifiers.v1.errors import SandboxError, stop_condition
 
-__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "AgentKilledBoxError", "BoxEvidence", "BoxOomError", "BoxOverBoundError",
-           "agent_fault", "box_cgroups", "host_oom_kills", "killed_by", "mark_over_bound", "over_bound"]
+from arena_kit.errors import AgentKilledBoxError, BoxOomError, BoxOverBoundError
+
+__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "BoxEvidence", "agent_fault", "box_cgroups", "host_oom_kills", "killed_by", "mark_over_bound", "over_bound"]
 
 
-class BoxOomError(SandboxError):  # type: ignore[misc]  # verifiers ships no types
-    """The box ran out of memory and its harness (or the whole box) was killed for it: the agent's outcome."""
 
-
-class AgentKilledBoxError(SandboxError):  # type: ignore[misc]  # verifiers ships no types
-    """The harness's runner was killed by a signal sent from inside a box the engine reports running."""
-
-
-class BoxOverBoundError(SandboxError):  # type: ignore[misc]  # verifiers ships no types
-    """The box went over a per-rollout bound of the shared eval process (a request body, requests in flight,
-    connections: `arena_kit.verifiers_seam.bounds`) or its share of the host's file table
-    (`arena_kit.runtimes.file_watch`); the host refused or stopped it and ended the rollout."""
 
 
 AGENT_FAULTS: tuple[type[SandboxError], ...] = (BoxOomError, AgentKilledBoxError, BoxOverBoundError)

@@ -31,15 +31,14 @@ import threading
 from types import ModuleType
 from typing import Any
 
-__all__ = ["NotReexportOnly", "defer_calls", "defer_init", "defer_reexports", "launched_as", "reexports", "stand_in"]
+from arena_kit.errors import NotReexportOnly
+
+__all__ = ["defer_calls", "defer_init", "defer_reexports", "launched_as", "reexports", "stand_in"]
 
 _NULL_HANDLER = "_logging.getLogger(__name__).addHandler(_logging.NullHandler())"
 
 logger = logging.getLogger(__name__)
 
-
-class NotReexportOnly(ValueError):
-    """A package init does more than re-export names, so it must run as usual."""
 
 
 def launched_as(module: str, argv: list[str] | None = None) -> bool:

@@ -18,14 +18,13 @@ import secrets
 from functools import cache
 from pathlib import Path
 
-__all__ = ["ENV", "SecretError", "derive", "fingerprint", "secret", "secret_path"]
+from arena_kit.errors import SecretError
+
+__all__ = ["ENV", "derive", "fingerprint", "secret", "secret_path"]
 
 ENV = "ARENA_TASK_SECRET"
 SECRET_BYTES = 32
 
-
-class SecretError(RuntimeError):
-    """The task secret could not be read or created."""
 
 
 def secret_path() -> Path:

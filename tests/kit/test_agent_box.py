@@ -128,7 +128,7 @@ class _Api:
 @pytest.mark.parametrize("writable", [None, ISOLATION.writable("/app", "agent")], ids=["writable-root", "read-only"])
 def test_the_lean_box_asks_the_engine_for_a_read_only_root_with_exactly_the_declared_mounts(writable):
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness"), writable=writable, workdir_owner="agent")
-    box._container = "vf-test"
+    box.container = "vf-test"
     api = _Api()
     box._create(api, True, True)  # type: ignore[arg-type]
     assert api.host_config.get("read_only", False) is (writable is not None)
@@ -141,7 +141,7 @@ def test_the_lean_box_asks_the_engine_for_a_read_only_root_with_exactly_the_decl
 def test_a_box_with_its_own_agent_uid_gives_that_uid_the_agent_s_mounts_and_leaves_tmp_alone():
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness"), writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent",
                             own_uid="agent")
-    box._container, box.agent_uid = "vf-test", FIRST_UID + 7
+    box.container, box.agent_uid = "vf-test", FIRST_UID + 7
     api = _Api()
     box._create(api, True, True)  # type: ignore[arg-type]
     tmpfs = api.host_config["tmpfs"]
@@ -153,7 +153,7 @@ def test_a_box_with_its_own_agent_uid_gives_that_uid_the_agent_s_mounts_and_leav
 
 def test_a_runner_the_image_synced_is_used_without_uv_sync_and_one_it_did_not_falls_back_to_it():
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness"), writable=ISOLATION.writable("/app", "agent"))
-    box._container = "vf-test"
+    box.container = "vf-test"
     agent = box.with_user("agent", home="/home/agent")
     commands: list[str] = []
 

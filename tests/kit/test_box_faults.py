@@ -12,7 +12,8 @@ from verifiers.v1.utils.retries import RetryState
 from arena.retries import retries_table
 from arena.traces import AGENT_STOPS
 from arena_kit import box_faults
-from arena_kit.box_faults import AgentKilledBoxError, BoxEvidence, BoxOomError, agent_fault, host_oom_kills, killed_by
+from arena_kit.box_faults import BoxEvidence, agent_fault, host_oom_kills, killed_by
+from arena_kit.errors import AgentKilledBoxError, BoxOomError
 
 RUNNING = BoxEvidence(running=True, oom_kills=0)
 

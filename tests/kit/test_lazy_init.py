@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_kit.lazy_init import NotReexportOnly, launched_as, reexports
+from arena_kit.errors import NotReexportOnly
+from arena_kit.lazy_init import launched_as, reexports
 from arena_kit.verifiers_seam import VERIFIERS_VERSION as HOOKED_VERSION
 from arena_kit.verifiers_seam.package_inits import DEFERRED
 

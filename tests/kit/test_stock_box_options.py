@@ -13,10 +13,10 @@ from verifiers.v1.runtimes import docker as module
 
 from arena_kit.isolation import box_limits, stock_box_options
 from arena_kit.runtimes.file_table import SHM_SEGMENTS
-from arena_kit.runtimes.file_watch import watching
+from arena_kit.runtimes.file_watch import watch_box, watching
 from arena_kit.runtimes.seccomp import profile_path
 from arena_kit.verifiers_seam import stock_box
-from arena_kit.verifiers_seam.bounds import BOX_ATTRIBUTE
+from arena_kit.verifiers_seam.bounds import BOX_ATTRIBUTE, stop_box_rollout
 
 
 def test_only_the_box_run_of_a_rollout_that_set_them_gets_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,7 +27,7 @@ def test_only_the_box_run_of_a_rollout_that_set_them_gets_the_options(monkeypatc
 
     monkeypatch.setattr(module, "cli", cli)
     monkeypatch.setattr(module.DockerRuntime, "start", module.DockerRuntime.start)  # restored after the test
-    stock_box.add_box_options()
+    stock_box.add_box_options(watch_box)
     box = ("docker", "run", "--label", "x", "--detach", "--cpus", "1", "--name", "vf-1", "img", "infinity")
     helper = ("docker", "run", "--label", "x", "--rm", "--user", "0", "img")
 
@@ -59,9 +59,9 @@ def test_a_started_box_is_under_the_eval_s_watches(monkeypatch: pytest.MonkeyPat
     start.__wrapped__ = module.DockerRuntime.start  # type: ignore[attr-defined]  # its source, for the seam's check
     monkeypatch.setattr(module, "cli", cli)
     monkeypatch.setattr(module.DockerRuntime, "start", start)
-    stock_box.add_box_options()
+    stock_box.add_box_options(watch_box)
     box = SimpleNamespace()
-    with watching(1000) as watch:
+    with watching(1000, stop_box_rollout) as watch:
         asyncio.run(module.DockerRuntime.start(box))
         assert list(watch._boxes) == [full]
     assert box._proxy.__dict__[BOX_ATTRIBUTE] == full[:12]

@@ -14,7 +14,7 @@ import verifiers.v1 as vf
 from verifiers.v1.runtimes.container import ContainerRuntime
 from verifiers.v1.runtimes.docker import DockerRuntime
 
-from arena_kit.runtimes.lean_docker import exec_read
+from arena_kit.runtimes import exec_read
 from arena_kit.verifiers_seam.container_hooks import bound_box_reads
 
 pytestmark = pytest.mark.docker

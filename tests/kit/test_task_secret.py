@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from arena_kit import task_secret
+from arena_kit.errors import SecretError
 
 
 @pytest.fixture
@@ -42,16 +43,16 @@ def test_namespace_and_seed_both_key_the_derivation(monkeypatch: pytest.MonkeyPa
 
 def test_bad_secrets_are_named(monkeypatch: pytest.MonkeyPatch, no_env_secret: Path) -> None:
     monkeypatch.setenv(task_secret.ENV, "")
-    with pytest.raises(task_secret.SecretError, match="empty"):
+    with pytest.raises(SecretError, match="empty"):
         task_secret.secret()
     monkeypatch.delenv(task_secret.ENV)
     no_env_secret.parent.mkdir(parents=True)
     no_env_secret.write_bytes(b"short")
-    with pytest.raises(task_secret.SecretError, match="delete it"):
+    with pytest.raises(SecretError, match="delete it"):
         task_secret.secret()
     if os.geteuid() != 0:  # root reads a 000 file anyway
         no_env_secret.write_bytes(os.urandom(32))
         no_env_secret.chmod(0)
         task_secret._cached.cache_clear()
-        with pytest.raises(task_secret.SecretError, match="cannot read"):
+        with pytest.raises(SecretError, match="cannot read"):
             task_secret.secret()

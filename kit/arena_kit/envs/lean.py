@@ -33,10 +33,10 @@ from verifiers.v1.runtimes import register
 from arena_kit.box_faults import AGENT_FAULT_STOPS
 from arena_kit.isolation import ISOLATION, box_limits, stock_box_options
 from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
-from arena_kit.runtimes.file_watch import watching
+from arena_kit.runtimes.file_watch import watch_box, watching
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
-from arena_kit.verifiers_seam.bounds import bound_egress_proxy, bound_interception
+from arena_kit.verifiers_seam.bounds import bound_egress_proxy, bound_interception, stop_box_rollout
 from arena_kit.verifiers_seam.env import planned_runtime_config, resolved_runtime_config, seat_harness_id
 
 __all__ = ["AUTO_HEADROOM", "CONCURRENCY_ENV", "POOL_INFO", "LeanEnv", "LeanEnvConfig", "pool_size"]
@@ -100,7 +100,7 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         the shared tool servers and the interception start; closed last (every box it holds removed). The
         file-table watch (`arena_kit.runtimes.file_watch`) runs around them all."""
         limits = box_limits(ISOLATION.pids)  # an eval this host's file table cannot hold fails here, with the numbers
-        with watching(limits.per_box):  # every box of the eval under the file-table watch, both paths
+        with watching(limits.per_box, stop_box_rollout):  # every box of the eval under the file-table watch, both paths
             async with self._serving():
                 yield
 
@@ -112,7 +112,7 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
             from arena_kit.verifiers_seam.container_hooks import bound_box_reads
             from arena_kit.verifiers_seam.stock_box import add_box_options
 
-            add_box_options()
+            add_box_options(watch_box)
             bound_box_reads()
         if self.config.docker != "lean" or self.config.pool == 0:
             async with super().serving():

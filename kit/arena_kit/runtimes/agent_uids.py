@@ -23,7 +23,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FIRST_UID", "LEASE_DIR", "UIDS", "NoFreeUid", "UidLease", "lease_uid", "passwd_for", "uids_running"]
+from arena_kit.errors import NoFreeUid
+
+__all__ = ["FIRST_UID", "LEASE_DIR", "UIDS", "UidLease", "lease_uid", "passwd_for", "uids_running"]
 
 FIRST_UID = 1_900_000_000
 """Above every range user databases and user namespaces hand out by convention (system and login users
@@ -32,9 +34,6 @@ UIDS = 65_536
 LEASE_DIR = Path(os.environ.get("ARENA_UID_LEASES", "/run/arena/agent-uids"))
 _lock = threading.Lock()
 
-
-class NoFreeUid(RuntimeError):
-    """Every uid of the range is leased or in use on this host."""
 
 
 @dataclass

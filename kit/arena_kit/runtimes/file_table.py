@@ -30,10 +30,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena_kit.errors import TooConcurrent
 from arena_kit.records import CONCURRENCY_ENV
 
 __all__ = ["DEFAULT_CONCURRENCY", "HEADROOM", "NOFILE_CEILING", "NOFILE_FLOOR", "PIDS_FLOOR", "SHARE", "SHM_SEGMENTS", "BoxFiles",
-           "TooConcurrent", "box_files", "eval_concurrency", "host_file_max"]
+           "box_files", "eval_concurrency", "host_file_max"]
 
 SHARE = 0.25
 """The most of the host's file table all of an eval's boxes together may hold."""
@@ -53,9 +54,6 @@ SHM_SEGMENTS = 128
 4,096): each is a file-table entry no process holds. No image uses them; PostgreSQL takes one."""
 FILE_MAX = Path("/proc/sys/fs/file-max")
 
-
-class TooConcurrent(ValueError):
-    """The host's file table cannot give this many boxes at once their floor limits within the share."""
 
 
 @dataclass(frozen=True)

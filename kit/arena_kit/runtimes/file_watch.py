@@ -201,6 +201,11 @@ def stop_processes(cgroup: BoxCgroup) -> int:
     return killed
 
 
+StopRollout = Callable[[str, str], bool]
+"""Stops the rollout whose box is the first argument (its container id) for the reason given second, on the
+event loop it is called on; whether a running rollout was in that box (`verifiers_seam.bounds.stop_box_rollout`)."""
+
+
 @dataclass
 class Watched:
     box: str
@@ -214,9 +219,12 @@ class Watched:
 class FileTableWatch:
     """The watch over the boxes of one eval process (see the module docstring)."""
 
-    def __init__(self, share: int, *, interval_s: float = INTERVAL_S, rescan_s: float = RESCAN_S, file_nr: Path = FILE_NR) -> None:
+    def __init__(self, share: int, *, interval_s: float = INTERVAL_S, rescan_s: float = RESCAN_S, file_nr: Path = FILE_NR,
+                 stop_rollout: StopRollout | None = None) -> None:
         self.share = share
         """File-table entries one box may hold (`arena_kit.runtimes.file_table.BoxFiles.per_box`)."""
+        self.stop_rollout = stop_rollout
+        """How `watch_box` stops a box's rollout past its share (None: only its processes are stopped)."""
         self.interval_s, self.rescan_s, self.file_nr = interval_s, rescan_s, file_nr
         self.looks = 0
         """Times the watch counted its boxes' holdings."""
@@ -311,13 +319,14 @@ def current() -> FileTableWatch | None:
 
 
 @contextlib.contextmanager
-def watching(share: int) -> Iterator[FileTableWatch]:
-    """Run this process's watch (one per process: inside another, that one) with `share` entries a box."""
+def watching(share: int, stop_rollout: StopRollout) -> Iterator[FileTableWatch]:
+    """Run this process's watch (one per process: inside another, that one) with `share` entries a box; a box
+    past its share has its rollout stopped by `stop_rollout`, on the event loop that watched the box."""
     global _CURRENT
     if _CURRENT is not None:
         yield _CURRENT
         return
-    watch = _CURRENT = FileTableWatch(share)
+    watch = _CURRENT = FileTableWatch(share, stop_rollout=stop_rollout)
     watch.start()
     try:
         yield watch
@@ -328,7 +337,7 @@ def watching(share: int) -> Iterator[FileTableWatch]:
 
 def watch_box(box: str, pid: int | None = None) -> None:
     """Watch box `box` (full container id; `pid` its init's host PID, if known) under this process's watch, if
-    one runs; past its share, its rollout is stopped on the calling event loop (`bounds.stop_box_rollout`)."""
+    one runs; past its share, its rollout is stopped on the calling event loop (the watch's `stop_rollout`)."""
     watch = _CURRENT
     if watch is None:
         return
@@ -336,7 +345,8 @@ def watch_box(box: str, pid: int | None = None) -> None:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
         loop = None
-    watch.watch(box, pid, None if loop is None else _rollout_stopper(loop, box))
+    stop = watch.stop_rollout
+    watch.watch(box, pid, None if loop is None or stop is None else _rollout_stopper(loop, box, stop))
 
 
 def unwatch_box(box: str) -> None:
@@ -344,15 +354,13 @@ def unwatch_box(box: str) -> None:
         _CURRENT.unwatch(box)
 
 
-def _rollout_stopper(loop: asyncio.AbstractEventLoop, box: str) -> Callable[[str], None]:
+def _rollout_stopper(loop: asyncio.AbstractEventLoop, box: str, stop_rollout: StopRollout) -> Callable[[str], None]:
     def stop(reason: str) -> None:
-        from arena_kit.verifiers_seam.bounds import stop_box_rollout
-
         done: concurrent.futures.Future[bool] = concurrent.futures.Future()
 
         def on_loop() -> None:
             try:
-                done.set_result(stop_box_rollout(box, reason))
+                done.set_result(stop_rollout(box, reason))
             except Exception as error:  # noqa: BLE001 - reported to the waiting thread
                 done.set_exception(error)
 

@@ -1,7 +1,8 @@
 """The one place Arena touches verifiers' private names: every underscore name, internal and run-time patch is here.
 
-Everything else in Arena imports verifiers' public names or this seam (`tests/kit/test_verifiers_seam.py`
-greps the tree). A verifiers upgrade is: move `VERIFIERS_VERSION`, re-read each row below, run the tests.
+Everything else in Arena imports verifiers' public names or this seam, and no class of Arena's that
+subclasses a verifiers class names, sets or overrides a private name it inherits (`tests/kit/test_verifiers_seam.py`
+walks the tree). A verifiers upgrade is: move `VERIFIERS_VERSION`, re-read each row below, run the tests.
 Each submodule imports verifiers only when used, so importing this package costs nothing.
 
 | symbol (verifiers 0.4.0) | seam module | why | guard |
@@ -16,13 +17,13 @@ Each submodule imports verifiers only when used, so importing this package costs
 | `InterceptionServer.handle_models` (replaced); `.stack`, `.sessions` (read) | `interception` | a new HTTP client (a new TLS context, ~0.03 CPU-s) per `/v1/models` request; one per server instead | only when `pinned()` and the source digest matches |
 | package inits of `verifiers.v1`, `.mcp`, `.tasksets`, `.harnesses`, `.judges` (stood in for) | `package_inits` | they re-export the whole stack; lazy stand-ins import what a process reads | only when pinned and every init is re-exports only (`arena_kit.lazy_init.reexports`) |
 | `mcp.server._request_query`, `mcp.server._call_state` | `toolset` | the calling rollout's state route (the per-rollout lock key); a bench binds a call's state | `SeamError` at first use if missing |
-| `Toolset._with_state`, `Toolset._state_channel` (overridden, called) | `toolset` | one lock per rollout across pull → call → push (concurrent calls of a rollout were last-write-wins) | `SeamError` at class creation if missing |
+| `Toolset._with_state`, `Toolset._state_channel` (overridden, called) | `toolset` | one lock per rollout across pull → call → push (concurrent calls of a rollout were last-write-wins); `HookedToolset.RAISED_AFTER_PUSH`: errors raised only after the call's state is pushed (sqlite_sandbox's charged tool errors) | `SeamError` at class creation if missing |
 | `harnesses.utils.install.ensure_installed` (replaced, in its importers too) | `harness_install` | its lock file and `chmod -R` write, so a read-only box could not even check a baked install | the original runs for every box whose root is writable |
 | `harnesses.utils.install.remove_dir` (replaced, in its importers too) | `harness_install` | one exec per rollout cleaning a box the lean env removes right after | the original runs for every box not marked `removed_after_rollout` |
 | `runtimes.base._ENSURE_UV` | `docker_runtime` | the lean runtime's one-exec `prepare_uv_script` runs the same shell | import fails loudly if it moves |
-| `DockerRuntime._container`, `._proxy`, `._cut`, `._service_url`, `._image_env`, `._uv_interpreters`, `._uv_script_locks`, `._exec`, `._proxy_env`, `._read` | `docker_runtime` | `LeanDockerRuntime` subclasses the docker runtime and keeps its state where verifiers does | `check_docker_runtime` at each construction (`SeamError` naming the seam) |
+| `DockerRuntime._container`, `._proxy`, `._cut`, `._stopped`, `._service_url`, `._image_env`, `._uv_interpreters`, `._uv_script_locks`, `._exec`, `._proxy_env` (read, set), `._read` (overridden) | `docker_runtime` | `LeanDockerRuntime` keeps its box's state where verifiers does: it subclasses `SeamDockerRuntime`, which names them `container`, `proxy`, `cut`, `stopped`, `service_url`, `image_env`, `uv_interpreters`, `uv_script_locks`, `stock_exec_argv`, `proxy_env`, and sends `_read` to `read_file` | `check_docker_runtime` at each construction (`SeamError` naming the seam) |
 | `Env._warned_resources` | `env` | `LeanEnv` resolves the runtime config as the rollout would, warnings shared | `SeamError` at use |
-| `PrimeRuntime._client` (set by a subclass) | `prime` | sqlite_sandbox borrows a live Prime sandbox by id | `SeamError` at import if `PrimeRuntime` no longer sets `_client` |
+| `PrimeRuntime._client` (set, `bind_client`) | `prime` | sqlite_sandbox borrows a live Prime sandbox by id | `SeamError` at import if `PrimeRuntime` no longer sets `_client` |
 | codex harness `ACP_VERSION` and its `[node, codex-acp]` command | `arena_kit.harnesses.codex` (versions here) | codex-acp's shutdown wait, read on `CODEX_ACP_VERSION` | the command is left as is on any other version |
 
 Where a row is an upstream bug fix or a missing knob, the change is written as a patch against
@@ -31,9 +32,7 @@ verifiers 0.4.0 in `docs/upstream/`, indexed (patch, fix, seam it retires) in `d
 
 from __future__ import annotations
 
-from arena_kit.verifiers_seam.errors import SeamError
-
-__all__ = ["CODEX_ACP_VERSION", "VERIFIERS_VERSION", "SeamError", "pinned"]
+__all__ = ["CODEX_ACP_VERSION", "VERIFIERS_VERSION", "pinned"]
 
 VERIFIERS_VERSION = "0.4.0"
 """The one verifiers release every row of the table was read against."""

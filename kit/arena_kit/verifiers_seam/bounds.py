@@ -54,7 +54,7 @@ def _stop(session: Any, bound: str) -> str:
     """Stop `session`'s rollout as the agent's fault for going over `bound`: the error's words."""
     from verifiers.v1.errors import stop_condition
 
-    from arena_kit.box_faults import BoxOverBoundError
+    from arena_kit.errors import BoxOverBoundError
 
     error = BoxOverBoundError(f"the rollout went over a bound of the shared eval process: {bound}")
     logger.warning("rollout %s: %s", session.trace.id, error)
@@ -138,7 +138,7 @@ def bound_interception() -> None:
     """
     from verifiers.v1.interception import server as module
 
-    from arena_kit.verifiers_seam.errors import SeamError
+    from arena_kit.errors import SeamError
 
     cls = module.InterceptionServer
     if getattr(cls._handler_for, "__arena_seam__", False):
@@ -181,7 +181,7 @@ def bound_egress_proxy() -> None:
     """
     from verifiers.v1.runtimes.docker import egress
 
-    from arena_kit.verifiers_seam.errors import SeamError
+    from arena_kit.errors import SeamError
 
     cls = egress.EgressProxy
     original = getattr(cls, "_handle", None)

@@ -46,7 +46,7 @@ def liveness_from_engine() -> None:
     """
     from verifiers.v1.runtimes.docker import DockerRuntime
 
-    from arena_kit.verifiers_seam.errors import SeamError
+    from arena_kit.errors import SeamError
 
     missing = [name for name in LIVENESS_NAMES if not hasattr(DockerRuntime, name)]
     if missing:
@@ -71,7 +71,7 @@ def liveness_from_engine() -> None:
 
 def bound_box_reads() -> None:
     """Make verifiers' docker runtime read a box's file (`_read`: `docker exec cat`, unbounded without
-    `max_bytes`) as the lean runtime's exec does (`arena_kit.runtimes.lean_docker.exec_read`): at most
+    `max_bytes`) as the lean runtime's exec does (`arena_kit.runtimes.exec_read`): at most
     `READ_CAP` bytes (or the caller's cap) within `READ_S`, so no file of the box (a FIFO, `/dev/zero`, a
     sparse terabyte behind a path the agent can replace: an answer file scoring reads, its harness's
     settings) holds the eval process or fills its memory. Once per process.
@@ -82,8 +82,8 @@ def bound_box_reads() -> None:
     from verifiers.v1.errors import SandboxError
     from verifiers.v1.runtimes.docker import DockerRuntime
 
-    from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
-    from arena_kit.verifiers_seam.errors import SeamError
+    from arena_kit.runtimes.exec_read import read_by_exec
+    from arena_kit.errors import SeamError
 
     if any(not hasattr(DockerRuntime, name) for name in ("_read", "_exec", "_communicate_host")):
         raise SeamError("verifiers' DockerRuntime has no _read, _exec or _communicate_host: its reads of box files "
@@ -116,7 +116,7 @@ def runner_exit_code(error: BaseException) -> int | None:
 def type_agent_faults() -> None:
     """Make a harness turn that failed (`HarnessError`, or verifiers' untyped `SandboxError`) in a
     docker/podman box end as the agent's fault when the engine's evidence says so
-    (`arena_kit.box_faults`: `BoxOomError`, `AgentKilledBoxError`); any other failure is left as it is.
+    (`arena_kit.box_faults`; the types in `arena_kit.errors`: `BoxOomError`, `AgentKilledBoxError`); any other failure is left as it is.
     A lean box (`LeanDockerRuntime`) answers with its own `_box_evidence`, a stock one through `inspect`.
 
     Raises:
@@ -129,7 +129,7 @@ def type_agent_faults() -> None:
     from verifiers.v1.runtimes.docker import DockerRuntime
 
     from arena_kit.box_faults import agent_fault
-    from arena_kit.verifiers_seam.errors import SeamError
+    from arena_kit.errors import SeamError
 
     original = getattr(HarnessSession, "turn", None)
     if original is None or "self.runtime" not in source.getsource(HarnessSession.__init__):

@@ -10,7 +10,7 @@ __all__ = ["planned_runtime_config", "resolved_runtime_config", "seat_harness_id
 
 
 def _warned(env: Any) -> Any:
-    from arena_kit.verifiers_seam.errors import SeamError
+    from arena_kit.errors import SeamError
 
     warned = getattr(env, "_warned_resources", None)
     if warned is None:

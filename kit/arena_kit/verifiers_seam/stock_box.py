@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from arena_kit.verifiers_seam.errors import SeamError
+from arena_kit.errors import SeamError
 
 __all__ = ["OPTIONS", "add_box_options", "options"]
 
@@ -37,17 +37,17 @@ def options(extra: list[str]) -> Iterator[None]:
         OPTIONS.reset(token)
 
 
-def add_box_options() -> None:
+def add_box_options(watch_box: Callable[[str], None]) -> None:
     """Make verifiers' docker runtime add `OPTIONS` to the `docker run` of its box, and put each box it starts
-    under the eval's watches: its egress proxy names the box (`bounds.BOX_ATTRIBUTE`), the file-table watch
-    counts it (`arena_kit.runtimes.file_watch`, by the id its `docker run` printed). Once per process.
+    under the eval's watches: its egress proxy names the box (`bounds.BOX_ATTRIBUTE`), and `watch_box` gets
+    the id its `docker run` printed (the file-table watch, `arena_kit.runtimes.file_watch.watch_box`). Once per
+    process: a later call keeps the first `watch_box`.
 
     Raises:
         SeamError: `DockerRuntime.start` no longer runs the box through the module's `cli` with `--detach`.
     """
     from verifiers.v1.runtimes import docker as module
 
-    from arena_kit.runtimes.file_watch import watch_box
     from arena_kit.verifiers_seam.bounds import BOX_ATTRIBUTE
 
     source = inspect.getsource(getattr(module.DockerRuntime.start, "__wrapped__", module.DockerRuntime.start))

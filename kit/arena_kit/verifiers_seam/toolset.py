@@ -7,12 +7,13 @@ import contextlib
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
 
 import verifiers.v1 as vf
 from verifiers.v1.mcp import server as vf_server
 
-from arena_kit.verifiers_seam.errors import SeamError
+from arena_kit.errors import SeamError
 
 __all__ = ["HookedToolset", "bound_state", "state_route"]
 
@@ -41,22 +42,43 @@ def bound_state(state: Any) -> Iterator[None]:
         vf_server._call_state.reset(token)
 
 
+@dataclass
+class _Raised:
+    error: BaseException
+
+
 class HookedToolset(vf.Toolset[ConfigT, StateT], Generic[ConfigT, StateT]):  # type: ignore[misc]  # verifiers ships no types
     """verifiers' Toolset whose every synced call (pull → call → push) runs inside `around_call()`, after
     verifiers has checked the call's state coordinates (forged ones are refused before the hook runs)."""
+
+    RAISED_AFTER_PUSH: ClassVar[tuple[type[BaseException], ...]] = ()
+    """Errors a tool raises only after verifiers pushed the state the call left (a tool error that charged
+    budget); any other error leaves the rollout's state as verifiers last pulled it."""
 
     def around_call(self) -> contextlib.AbstractAsyncContextManager[None]:
         """The context each synced call runs in (default: none)."""
         return _nothing()
 
     def _with_state(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        synced = super()._with_state(fn)
+        raised_after_push = self.RAISED_AFTER_PUSH
+
+        @functools.wraps(fn)
+        async def capture(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except raised_after_push as error:
+                return _Raised(error)
+
+        synced = super()._with_state(capture if raised_after_push else fn)
 
         @functools.wraps(fn)
         async def hooked(*args: Any, **kwargs: Any) -> Any:
             self._state_channel()  # refuses forged coordinates before the hook sees them
             async with self.around_call():
-                return await synced(*args, **kwargs)
+                result = await synced(*args, **kwargs)
+            if isinstance(result, _Raised):
+                raise result.error
+            return result
 
         hooked.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
         return hooked

@@ -6,6 +6,7 @@ what `nofile` cannot bound), under a share of 200: nothing near the host's table
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_kit.box_faults import BoxEvidence, BoxOverBoundError, agent_fault, over_bound
+from arena_kit.box_faults import BoxEvidence, agent_fault, over_bound
+from arena_kit.errors import BoxOverBoundError
 from arena_kit.runtimes import file_watch
 from arena_kit.runtimes.file_watch import BoxCgroup, FileTableWatch, headroom, held_files, mapped_files, over_share
 
@@ -141,3 +143,28 @@ def test_the_watch_looks_on_its_own_thread_and_stops_the_box_s_rollout_first(tmp
     finally:
         hog.kill()
         hog.wait()
+
+
+def test_a_box_past_its_share_has_its_rollout_stopped_by_the_stopper_the_watch_was_handed(monkeypatch):
+    """The watch is handed how a rollout is stopped (`watching(share, stop_rollout)`); it imports no seam to do it,
+    and calls it on the event loop that watched the box, from the watch's own thread."""
+    box, calls = "ab" * 32, []
+
+    def stop(stopped: str, reason: str) -> bool:
+        calls.append((stopped, reason, asyncio.get_running_loop() is loop))
+        return True
+
+    monkeypatch.setattr(FileTableWatch, "start", lambda self: None)  # no looking thread: the test calls on_over itself
+    with file_watch.watching(1000, stop) as watch:
+        async def watched() -> None:
+            file_watch.watch_box(box, 1)
+            on_over = watch._boxes[box].on_over
+            assert on_over is not None
+            await asyncio.to_thread(on_over, "more than its share")
+
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(watched())
+        finally:
+            loop.close()
+    assert calls == [(box, "more than its share", True)]

@@ -5,8 +5,8 @@ to an existing Prime sandbox: `PrimeRuntime` gets its client in `start()` (which
 and deletes the sandbox in `teardown()`/`cleanup()`. `BorrowedPrimeRuntime` is the smallest adapter:
 it sets the sandbox id and a client, so `run`/`read`/`write` are verifiers' own, and it turns both
 teardown paths into no-ops, so the rollout that created the sandbox stays its only owner. It relies on
-two private details (`PrimeRuntime._client`, and that only teardown/cleanup delete), so it refuses
-any other verifiers version; `tests/toolsets/sqlite_sandbox/test_boxes.py` pins both details.
+two private details (`PrimeRuntime._client`, which `arena_kit.verifiers_seam.prime.bind_client` sets, and
+that only teardown/cleanup delete), so it refuses any other verifiers version; `tests/toolsets/sqlite_sandbox/test_boxes.py` pins both details.
 
 The tool server is a host subprocess, and verifiers strips every variable whose name holds
 `API_KEY` from those: its Prime credentials can only come from `~/.prime/config.json`.
@@ -24,7 +24,7 @@ from verifiers.v1.errors import SandboxError
 from verifiers.v1.utils.prime import load_prime_config
 
 from arena_kit.verifiers_seam import VERIFIERS_VERSION
-from arena_kit.verifiers_seam.prime import PrimeRuntime, PrimeRuntimeInfo
+from arena_kit.verifiers_seam.prime import PrimeRuntime, PrimeRuntimeInfo, bind_client
 
 __all__ = ["VERIFIERS_VERSION", "BorrowedPrimeRuntime", "borrow", "credentials_problem", "version_problem"]
 
@@ -79,7 +79,7 @@ class BorrowedPrimeRuntime(PrimeRuntime):  # type: ignore[misc]  # verifiers shi
         super().__init__(info)  # raises SystemExit without credentials (verifiers' ensure_prime_auth)
         self.info.id = info.id
         self.info.borrowed = True
-        self._client = client()
+        bind_client(self, client())
 
     async def start(self) -> None:
         raise SandboxError("a borrowed Prime sandbox is already running; it is never started here")

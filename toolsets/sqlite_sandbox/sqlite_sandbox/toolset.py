@@ -9,10 +9,6 @@ that charged budget still saves the state before it is raised.
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import verifiers.v1 as vf
@@ -35,38 +31,14 @@ class EngineFailed(ToolError):
         self.ran = ran
 
 
-@dataclass
-class _Raised:
-    error: ToolError
-
-
 # SerialToolset subclasses verifiers' untyped Toolset, so mypy does not see its type parameters.
 class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
     TOOL_PREFIX = "sqlite_sandbox"
+    RAISED_AFTER_PUSH = (ToolError,)  # a tool error that charged budget still saves the state
 
     def __init__(self, config: SandboxConfig) -> None:
         super().__init__(config)
         self._boxes = Boxes()
-
-    def _with_state(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        @functools.wraps(fn)
-        async def capture(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await fn(*args, **kwargs)
-            except ToolError as error:
-                return _Raised(error)
-
-        synced = super()._with_state(capture)
-
-        @functools.wraps(fn)
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            result = await synced(*args, **kwargs)
-            if isinstance(result, _Raised):
-                raise result.error
-            return result
-
-        call.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
-        return call
 
     async def _engine(self, request: dict[str, Any]) -> dict[str, Any]:
         """The one seam to the box: run an engine request against this rollout's database."""

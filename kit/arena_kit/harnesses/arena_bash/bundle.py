@@ -17,16 +17,15 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["PROGRAM_MODULES", "PROGRAM_PACKAGE", "BundleError", "bundle", "program_source"]
+from arena_kit.errors import BundleError
+
+__all__ = ["PROGRAM_MODULES", "PROGRAM_PACKAGE", "bundle", "program_source"]
 
 PROGRAM_PACKAGE = "arena_kit.harnesses.arena_bash.program"
 PROGRAM_MODULES = ("schemas", "wire", "stream", "model", "tools", "mcp_client", "compaction", "gate", "loop")
 """Splice order: each module after those it imports; `loop` last, its `__main__` guard ends the file."""
 PROGRAM_DIR = Path(__file__).with_name("program")
 
-
-class BundleError(Exception):
-    """A program module the flat file cannot hold as written."""
 
 
 def _binding_key(node: ast.stmt, module: str) -> list[tuple[str, tuple[str, ...]]]:

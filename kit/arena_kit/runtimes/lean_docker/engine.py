@@ -28,8 +28,8 @@ import urllib3.exceptions
 from docker.utils.socket import STDERR, STDOUT, frames_iter
 from verifiers.v1.errors import SandboxError
 
+from arena_kit.errors import BoxLostError, EngineUnreachableError
 from arena_kit.runtimes.lean_docker.exec_wire import refusal, refusal_message, sdk_error, start_request
-from arena_kit.runtimes.lean_docker.faults import BoxLostError, EngineUnreachableError
 
 __all__ = [
     "CONNECTION_LOST", "ENGINE_ERRORS", "EXIT_CODE_WAIT_S", "HangUp", "engine_client", "engine_fault", "engine_socket",

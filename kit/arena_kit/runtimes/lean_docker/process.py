@@ -23,15 +23,15 @@ from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import RuntimeProcess
 from verifiers.v1.utils.aio import run_shielded
 
+from arena_kit.errors import EngineRefused, StartMissedError
 from arena_kit.runtimes.lean_docker.engine import ENGINE_ERRORS, EXIT_CODE_WAIT_S, exec_sync, off_loop
 from arena_kit.runtimes.lean_docker.exec_wire import refusal, refusal_message, sdk_error, start_request
-from arena_kit.runtimes.lean_docker.faults import StartMissedError
 
 if TYPE_CHECKING:
     import docker
 
 __all__ = [
-    "BoxProcess", "EngineRefused", "KILLED_EXIT", "START_DEADLINE_S", "hijack_exec", "open_engine_process",
+    "BoxProcess", "KILLED_EXIT", "START_DEADLINE_S", "hijack_exec", "open_engine_process",
     "start_box_process", "wrapped",
 ]
 
@@ -61,14 +61,6 @@ Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWrite
 ExitCode = Callable[[], Awaitable[int | None]]
 Signal = Callable[[list[str]], Awaitable[int]]
 
-
-class EngineRefused(Exception):
-    """The engine answered the exec start with an error status; `explanation` is its message."""
-
-    def __init__(self, status: int, explanation: str) -> None:
-        super().__init__(f"{status}: {explanation}")
-        self.status = status
-        self.explanation = explanation
 
 
 def wrapped(argv: list[str]) -> list[str]:

@@ -32,14 +32,15 @@ import docker.errors
 from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult, RuntimeProcess
-from verifiers.v1.runtimes.docker import DockerConfig, DockerRuntime
+from verifiers.v1.runtimes.docker import DockerConfig
 from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 from verifiers.v1.utils.scope import run_scope
 
 from arena_kit.runtimes.lean_docker.engine import (
     CONNECTION_LOST, ENGINE_ERRORS, HangUp, engine_client, engine_fault, engine_socket, exec_sync, image_user, off_loop,
 )
-from arena_kit.box_faults import BoxEvidence, BoxOomError, agent_fault, host_oom_kills, over_bound
+from arena_kit.box_faults import BoxEvidence, agent_fault, host_oom_kills, over_bound
+from arena_kit.errors import BoxLostError, BoxOomError
 from arena_kit.harnesses import acp_runner
 from arena_kit.runtimes.agent_uids import UidLease
 from arena_kit.runtimes.file_watch import unwatch_box, watch_box
@@ -47,13 +48,12 @@ from arena_kit.runtimes.lean_docker.box_files import BoxRoot
 from arena_kit.runtimes.lean_docker.hardening import (
     AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, mounted_image_id, own_uid_binds, reowned,
 )
-from arena_kit.runtimes.lean_docker.exec_read import read_by_exec
-from arena_kit.runtimes.lean_docker.faults import BoxLostError
+from arena_kit.runtimes.exec_read import read_by_exec
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
 from arena_kit.runtimes.lean_docker import prestart
 from arena_kit.runtimes.lean_docker.process import open_engine_process
 from arena_kit.verifiers_seam.bounds import BOX_ATTRIBUTE
-from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, check_docker_runtime
+from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, SeamDockerRuntime
 from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
 __all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
@@ -68,7 +68,7 @@ ROOT_USERS = ("", "0", "root", "0:0", "root:root")
 _UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
 
 
-class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types
+class LeanDockerRuntime(SeamDockerRuntime):
     """verifiers' docker runtime over the Engine API (see the module docstring).
 
     `pids_limit` is applied at create time; `arena_kit.isolation.confine` sees it in
@@ -83,7 +83,6 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if config.type != "docker":
             raise ValueError(f"the lean runtime drives docker only, not {config.type!r}; use the stock runtime")
         super().__init__(config, name)
-        check_docker_runtime(self)
         self.created_pids_limit = pids_limit
         self.created_nofile = nofile  # RLIMIT_NOFILE (soft = hard) of every process in the box; None: the engine's
         self.own_uid = own_uid
@@ -100,7 +99,6 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self.labels: dict[str, str] = {}
         """Labels besides the run's and the runtime's (a pooled box's pool label)."""
         self._api: docker.APIClient | None = None
-        self._stopped: bool = False
         self._listener: socket.socket | None = None
         self._prestarted: prestart.Prestarted | None = None
         """A program started with the box, waiting for its one run (`prestart`); views share it."""
@@ -128,8 +126,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             SandboxError: the container does not exist or the engine cannot be reached.
         """
         runtime = cls(config)
-        runtime._container = container
-        runtime._stopped = True  # nothing of this handle's may remove what it borrows
+        runtime.container = container
+        runtime.stopped = True  # nothing of this handle's may remove what it borrows
         runtime.info.borrowed = True
         try:
             api = (await off_loop(engine_client)).api
@@ -140,7 +138,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         owner, _, uid = ((details["Config"].get("Labels") or {}).get(AGENT_UID_LABEL) or "").rpartition(":")
         if owner and uid.isdigit():
             runtime.own_uid, runtime.agent_uid = owner, int(uid)
-        runtime._image_env = dict(entry.split("=", 1) for entry in details["Config"]["Env"] or [])
+        runtime.image_env = dict(entry.split("=", 1) for entry in details["Config"]["Env"] or [])
         runtime.config = config.model_copy(update={"image": details["Config"]["Image"], "workdir": details["Config"]["WorkingDir"] or "/"})
         runtime.info.id = container
         runtime.info.image = runtime.config.image
@@ -153,11 +151,11 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
     async def alive(self) -> bool:
         """Whether the engine reports the container running: asked of the engine, not of the box
         (verifiers runs `true` inside it, which a root agent can replace)."""
-        if not self._container:
+        if not self.container:
             return False
         try:
             api = self._api or (await off_loop(engine_client)).api
-            details = await off_loop(api.inspect_container, self._container)
+            details = await off_loop(api.inspect_container, self.container)
         except _UNANSWERED:  # an engine that cannot answer has lost the box for this rollout
             return False
         return bool(details["State"]["Running"])
@@ -181,7 +179,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._api = api
         restricted = self.network_restricted
         # Named before creation, so stop()/cleanup() remove a box whose start failed half-way.
-        self._container = f"vf-{uuid.uuid4().hex}"
+        self.container = f"vf-{uuid.uuid4().hex}"
         try:
             user = await off_loop(image_user, api, self.config.image)
             # The engine makes a missing workdir as root: right for a root image, and the stock
@@ -198,11 +196,11 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if not state.get("Running") or not state.get("Pid"):
             # The box's init (`sleep infinity`) is not running: an image without `sleep`, say.
             raise SandboxError(f"box start: the box exited at once (exit {state.get('ExitCode')}: {state.get('Error') or 'no error given'})")
-        self._image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
+        self.image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
         if not root:
             try:
                 code, _, err = await off_loop(
-                    exec_sync, api, self._container,
+                    exec_sync, api, self.container,
                     ["sh", "-c", 'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi', "vf-workdir", str(self.config.workdir), user],
                     {}, "0", None, None,
                 )
@@ -215,7 +213,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             host_port = ports[0]["HostPort"] if ports else ""
             if not str(host_port).isdigit():
                 raise SandboxError(f"docker did not publish the service port: {ports!r}")
-            self._service_url = f"http://127.0.0.1:{host_port}"
+            self.service_url = f"http://127.0.0.1:{host_port}"
         self._listener = listener_in_netns(int(container["State"]["Pid"]))
         self._root = BoxRoot.pin(int(container["State"]["Pid"]), str(container["Id"]))
         watch_box(str(container["Id"]), int(container["State"]["Pid"]))  # under the file-table watch, if one runs
@@ -231,15 +229,15 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if listener is None:
             raise SandboxError("the lean docker box is not booted")
         restricted = self.network_restricted
-        self._proxy = EgressProxy(
+        self.proxy = EgressProxy(
             NetworkPolicy(NetworkPolicyConfig(allow=["*"] if restricted else []), [], allow_non_global=restricted)
         )
-        self._proxy.__dict__[BOX_ATTRIBUTE] = self.info.id  # its connection bound stops this box's rollout
-        await self._proxy.start(listener=listener)
+        self.proxy.__dict__[BOX_ATTRIBUTE] = self.info.id  # its connection bound stops this box's rollout
+        await self.proxy.start(listener=listener)
         # No route out exists from the start, so the proxy is the box's only way out in every phase:
         # exec environments carry the proxy (the stock runtime's post-cut state) from the first exec.
-        self._cut = restricted
-        logger.info("lean docker: started container %s (image=%s)", self._container, self.config.image)
+        self.cut = restricted
+        logger.info("lean docker: started container %s (image=%s)", self.container, self.config.image)
 
     def _own_uid_binds(self, api: docker.APIClient) -> list[str]:
         self._lease, binds = own_uid_binds(api, self.config.image, str(self.own_uid), {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"})
@@ -264,16 +262,16 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         host_config["MaskedPaths"] = list(MASKED_PATHS)
         owned = {AGENT_UID_LABEL: f"{self.own_uid}:{self.agent_uid}"} if self.agent_uid is not None else {}
         api.create_container(
-            self.config.image, entrypoint=["sleep"], command=["infinity"], name=self._container,
+            self.config.image, entrypoint=["sleep"], command=["infinity"], name=self.container,
             labels={**self.labels, **owned, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
             working_dir=self.config.workdir if make_workdir else None, host_config=host_config,
             ports=None if restricted else [SERVICE_PORT],
         )
-        assert self._container is not None
+        assert self.container is not None
         self._removed_if_stopped(api)
-        api.start(self._container)
+        api.start(self.container)
         self._removed_if_stopped(api)
-        inspected: dict[str, Any] = api.inspect_container(self._container)
+        inspected: dict[str, Any] = api.inspect_container(self.container)
         return inspected
 
     def _removed_if_stopped(self, api: docker.APIClient) -> None:
@@ -283,9 +281,10 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         Raises:
             SandboxError: the box was stopped during its start.
         """
-        if self._stopped:
+        if self.stopped:
+            assert self.container is not None  # named before creation (`boot`)
             with contextlib.suppress(Exception):
-                api.remove_container(self._container, force=True)
+                api.remove_container(self.container, force=True)
             raise SandboxError("box start: the box was stopped while it started")
 
     async def expose(self, port: int) -> str:
@@ -300,7 +299,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
     def _exec_env(self, env: dict[str, str]) -> dict[str, str]:
         """The environment the stock runtime's `docker exec --env` flags carry (proxy or NO_PROXY).
         Read off verifiers' own argv so the two paths cannot drift apart."""
-        argv: list[str] = super()._exec(env)
+        argv: list[str] = self.stock_exec_argv(env)
         values = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--env"]
         return dict(value.split("=", 1) for value in values)
 
@@ -308,12 +307,12 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self, operation: str, argv: list[str], env: dict[str, str], stdin: bytes | None = None
     ) -> tuple[int, bytes, bytes]:
         """One exec; an engine that fails it raises the fault it is (`engine_fault`, "`operation`: ...")."""
-        if self._api is None or self._container is None:
+        if self._api is None or self.container is None:
             raise SandboxError("the lean docker box is not started")
         hang_up = HangUp()
         try:
             return await off_loop(
-                exec_sync, self._api, self._container, argv, self._exec_env(env), self._engine_user(), self.config.workdir, stdin, hang_up
+                exec_sync, self._api, self.container, argv, self._exec_env(env), self._engine_user(), self.config.workdir, stdin, hang_up
             )
         except asyncio.CancelledError:
             hang_up()  # frees the executor thread and the engine connection; the box's process runs on, as on the stock path
@@ -330,7 +329,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
             # An exec instance is removed with its container: the engine's word on the container
             # names the real loss ("No such container"), which a missing exec alone does not.
             try:
-                await off_loop(cast(docker.APIClient, self._api).inspect_container, self._container)
+                await off_loop(cast(docker.APIClient, self._api).inspect_container, self.container)
             except ENGINE_ERRORS as lost:
                 return engine_fault(operation, lost)
             return fault
@@ -345,12 +344,12 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
     async def _box_evidence(self) -> BoxEvidence:
         """What the engine (running, `State.OOMKilled`) and this host's memory cgroup (OOM kills) say of
         the box; an engine that cannot answer has lost it (`running` False)."""
-        if not self._container:
+        if not self.container:
             return BoxEvidence(running=False)
         stopped = over_bound(str(self.info.id or ""))
         try:
             api = self._api or (await off_loop(engine_client)).api
-            details = await off_loop(api.inspect_container, self._container)
+            details = await off_loop(api.inspect_container, self.container)
         except _UNANSWERED:
             return BoxEvidence(running=False, over_bound=stopped)
         state = details.get("State") or {}
@@ -411,16 +410,16 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if path is None:
             process: RuntimeProcess = await super().open_process(argv, env)
             return process
-        if self._api is None or self._container is None:
+        if self._api is None or self.container is None:
             raise SandboxError("the lean docker box is not started")
         try:
             return await open_engine_process(
-                self._api, path, self._container, argv, self._exec_env(self.process_env(env)), self._engine_user(), self.config.workdir
+                self._api, path, self.container, argv, self._exec_env(self.process_env(env)), self._engine_user(), self.config.workdir
             )
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("live process start", error) from error
 
-    async def _read(self, path: str, max_bytes: int | None = None) -> bytes:
+    async def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
         # A read as root (what the exec would be) of a regular file: straight from the box's root, no
         # exec (`box_files`); any other read, and any the host cannot make so, is the exec's.
         # (A relative path with no workdir configured is the exec's: it resolves from the image's.)
@@ -446,14 +445,14 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                 but for a failed process; the rollout's harness then runs its exec as before).
         """
         path = engine_socket()
-        if path is None or self._api is None or self._container is None:
+        if path is None or self._api is None or self.container is None:
             raise SandboxError("prestart: the box is not started, or its engine is not reached over a unix socket")
         try:
             # No exec env of its own: the host starts with what every exec of this user starts from (the
             # engine's defaults and the box's env); a run's exec env goes over it as an exec's would.
             # Unwrapped: the host is the exec's process, so the engine's exit code is the program's
             # (a kill signal reads as 128+N, as `arena_kit.box_faults` reads an exec's).
-            process = await open_engine_process(self._api, path, self._container, ["python3", "-I", "-c", prestart.HOST],
+            process = await open_engine_process(self._api, path, self.container, ["python3", "-I", "-c", prestart.HOST],
                                                 {}, self._engine_user(), self.config.workdir, wrap=False)
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("prestart", error) from error
@@ -520,9 +519,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         digest = hashlib.sha256(data).hexdigest()
         directory = self.scripts_dir if self.user is None else f"{self.scripts_dir}-{self.user}"
         path = f"{directory}/{digest}.py"
-        if path not in self._uv_interpreters:
-            async with self._uv_script_locks.setdefault(path, asyncio.Lock()):
-                if path not in self._uv_interpreters:
+        if path not in self.uv_interpreters:
+            async with self.uv_script_locks.setdefault(path, asyncio.Lock()):
+                if path not in self.uv_interpreters:
                     tmp = f"{path}.{uuid.uuid4().hex}.tmp"
                     baked = shlex.quote(f"{BAKED_INTERPRETERS}/{PurePosixPath(directory).name}/{digest}")
                     sync = (
@@ -533,7 +532,7 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
                     result = await self._run_after_write(tmp, data, command, [], self.process_env({**(env or {}), "UV_OFFLINE": "false"}))
                     if result.exit_code != 0:
                         raise RuntimeError(f"failed to prepare uv script: {result.stderr.strip()[-2000:]}")
-                    self._uv_interpreters[path] = result.stdout.strip().splitlines()[-1]
+                    self.uv_interpreters[path] = result.stdout.strip().splitlines()[-1]
         argv: list[str] = await super().prepare_uv_script(script, env, activate=activate)
         return argv
 
@@ -559,12 +558,12 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         return ProgramResult(code, out[len(mark):].decode(errors="replace"), err.decode(errors="replace"))
 
     async def run_background(self, argv: list[str], env: dict[str, str], log: str) -> None:
-        if self._api is None or self._container is None:
+        if self._api is None or self.container is None:
             raise SandboxError("the lean docker box is not started")
-        if self.network_restricted and self._proxy is not None:
-            env = {**env, **self._proxy_env()}
+        if self.network_restricted and self.proxy is not None:
+            env = {**env, **self.proxy_env()}
         script = f"exec {shlex.join(argv)} > {shlex.quote(log)} 2>&1 < /dev/null"
-        api, container, user, workdir = self._api, self._container, self._engine_user(), self.config.workdir
+        api, container, user, workdir = self._api, self.container, self._engine_user(), self.config.workdir
         environment = self._exec_env(self.process_env(env))
 
         def detach() -> None:
@@ -581,9 +580,9 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
     def cleanup(self) -> None:
         # Not `info.borrowed`: the rollout that borrows this box stamps that flag on the very `info`
         # object, and its owner (this runtime, in `LeanEnv`) must still remove the box.
-        if self._container is None or self._stopped:
+        if self.container is None or self.stopped:
             return
-        self._stopped = True
+        self.stopped = True
         if self.info.id:
             unwatch_box(str(self.info.id))
         if self._root is not None:
@@ -591,8 +590,8 @@ class LeanDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         if self._listener is not None:  # booted, never attached (a pooled box nobody claimed)
             with contextlib.suppress(OSError):
                 self._listener.close()
-        logger.debug("lean docker: removing container %s", self._container)
+        logger.debug("lean docker: removing container %s", self.container)
         with contextlib.suppress(Exception):
-            (self._api or engine_client().api).remove_container(self._container, force=True)
+            (self._api or engine_client().api).remove_container(self.container, force=True)
         if self._lease is not None:
             self._lease.release()  # after the removal: no process of the box runs as the uid any more

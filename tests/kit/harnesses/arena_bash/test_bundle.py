@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from arena_kit.errors import BundleError
 from arena_kit.harnesses.arena_bash.bundle import (
     PROGRAM_DIR,
     PROGRAM_MODULES,
     PROGRAM_PACKAGE,
-    BundleError,
     bundle,
     program_source,
 )

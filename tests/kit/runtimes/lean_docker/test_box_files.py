@@ -176,7 +176,7 @@ def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid
             root = box._root
             assert root is not None
             before = root.read("/app/x.txt")
-            engine_client().api.kill(box._container)
+            engine_client().api.kill(box.container)
             for _ in range(50):
                 if not await box.alive():
                     break
@@ -196,7 +196,7 @@ def test_the_exec_s_read_is_bounded_in_bytes_and_time_and_leaves_the_event_loop_
     """A FIFO nobody writes, `/dev/zero` and a sparse terabyte, read whole: each ends in a `SandboxError`
     within the read's time limit, having brought at most its byte cap into this process, while the
     event loop keeps ticking."""
-    from arena_kit.runtimes.lean_docker import exec_read
+    from arena_kit.runtimes import exec_read
 
     monkeypatch.setattr(exec_read, "READ_S", 3.0)
     monkeypatch.setattr(exec_read, "READ_CAP", 1 << 20)

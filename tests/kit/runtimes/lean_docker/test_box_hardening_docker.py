@@ -46,7 +46,7 @@ def test_two_boxes_of_one_spec_share_no_uid_and_keep_their_limits(images):
                 result = await box.with_user("agent", home="/home/agent").run(["python3", "-c", PROBE], {})
                 assert result.exit_code == 0, result
                 seen.append(json.loads(result.stdout))
-            async with LeanDockerRuntime.borrow(vf.DockerConfig(image=images["harness"]), str(boxes[0]._container)) as borrowed:
+            async with LeanDockerRuntime.borrow(vf.DockerConfig(image=images["harness"]), str(boxes[0].container)) as borrowed:
                 lent = await borrowed.with_user("agent").run(["id", "-u"], {})
             return seen, {"uid": int(lent.stdout.strip())}
         finally:

@@ -53,11 +53,11 @@ def test_the_path_flag_takes_lean_or_stock_and_names_the_choices_otherwise():
 
 def _box(restricted: bool) -> LeanDockerRuntime:
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness", allow=[] if restricted else ["*"]))
-    box._container = "vf-test"
-    box._image_env = {"NO_PROXY": "internal.example"}
-    box._proxy = EgressProxy(NetworkPolicy(NetworkPolicyConfig(), []))
-    box._proxy.port = 4242
-    box._cut = restricted
+    box.container = "vf-test"
+    box.image_env = {"NO_PROXY": "internal.example"}
+    box.proxy = EgressProxy(NetworkPolicy(NetworkPolicyConfig(), []))
+    box.proxy.port = 4242
+    box.cut = restricted
     return box
 
 

@@ -24,7 +24,7 @@ from verifiers.v1.utils.retries import RetryState
 import arena_kit.runtimes.lean_docker.engine as engine_api
 import arena_kit.runtimes.lean_docker.runtime as lean
 from arena.retries import INFRA_RULES, retries_table
-from arena_kit.runtimes.lean_docker.faults import BoxLostError, EngineUnreachableError
+from arena_kit.errors import BoxLostError, EngineUnreachableError
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 BOX = "vf-0123abcd"
@@ -90,8 +90,8 @@ def box_on(engine: FakeEngine) -> LeanDockerRuntime:
     """A started lean box whose engine is `engine` (nothing really started)."""
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/none:latest"))
     box._api = engine
-    box._container = BOX
-    box._image_env = {}
+    box.container = BOX
+    box.image_env = {}
     return box
 
 

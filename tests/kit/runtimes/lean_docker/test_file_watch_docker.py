@@ -11,10 +11,12 @@ import time
 import pytest
 import verifiers.v1 as vf
 
-from arena_kit.box_faults import BoxOverBoundError, agent_fault, over_bound
+from arena_kit.box_faults import agent_fault, over_bound
+from arena_kit.errors import BoxOverBoundError
 from arena_kit.isolation import ISOLATION
 from arena_kit.runtimes.file_watch import watching
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
+from arena_kit.verifiers_seam.bounds import stop_box_rollout
 
 pytestmark = pytest.mark.docker
 
@@ -44,7 +46,7 @@ def _box(image: str) -> LeanDockerRuntime:
 def test_a_box_mapping_past_its_share_is_stopped_and_its_neighbour_runs_on(images):
     async def scenario() -> dict[str, object]:
         attacker, neighbour = _box(images["harness"]), _box(images["harness"])
-        with watching(SHARE) as watch:
+        with watching(SHARE, stop_box_rollout) as watch:
             try:
                 await attacker.start()
                 await neighbour.start()

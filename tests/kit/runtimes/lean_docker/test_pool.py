@@ -36,29 +36,29 @@ class FakeEngine:
         engine = self
 
         async def boot(box: LeanDockerRuntime) -> None:
-            box._container = f"vf-fake-{len(engine.booted) + engine.fail_boots}-{id(box)}"
+            box.container = f"vf-fake-{len(engine.booted) + engine.fail_boots}-{id(box)}"
             if engine.gate is not None:
                 await engine.gate.wait()
             if engine.fail_boots:
                 engine.fail_boots -= 1
                 raise SandboxError("box start: the engine refused")
-            box.info.id = box._container
-            engine.running[box._container] = True
+            box.info.id = box.container
+            engine.running[box.container] = True
             engine.booted.append(box)
 
         async def attach(box: LeanDockerRuntime) -> None:
-            engine.attached.append(str(box._container))
+            engine.attached.append(str(box.container))
 
         async def alive(box: LeanDockerRuntime) -> bool:
-            return engine.running.get(str(box._container), False)
+            return engine.running.get(str(box.container), False)
 
         async def teardown(box: LeanDockerRuntime) -> None:
             engine.removing += 1
             engine.most_removing = max(engine.most_removing, engine.removing)
             await asyncio.sleep(0.01)
-            box._stopped = True
-            if engine.running.pop(str(box._container), None) is not None:
-                engine.removed.append(str(box._container))
+            box.stopped = True
+            if engine.running.pop(str(box.container), None) is not None:
+                engine.removed.append(str(box.container))
             engine.removing -= 1
 
         monkeypatch.setattr(LeanDockerRuntime, "boot", boot)
@@ -68,7 +68,7 @@ class FakeEngine:
         return self
 
     def kill(self, box: LeanDockerRuntime) -> None:
-        self.running[str(box._container)] = False
+        self.running[str(box.container)] = False
 
     @property
     def left(self) -> list[str]:
@@ -172,12 +172,12 @@ def test_a_claim_hands_out_a_warm_running_box_attached_labelled_and_refills_behi
         [warm] = engine.booted
         claim = await pool.claim(SPEC)
         assert claim.box is warm and claim.pooled and claim.discarded == 0
-        assert engine.attached == [warm._container]  # the rollout's proxy starts at its claim
+        assert engine.attached == [warm.container]  # the rollout's proxy starts at its claim
         assert warm.labels == {POOL_LABEL: pool.id, MANAGED_LABEL[0]: MANAGED_LABEL[1]}
         assert pool.booting(SPEC) == 1  # the next rollout's box boots while this one runs
         pool.release(claim.box)
         await settle(pool)
-        assert warm._container in engine.removed and pool.ready(SPEC) == 1
+        assert warm.container in engine.removed and pool.ready(SPEC) == 1
         await pool.close()
 
     run(body)
@@ -193,7 +193,7 @@ def test_a_warm_box_the_engine_no_longer_runs_is_removed_at_its_claim_and_never_
         claim = await pool.claim(SPEC)
         assert claim.box is good and claim.discarded == 1
         await settle(pool)
-        assert dead._container in engine.removed and dead._container not in engine.attached
+        assert dead.container in engine.removed and dead.container not in engine.attached
         second = await pool.claim(SPEC)  # the plan's last rollout: the pool booted a box in the dead one's place
         assert second.box not in (dead, good) and second.pooled and len(engine.booted) == 3
         pool.release(claim.box)
@@ -254,7 +254,7 @@ def test_a_failed_warm_boot_sends_its_waiting_claim_to_boot_its_own(engine):
         await asyncio.sleep(0.01)
         engine.gate.set()
         got = await claim
-        assert not got.pooled and engine.running[str(got.box._container)]
+        assert not got.pooled and engine.running[str(got.box.container)]
         pool.release(got.box)
         await pool.close()
 

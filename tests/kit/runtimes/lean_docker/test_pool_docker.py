@@ -74,7 +74,7 @@ def test_a_pooled_box_has_the_limits_mounts_caps_env_and_network_of_an_unpooled_
             claim = await pool.claim(spec)
             assert claim.pooled
             api = engine_client().api
-            both = api.inspect_container(unpooled._container), api.inspect_container(claim.box._container)
+            both = api.inspect_container(unpooled.container), api.inspect_container(claim.box.container)
             # the agent's view in the pooled box: its user, and no route out when restricted
             result = await claim.box.run(["sh", "-c", "id -un; cat /proc/net/route | wc -l"], {})
             pool.release(claim.box)
@@ -98,10 +98,10 @@ def test_a_pooled_box_killed_before_its_claim_is_removed_and_never_used(image):
         try:
             while pool.ready(spec) < 2:
                 await asyncio.sleep(0.05)
-            killed = pool._slots[spec.key].ready[0]._container
+            killed = pool._slots[spec.key].ready[0].container
             subprocess.run(["docker", "kill", killed], check=True, capture_output=True)
             claim = await pool.claim(spec)
-            used = str(claim.box._container)
+            used = str(claim.box.container)
             pool.release(claim.box)
         finally:
             await pool.close()

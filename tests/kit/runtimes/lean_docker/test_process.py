@@ -18,7 +18,7 @@ from verifiers.v1.runtimes.base import RuntimeProcess
 
 import arena_kit.runtimes.lean_docker.process as lp
 import arena_kit.runtimes.lean_docker.engine as engine
-from arena_kit.runtimes.lean_docker.faults import BoxLostError, EngineUnreachableError, StartMissedError
+from arena_kit.errors import BoxLostError, EngineRefused, EngineUnreachableError, StartMissedError
 
 UPGRADED = b"HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
 
@@ -233,14 +233,14 @@ def test_an_engine_that_refuses_the_start_raises_its_own_message_and_status():
 
         await start(engine, play)
 
-    with pytest.raises(lp.EngineRefused) as raised:
+    with pytest.raises(EngineRefused) as raised:
         run(scenario())
     assert (raised.value.status, raised.value.explanation) == (409, "Container vf-x is not running")
 
 
 def test_a_refused_start_reaches_the_runtime_as_the_docker_sdk_error_the_stock_words_come_from(monkeypatch):
     async def refuse(*_args: Any, **_kwargs: Any) -> lp.BoxProcess:
-        raise lp.EngineRefused(404, "No such container: vf-gone")
+        raise EngineRefused(404, "No such container: vf-gone")
 
     monkeypatch.setattr(lp, "start_box_process", refuse)
 
@@ -255,7 +255,7 @@ def test_a_refused_start_reaches_the_runtime_as_the_docker_sdk_error_the_stock_w
 @pytest.mark.parametrize(
     ("refusal", "rule"),
     [
-        (lp.EngineRefused(404, "No such container: vf-gone"), BoxLostError),
+        (EngineRefused(404, "No such container: vf-gone"), BoxLostError),
         (ConnectionRefusedError(111, "Connection refused"), EngineUnreachableError),
     ],
 )
@@ -281,7 +281,7 @@ def test_an_engine_failing_a_lean_start_is_the_typed_fault_it_names(monkeypatch,
         def inspect_container(self, _container: str) -> dict[str, Any]:  # stopped, not for memory
             return {"State": {"Running": False, "OOMKilled": False}}
 
-    box._api, box._container = Api(), "vf-gone"
+    box._api, box.container = Api(), "vf-gone"
     with pytest.raises(rule):
         run(box.open_process(["true"], {}))
 
@@ -338,7 +338,7 @@ def test_a_live_process_in_a_lean_box_talks_is_killed_with_its_group_and_ends_wi
             await group.kill()
             killed = await group.wait()
             left = (await box.run(["sh", "-c", "ps -eo stat=,args= | awk '$1 !~ /^Z/ && $2 == \"sleep\" && $3 == 300'"], {})).stdout
-            exec_ids = [e for e in (engine_client().api.inspect_container(box._container)["ExecIDs"] or [])]
+            exec_ids = [e for e in (engine_client().api.inspect_container(box.container)["ExecIDs"] or [])]
         finally:
             await box.stop()
         ended = await asyncio.wait_for(echo.wait(), 10)  # the box's removal ended the live exec

@@ -101,7 +101,7 @@ def test_the_owner_removes_its_box_after_a_rollout_stamped_it_borrowed(images):
         box = LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))
         async with started(box):
             box.info.borrowed = True  # what `Agent.run(task, runtime=box)` does to the trace's (= the box's) info
-        return str(box._container)
+        return str(box.container)
 
     name = asyncio.run(scenario())
     assert engine_client().api.containers(all=True, filters={"name": name}) == []
@@ -111,7 +111,7 @@ def test_every_limit_is_set_when_the_box_is_created(images):
     async def scenario() -> dict[str, Any]:
         box = LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED), pids_limit=77)
         async with started(box):
-            inspected: dict[str, Any] = engine_client().api.inspect_container(box._container)
+            inspected: dict[str, Any] = engine_client().api.inspect_container(box.container)
             return inspected
 
     inspected = asyncio.run(scenario())

@@ -1,5 +1,5 @@
 """A read of a box's file by an exec, bounded in bytes and time: what the lean runtime falls back to when the
-host cannot read the file itself (`box_files`).
+host cannot read the file itself (`lean_docker.box_files`), and every read of a stock box (`verifiers_seam.container_hooks`).
 
 The exec runs `timeout -s KILL READ_S head -c N -- path` (or `cat` cut so, `WHOLE`) as the reading view's user: at most `READ_CAP`
 bytes (or the caller's `max_bytes`) leave the box, whatever the file is (`/dev/zero`, a sparse terabyte),
