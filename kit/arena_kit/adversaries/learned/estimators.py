@@ -1,4 +1,4 @@
-"""The estimators a learned adversary fits: scikit-learn's (imported on first use, the `train` tooling) and a pure-Python table.
+"""The estimators a learned adversary fits: scikit-learn's (imported on first use; an environment declares it as an extra) and a pure-Python table.
 
 The three scikit-learn settings are the ones fault-localisation's adversaries were tuned with; each
 takes the run's seed as `random_state`, so a fit repeats exactly. `PositiveRate` needs nothing past
