@@ -188,3 +188,11 @@ def test_the_adversarial_datasets_do_tell_a_non_equivalent_neighbour_apart(famil
 
 def is_equivalent_key(s, m) -> bool:
     return any(matches(e, s.family, m.key, s.params) for e in EQUIVALENT)
+
+
+def test_the_sweep_as_an_adversary_scores_each_task_by_whether_a_non_equivalent_mutant_survived():
+    from schema_migration.mutants.sweep import SURVIVOR_CEILING, mutation_sweep
+
+    run = mutation_sweep("dev", 2)
+    assert run.rewards == {"dev-1000000": [0.0], "dev-1000001": [0.0]} and run.ceiling == SURVIVOR_CEILING
+    assert run.verdict().status == "undecided"  # 2 tasks cannot bound a 10 % share
