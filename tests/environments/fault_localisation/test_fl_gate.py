@@ -63,3 +63,17 @@ def test_the_learners_are_fit_on_train_and_gated_on_each_split_within_the_free_q
                                                  for s in ("dev", "test")]
     assert all(r[2] == "4" and float(r[6]) <= 7 and r[8] == "upper ≤ 0.35; mean ≤ 0.2" for r in rows)
     assert len(list(tmp_path.glob("*.sqlite"))) == 8  # the 16 train stores are deleted once seen
+
+
+@pytest.mark.slow
+def test_a_learner_as_a_contract_adversary_scores_each_task_as_its_gate_row_does(tmp_path):
+    pytest.importorskip("sklearn")
+    from arena_kit.adversaries.learned.adversary import learned_adversary
+    from fault_localisation.episode import split_tasks
+    from fault_localisation.learned.adversaries import LEARNERS, evaluate, fit, ground, observe
+
+    learner = LEARNERS[0]
+    run = learned_adversary(learner, ground(tmp_path), "dev", 4, train_tasks=16, ceiling=0.35)
+    model, keys, threshold = fit(learner, observe([learner], split_tasks("train", 16, tmp_path), tmp_path)[learner.name], 0)
+    scored = evaluate(learner, model, keys, threshold, split_tasks("dev", 4, tmp_path), tmp_path)
+    assert run.rewards == scored.rewards and len(run.rewards) == 4

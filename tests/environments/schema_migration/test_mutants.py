@@ -70,9 +70,9 @@ def test_there_are_at_least_ten_careless_operator_classes_beside_the_syntactic_o
 def test_mutants_are_pure_functions_of_the_seed_and_each_differs_from_the_reference():
     s = spec(ENTRY_SEEDS[6])
     first, again = mutants(s), mutants(s)
-    assert [(m.key, m.sql) for m in first] == [(m.key, m.sql) for m in again]
+    assert [(m.key, m.answer) for m in first] == [(m.key, m.answer) for m in again]
     reference = "\n".join(render(tree) for _, tree in parse(BY_NAME[s.family].migration(s.params)))
-    assert len({m.sql for m in first}) == len(first) and reference not in {m.sql for m in first}
+    assert len({m.answer for m in first}) == len(first) and reference not in {m.answer for m in first}
     assert len({m.key for m in first}) == len(first)
 
 
@@ -112,7 +112,7 @@ SURVIVORS = [
 def test_the_two_survivors_named_in_issue_24_are_killed_by_held_out_rows(family, key, variant):
     """On the generator before the fix both scored 1.000: no rate in (99, 100], no numeric text with a 9."""
     s, m = _mutant(family, key, variant)
-    assert grade(m.sql, s).score <= KILL_AT
+    assert grade(m.answer, s).score <= KILL_AT
 
 
 OLD_EDGES = {
@@ -128,7 +128,7 @@ def test_with_the_edge_values_before_issue_24_the_value_classes_alone_kill_those
     module, name, old = OLD_EDGES[family]
     monkeypatch.setattr(module, name, old)
     s, m = _mutant(family, key, variant)
-    assert grade(m.sql, s).score <= KILL_AT
+    assert grade(m.answer, s).score <= KILL_AT
 
 
 @pytest.mark.parametrize("family", ["add_fk_orphans", "normalise_lookup"])
@@ -138,7 +138,7 @@ def test_a_changed_on_delete_action_fails_the_schema_gate(family):
     changed = [m for m in _mutants_of(seed) if m.operator == "on_delete"]
     assert changed
     for m in changed:
-        result = grade(m.sql, spec(seed))
+        result = grade(m.answer, spec(seed))
         assert result.score <= KILL_AT, m.key
         assert any("ON DELETE" in name for name in result.failed_checks), result.failed_checks
 
@@ -155,7 +155,7 @@ def test_each_equivalent_mutant_scores_like_the_reference_on_its_adversarial_dat
     want = grade(BY_NAME[s.family].migration(s.params), s, rows)
     assert want.score == 1.0, want.reason
     for m in [m for m in _mutants_of(s.seed) if key_matches(key, m.key)]:
-        got = grade(m.sql, s, rows)
+        got = grade(m.answer, s, rows)
         assert (got.score, got.failed_checks) == (want.score, want.failed_checks), (m.key, got.reason)
 
 
@@ -183,8 +183,16 @@ def test_the_adversarial_datasets_do_tell_a_non_equivalent_neighbour_apart(famil
     """The identical scores above are not for want of teeth: a sibling edit that is wrong scores lower on the same rows."""
     s, m = _mutant(family, key)
     assert not is_equivalent_key(s, m)
-    assert grade(m.sql, s, adversary(s)).score <= KILL_AT
+    assert grade(m.answer, s, adversary(s)).score <= KILL_AT
 
 
 def is_equivalent_key(s, m) -> bool:
     return any(matches(e, s.family, m.key, s.params) for e in EQUIVALENT)
+
+
+def test_the_sweep_as_an_adversary_scores_each_task_by_whether_a_non_equivalent_mutant_survived():
+    from schema_migration.mutants.sweep import SURVIVOR_CEILING, mutation_sweep
+
+    run = mutation_sweep("dev", 2)
+    assert run.rewards == {"dev-1000000": [0.0], "dev-1000001": [0.0]} and run.ceiling == SURVIVOR_CEILING
+    assert run.verdict().status == "undecided"  # 2 tasks cannot bound a 10 % share

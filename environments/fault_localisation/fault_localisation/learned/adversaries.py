@@ -14,34 +14,45 @@ played on dev and test by the in-process gate (`python -m fault_localisation.gat
 Both end like the shipped model: the top service, or "none" under a threshold fit out of fold on
 train, then one read of it for its kind; they open no request, so they cite none, and what counts
 is how often they name the users' root against chance. Episodes are played offline against the
-real stores through the toolset's query code and scored by the real grader (`grade.grade`)."""
+real stores through the toolset's query code and scored by the real grader (`grade.grade`): the
+kit's learned-shortcut library (`arena_kit.adversaries.learned`) over this environment's hooks
+(`ground`). `forest_windows` and `logistic_names` are the two as the contract's adversaries."""
 
 from __future__ import annotations
 
 import math
 import re
+import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from arena_kit.adversaries.learned import observe as kit
+from arena_kit.adversaries.learned import offline
+from arena_kit.adversaries.learned.adversary import learned_adversary
+from arena_kit.adversaries.learned.estimators import logistic, random_forest
+from arena_kit.adversaries.learned.observe import Case, Ground
+from arena_kit.adversaries.learned.play import choose
+from arena_kit.adversaries.learned.train import Fitted
+from arena_kit.adversaries.learned.train import fit as kit_fit
+from arena_kit.contract.adversary import AdversaryRun, Split
 from arena_kit.policy import CallTool
-from fault_localisation.episode import Scored
-
+from arena_kit.scripted import SHORTCUT_CEILING
+from fault_localisation.episode import Scored, split_tasks
 from fault_localisation.grade import Claim, grade
 from fault_localisation.investigations import rose
 from fault_localisation.learned.dataset import context_of, executor_for
-from fault_localisation.learned.executor import drive
+from fault_localisation.learned.executor import Executor
 from fault_localisation.learned.plan import series_onset
 from fault_localisation.learned.policy import DESCRIBE_LIMIT
 from fault_localisation.observe import KIND_EVIDENCE, Context, classify, line_fields, rate_z
 from fault_localisation.taskset import FaultLocalisationTask, incident_of
 
-__all__ = ["LEARNERS", "Learner", "evaluate", "fit", "names_features", "observe", "score_claims",
-           "window_features"]
+__all__ = ["LEARNERS", "TRAIN_TASKS", "Learner", "evaluate", "fit", "forest_windows", "ground", "logistic_names",
+           "names_features", "observe", "score_claims", "window_features"]
 
 Seen = dict[str, Any]
 Rows = dict[str, dict[str, float]]
@@ -160,96 +171,51 @@ def names_features(ctx: Context, seen: Seen) -> Rows:
     return rows
 
 
-@dataclass(frozen=True)
-class Learner:
-    name: str
-    plan: Callable[[Context], Generator[CallTool, dict[str, Any], Seen]]
-    features: Callable[[Context, Seen], Rows]
-    make: Callable[[int], Any]
-    """A fresh scikit-learn classifier for a seed."""
+Learner = kit.Learner[Context, Seen]
+"""A plan, its features and a scikit-learn estimator (`arena_kit.adversaries.learned.observe.Learner`)."""
+LEARNERS = (Learner("forest_windows", window_plan, window_features, random_forest),
+            Learner("logistic_names", names_plan, names_features, logistic))
+TRAIN_TASKS = 2000
+"""Train incidents each contract adversary fits on (as `python -m fault_localisation.gate --learners 2000`)."""
+_Case = Case[FaultLocalisationTask, Context]
 
 
-def _forest(seed: int) -> Any:
-    from sklearn.ensemble import RandomForestClassifier
-
-    return RandomForestClassifier(n_estimators=300, min_samples_leaf=2, random_state=seed, n_jobs=1)
-
-
-def _logistic(seed: int) -> Any:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000, random_state=seed))
+def _release(task: FaultLocalisationTask, answer: offline.Executor) -> None:
+    if isinstance(answer, Executor):
+        answer.store.path.unlink(missing_ok=True)
 
 
-LEARNERS = (Learner("forest_windows", window_plan, window_features, _forest),
-            Learner("logistic_names", names_plan, names_features, _logistic))
+def ground(store_dir: Path | None) -> Ground[FaultLocalisationTask, Context]:
+    """This environment's hooks for the kit: tasks with their log stores in `store_dir`, the toolset's
+    query code offline, the users' root as the label, and the real grader's reward."""
 
+    def executor(task: FaultLocalisationTask) -> Executor:
+        return executor_for(task, store_dir)
 
-@dataclass(frozen=True)
-class _Case:
-    task: FaultLocalisationTask
-    ctx: Context
-    rows: Rows
-    charged: int
+    def reward(case: _Case, choice: str) -> float:
+        return _score(case.task, *_claim(case, choice, store_dir))
+
+    return Ground(tasks=lambda split, n: split_tasks(split, n, store_dir), task_id=lambda task: task.data.id,
+                  context=context_of, executor=executor, root=lambda task: task.data.label.service, reward=reward,
+                  release=_release)
 
 
 def observe(learners: Sequence[Learner], tasks: list[FaultLocalisationTask], store_dir: Path | None,
             prune: bool = False) -> dict[str, list[_Case]]:
     """Each task as every learner's plan saw it, by learner name; with `prune`, each log store is
     deleted once seen (2,000 stores take about 9 GB)."""
-    cases: dict[str, list[_Case]] = {learner.name: [] for learner in learners}
-    for task in tasks:
-        ctx = context_of(task)
-        answer = executor_for(task, store_dir)
-        for learner in learners:
-            answer.charged = 0
-            seen = drive(learner.plan(ctx), answer)
-            cases[learner.name].append(_Case(task, ctx, learner.features(ctx, seen), answer.charged))
-        if prune:
-            answer.store.path.unlink(missing_ok=True)
-    return cases
-
-
-def _xy(cases: list[_Case]) -> tuple[list[str], list[list[float]], list[int], list[int], list[str]]:
-    keys = sorted(next(iter(next(c for c in cases if c.rows).rows.values())))
-    X, y, group, service = [], [], [], []
-    for i, case in enumerate(cases):
-        for name, row in sorted(case.rows.items()):
-            X.append([row[k] for k in keys])
-            y.append(int(name == case.task.data.label.service))
-            group.append(i)
-            service.append(name)
-    return keys, X, y, group, service
-
-
-def _top(probs: list[float], group: list[int], service: list[str]) -> dict[int, tuple[float, str]]:
-    top: dict[int, tuple[float, str]] = {}
-    for p, g, s in zip(probs, group, service):
-        if g not in top or (-p, s) < (-top[g][0], top[g][1]):
-            top[g] = (p, s)
-    return top
+    return kit.observe(learners, tasks, ground(store_dir), prune)
 
 
 def fit(learner: Learner, cases: list[_Case], seed: int) -> tuple[Any, list[str], float]:
     """The learner fit on `cases`, its feature order, and its "none" threshold (out of fold)."""
-    from sklearn.model_selection import GroupKFold
+    fitted = kit_fit(learner.make, cases, seed)
+    return fitted.model, fitted.keys, fitted.threshold
 
-    keys, X, y, group, service = _xy(cases)
-    probs = [0.0] * len(y)
-    for fold, (rows, held) in enumerate(GroupKFold(3).split(X, y, group)):
-        clf = learner.make(seed + fold + 1).fit([X[i] for i in rows], [y[i] for i in rows])
-        for i, p in zip(held, clf.predict_proba([X[i] for i in held])[:, 1]):
-            probs[i] = float(p)
-    top = _top(probs, group, service)
-    roots = [c.task.data.label.service for c in cases]
-    best_t, best = 0.0, -1
-    for t in sorted({0.0, *(p for p, _ in top.values())}):
-        score = sum((s == roots[g]) if p >= t else (roots[g] == "none") for g, (p, s) in top.items())
-        if score > best:
-            best_t, best = t, score
-    return learner.make(seed).fit(X, y), keys, best_t
+
+def _score(task: FaultLocalisationTask, claim: Claim, charged: int) -> float:
+    """The real grader's score; a claim the learner makes cites no opened request, so its evidence supports nothing."""
+    return grade(claim, task.data.label, charged, (False, "no request opened")).score
 
 
 def score_claims(tasks: list[FaultLocalisationTask], claims: list[tuple[Claim, int]]) -> Scored:
@@ -259,7 +225,7 @@ def score_claims(tasks: list[FaultLocalisationTask], claims: list[tuple[Claim, i
     hits, chance, incidents, queries = 0, 0.0, 0, 0
     for task, (claim, charged) in zip(tasks, claims):
         label = task.data.label
-        rewards[task.data.id] = [grade(claim, label, charged, (False, "no request opened")).score]
+        rewards[task.data.id] = [_score(task, claim, charged)]
         queries += charged
         if label.service != "none":
             incidents += 1
@@ -268,22 +234,36 @@ def score_claims(tasks: list[FaultLocalisationTask], claims: list[tuple[Claim, i
     return Scored(rewards, queries / max(1, len(tasks)), hits, chance, incidents)
 
 
+def _claim(case: _Case, choice: str, store_dir: Path | None) -> tuple[Claim, int]:
+    """The claim after the plan: "none", or one read of the chosen service for its kind."""
+    if choice == kit.NONE:
+        return Claim("none", "none"), case.charged
+    answer = executor_for(case.task, store_dir)
+    got = answer(case.ctx.search(start=case.ctx.split, limit=DESCRIBE_LIMIT, service=choice, min_level="WARN"))
+    return Claim(choice, classify([str(line) for line in got.get("lines", [])]) or "bad_deploy"), case.charged + answer.charged
+
+
 def evaluate(learner: Learner, model: Any, keys: list[str], threshold: float, tasks: list[FaultLocalisationTask],
              store_dir: Path | None) -> Scored:
     """Each task played offline by the fitted learner and graded by the real grader."""
-    claims = []
-    for case in observe([learner], tasks, store_dir)[learner.name]:
-        names = sorted(case.rows)
-        probs = model.predict_proba([[case.rows[n][k] for k in keys] for n in names])[:, 1] if names else []
-        ranked = sorted(zip((float(p) for p in probs), names), key=lambda pn: (-pn[0], pn[1]))
-        charged = case.charged
-        if not ranked or ranked[0][0] < threshold:
-            claim = Claim("none", "none")
-        else:
-            root = ranked[0][1]
-            answer = executor_for(case.task, store_dir)
-            got = answer(case.ctx.search(start=case.ctx.split, limit=DESCRIBE_LIMIT, service=root, min_level="WARN"))
-            charged += answer.charged
-            claim = Claim(root, classify([str(line) for line in got.get("lines", [])]) or "bad_deploy")
-        claims.append((claim, charged))
-    return score_claims(tasks, claims)
+    fitted = Fitted(model, keys, threshold)
+    cases = observe([learner], tasks, store_dir)[learner.name]
+    return score_claims(tasks, [_claim(case, choose(fitted, case.rows)[0], store_dir) for case in cases])
+
+
+def _adversary(learner: Learner, split: Split, tasks: int) -> AdversaryRun:
+    with tempfile.TemporaryDirectory(prefix="fl-learner-") as tmp:
+        return learned_adversary(learner, ground(Path(tmp)), split, tasks, train_tasks=TRAIN_TASKS,
+                                 ceiling=SHORTCUT_CEILING,
+                                 claim=f"learner {learner.name}, fit on {TRAIN_TASKS} train incidents, "
+                                       f"scores at most {SHORTCUT_CEILING}")
+
+
+def forest_windows(split: Split, tasks: int) -> AdversaryRun:
+    """The forest over WARN+ counts in fixed windows, fit on `TRAIN_TASKS` train incidents, on `split`."""
+    return _adversary(LEARNERS[0], split, tasks)
+
+
+def logistic_names(split: Split, tasks: int) -> AdversaryRun:
+    """The logistic regression over who names whom, fit on `TRAIN_TASKS` train incidents, on `split`."""
+    return _adversary(LEARNERS[1], split, tasks)

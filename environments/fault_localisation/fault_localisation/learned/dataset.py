@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_kit.adversaries.learned.offline import drive
 from arena_kit.policy import Observation
 from fault_localisation.generate import iso
-from fault_localisation.learned.executor import Executor, drive
+from fault_localisation.learned.executor import Executor
 from fault_localisation.learned.plan import VARIANTS, Observed, observe
 from fault_localisation.observe import Context
 from fault_localisation.taskset import FaultLocalisationTask, build_incident_store, incident_of

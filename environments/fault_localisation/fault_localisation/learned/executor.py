@@ -1,20 +1,18 @@
-"""Answers a plan's tool calls offline from an incident's log store, through the toolset's own query code."""
+"""Answers a plan's tool calls offline from an incident's log store, through the toolset's own query code (the kit's `Executor` hook)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
-from typing import Any, TypeVar
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from arena_kit.adversaries.learned.offline import drive
 from arena_kit.policy import CallTool
 from log_search.store import InvalidQuery, LogStore, Query, QueryTooCostly
 from log_search.toolset import MAX_LIMIT, count_payload, parse_group_by, parse_query, search_payload
 
 __all__ = ["Executor", "drive"]
-
-T = TypeVar("T")
 
 
 class Executor:
@@ -58,14 +56,3 @@ class Executor:
     def _query(self, args: dict[str, Any]) -> Query:
         return parse_query(args["start"], args["end"], args.get("service"), args.get("min_level"), args.get("text"),
                            args.get("trace"), self.names)
-
-
-def drive(run: Generator[CallTool, dict[str, Any], T], answer: Executor) -> T:
-    """Play a script against `answer` to its end; its return value."""
-    try:
-        call = next(run)
-        while True:
-            call = run.send(answer(call))
-    except StopIteration as done:
-        value: T = done.value
-        return value

@@ -8,19 +8,17 @@ import sys
 import time
 from pathlib import Path
 
+from arena_kit.adversaries.mutation.adequacy import adequate, survivors, table, tally
+from arena_kit.adversaries.mutation.equivalence import markdown
 from schema_migration.families import BY_NAME
 from schema_migration.mutants.equivalent import EQUIVALENT, is_equivalent
-from schema_migration.mutants.report import table, tally
 from schema_migration.mutants.sweep import Outcome, family_seeds, sweep
 
 __all__ = ["equivalents_table", "main"]
 
 
 def equivalents_table() -> str:
-    lines = ["| # | family | keys | when | argument |", "|---:|---|---:|---|---|"]
-    for k, e in enumerate(EQUIVALENT, 1):
-        lines.append(f"| {k} | {e.family} | {len(e.keys)} | {e.when_text or 'always'} | {e.argument} |")
-    return "\n".join(lines)
+    return markdown(EQUIVALENT)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,16 +42,16 @@ def main(argv: list[str] | None = None) -> int:
         if task:
             print(f"[{k}/{len(task_seeds)}] seed {task[0].seed} {task[0].family}: {len(task)} mutants", file=sys.stderr, flush=True)
     if args.json:
-        rows = [{k: v for k, v in o.__dict__.items() if k != "sql"} | {"equivalent": is_equivalent(o)} for o in outcomes]
+        rows = [{k: v for k, v in o.__dict__.items() if k != "answer"} | {"equivalent": is_equivalent(o)} for o in outcomes]
         Path(args.json).write_text(json.dumps(rows, indent=1, ensure_ascii=False))
     tallies = tally(outcomes, is_equivalent)
     for by in args.by or ["family", "operator"]:
         print(table(tallies, by), end="\n\n")
-    survivors = tallies[("all", "all")].survivors if outcomes else []
-    for o in survivors:
+    left = survivors(tallies)
+    for o in left:
         print(f"SURVIVOR seed {o.seed} {o.family} score {o.score:.3f}: {o.key}")
-    print(f"{len(task_seeds)} tasks, {len(outcomes)} mutants, {len(survivors)} non-equivalent survivors, {time.monotonic() - started:.0f} s wall")
-    return 1 if survivors else 0
+    print(f"{len(task_seeds)} tasks, {len(outcomes)} mutants, {len(left)} non-equivalent survivors, {time.monotonic() - started:.0f} s wall")
+    return 0 if adequate(tallies) else 1
 
 
 if __name__ == "__main__":

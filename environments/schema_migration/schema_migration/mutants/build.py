@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import cast
 
 import sqlglot
 from sqlglot import exp
 
+from arena_kit.adversaries.mutation.operators import Mutant
 from schema_migration.families import BY_NAME
 from schema_migration.generate import Spec
 from schema_migration.mutants.careless import CARELESS, guards
@@ -23,15 +23,6 @@ CONTEXT_CHARS = 40
 """A fragment is shown with its enclosing expression, and further out while shorter than this, so the key says where it is."""
 KEY_CHARS = 160
 SHOWN_AROUND = 60
-
-
-@dataclass(frozen=True)
-class Mutant:
-    family: str
-    operator: str
-    key: str
-    """operator: fragment before -> after, seed-independent; `#n` when the same text occurs again."""
-    sql: str
 
 
 def parse(sql: str) -> list[tuple[str, exp.Expression]]:
@@ -115,7 +106,7 @@ def _key(op: str, tree: exp.Expression, k: int, variant: Variant, params: object
 def mutants(s: Spec) -> list[Mutant]:
     """Every distinct single-edit mutant of `s`'s reference migration (first operator wins a tie).
 
-    A mutant's SQL is the reference's statements with one statement re-rendered by sqlglot after one
+    A mutant's answer (its SQL) is the reference's statements with one statement re-rendered by sqlglot after one
     edit (or left out); the other statements keep their original text. Its key names the operator and
     the edited fragment in context, with the task's table and column names replaced by their parameter
     names (`{table}`, `{parts[1]}`), so the equivalence table can name a mutant once for every seed.

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-
+from arena_kit.adversaries.mutation import equivalence
+from arena_kit.adversaries.mutation.equivalence import key_matches, matches
+from arena_kit.adversaries.mutation.sweep import Outcome
 from schema_migration.families import Params
 from schema_migration.generate import spec
-from schema_migration.mutants.sweep import Outcome
 
 __all__ = ["EQUIVALENT", "Equivalent", "is_equivalent", "key_matches", "matches"]
 
-
-@dataclass(frozen=True)
-class Equivalent:
-    family: str
-    keys: tuple[str, ...]
-    """Mutant keys (see `build.Mutant.key`) this argument covers."""
-    argument: str
-    when: Callable[[Params], bool] | None = None
-    """The task variants the argument holds for (None: all); `when_text` says which in words."""
-    when_text: str = ""
+Equivalent = equivalence.Equivalent[Params]
+"""An argument over this environment's task parameters (`arena_kit.adversaries.mutation.equivalence`)."""
 
 
 def _index_desc(family: str, *keys: str) -> Equivalent:
@@ -378,16 +368,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
 )
 
 
-def key_matches(pattern: str, key: str) -> bool:
-    """A listed key matches exactly, except that each "*" in it stands for any text (the THEN value a
-    task variant draws, the columns a view happens to have)."""
-    return re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), key, re.S) is not None
-
-
-def matches(entry: Equivalent, family: str, key: str, params: Params) -> bool:
-    return entry.family == family and any(key_matches(k, key) for k in entry.keys) and (entry.when is None or entry.when(params))
-
-
 def is_equivalent(o: Outcome) -> bool:
     """Whether the table argues `o` equivalent.
 
@@ -395,5 +375,4 @@ def is_equivalent(o: Outcome) -> bool:
     the grader's checks). `tests/environments/schema_migration/test_mutants.py` grades every entry's mutants and
     the reference on a dataset built to tell them apart (`adversary`) and requires identical scores.
     """
-    params = spec(o.seed).params
-    return any(matches(e, o.family, o.key, params) for e in EQUIVALENT)
+    return equivalence.listed(EQUIVALENT, o.family, o.key, spec(o.seed).params)

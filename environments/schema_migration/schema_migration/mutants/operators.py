@@ -1,25 +1,21 @@
-"""Mutation operators: each turns one node of a parsed (sqlglot) statement into small wrong variants."""
+"""Mutation operators: each turns one node of a parsed (sqlglot) statement into small wrong variants (the kit's `Operator` over sqlglot nodes)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import cast
 
 from sqlglot import exp
+
+from arena_kit.adversaries.mutation import operators as kit
 
 __all__ = ["OPERATORS", "STATEMENT_OPERATORS", "Operator", "Variant", "apply", "edits"]
 
 Variant = exp.Expression | None
 """A replacement for the node, or None to remove it."""
-
-
-@dataclass(frozen=True)
-class Operator:
-    name: str
-    what: str
-    variants: Callable[[exp.Expression], list[Variant]]
+Operator = kit.Operator[exp.Expression]
+"""An operator over sqlglot nodes (`arena_kit.adversaries.mutation.operators.Operator`)."""
 
 
 def _copy_with(node: exp.Expression, **args: object) -> exp.Expression:
@@ -275,10 +271,7 @@ def edits(tree: exp.Expression, operators: tuple[Operator, ...] = OPERATORS) -> 
     nodes (`None` removes the node). `apply` applies one replacement to a fresh copy of the tree, so
     every mutant differs from the reference by exactly one edit.
     """
-    for op in operators:
-        for k, node in enumerate(tree.walk()):
-            for variant in op.variants(cast(exp.Expression, node)):
-                yield op, k, variant
+    return kit.edits([cast(exp.Expression, node) for node in tree.walk()], operators)
 
 
 def apply(tree: exp.Expression, k: int, variant: Variant) -> exp.Expression:

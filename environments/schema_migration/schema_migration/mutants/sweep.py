@@ -1,45 +1,28 @@
-"""Grades every mutant of each task's reference migration on that task's held-out rows, in process (no Docker)."""
+"""Grades every mutant of each task's reference migration on that task's held-out rows, in process (no Docker), through the kit's runner."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 
+from arena_kit.adversaries.mutation.adequacy import adversary_run
+from arena_kit.adversaries.mutation.sweep import KILL_AT, Outcome, graded, run
+from arena_kit.contract.adversary import AdversaryRun, Split
 from schema_migration import heldout
 from schema_migration.families import FAMILIES
-from schema_migration.generate import Split, seeds, spec
+from schema_migration.generate import seeds, spec
 from schema_migration.grade import grade
 from schema_migration.mutants.build import mutants, roundtrip
+from schema_migration.mutants.equivalent import is_equivalent
 
-__all__ = ["KILL_AT", "Outcome", "RoundTripError", "family_seeds", "sweep", "sweep_task"]
+__all__ = ["KILL_AT", "SURVIVOR_CEILING", "Outcome", "RoundTripError", "family_seeds", "mutation_sweep", "sweep",
+           "sweep_task"]
 
-KILL_AT = 0.5
-"""A mutant is killed when it scores at most this (the issue's bar: a wrong migration scores <= 0.5)."""
+SURVIVOR_CEILING = 0.10
+"""The share of tasks on which some non-equivalent mutant may survive (`mutation_sweep`'s claim, by the upper bound)."""
 
 
 class RoundTripError(RuntimeError):
     """sqlglot's rendering of a reference migration does not grade 1.0."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    family: str
-    seed: int
-    operator: str
-    key: str
-    score: float
-    stage: str
-    """The grader's stage: "checked" if the mutant ran; "error", "integrity", ... if it did not get that far."""
-    sql: str
-
-    @property
-    def ran(self) -> bool:
-        return self.stage == "checked"
-
-    @property
-    def killed(self) -> bool:
-        return self.score <= KILL_AT
 
 
 def family_seeds(split: Split, per_family: int, families: Iterable[str] | None = None) -> list[int]:
@@ -61,18 +44,23 @@ def sweep_task(seed: int) -> list[Outcome]:
     check = grade(roundtrip(s), s, rows)
     if check.score != 1.0:
         raise RoundTripError(f"seed {seed} ({s.family}): sqlglot's rendering of the reference scores {check.score}: {check.reason}")
-    out = []
-    for m in mutants(s):
-        g = grade(m.sql, s, rows)
-        out.append(Outcome(s.family, seed, m.operator, m.key, g.score, g.stage, m.sql))
-    return out
+
+    def graded_sql(sql: str) -> tuple[float, str]:
+        g = grade(sql, s, rows)
+        return g.score, g.stage
+
+    return graded(seed, mutants(s), graded_sql)
 
 
 def sweep(task_seeds: Iterable[int], jobs: int = 1) -> Iterator[list[Outcome]]:
     """Each task's outcomes, in the order of `task_seeds` (tasks graded `jobs` at a time)."""
-    task_seeds = list(task_seeds)
-    if jobs <= 1:
-        yield from map(sweep_task, task_seeds)
-        return
-    with ProcessPoolExecutor(jobs) as pool:
-        yield from pool.map(sweep_task, task_seeds)
+    return run(sweep_task, task_seeds, jobs)
+
+
+def mutation_sweep(split: Split, tasks: int) -> AdversaryRun:
+    """The sweep as an adversary: every mutant of the first `tasks` tasks of `split`, two at a time;
+    claims that a non-equivalent mutant survives on at most `SURVIVOR_CEILING` of tasks."""
+    task_seeds = list(seeds(split, tasks))
+    by_task = {f"{split}-{seed}": outcomes for seed, outcomes in zip(task_seeds, sweep(task_seeds, jobs=2))}
+    claim = f"a one-edit mutant of the reference migration survives the held-out rows on at most {SURVIVOR_CEILING} of tasks"
+    return adversary_run(by_task, is_equivalent, claim, SURVIVOR_CEILING)
