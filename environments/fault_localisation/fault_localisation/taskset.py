@@ -1,11 +1,14 @@
-"""Fault localisation: the incident's log is reachable only through the budgeted log_search toolset;
-the agent reports the root-cause service, its fault kind and the failed requests the claim rests on.
+# mypy: disallow-subclassing-any=False, disallow-untyped-decorators=False
+"""Fault localisation on Arena's contract: the incident's log is reachable only through the budgeted
+log_search toolset; the agent reports the root-cause service, its fault kind and the failed requests
+the claim rests on.
 
 Each task is one public seed; its incident is the pure generator's `generate(incident_key(seed))`:
 the generator's seed is the host's task secret over the public one (`arena_kit.task_secret`), so
-the public generator run over a split's seeds finds none of the tasks' incidents. `setup` builds
+the public generator run over a split's seeds finds none of the tasks' incidents. `prepare` builds
 (or finds) the incident's log store on the host and hands the toolset only its path, via the
-rollout state; the label stays on TaskData, which the agent's box never receives.
+rollout state; the label stays on TaskData, which the agent's box never receives. The box, its
+confinement and the rewrite rules come from `ArenaTask`; `held_out` names what they withhold.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import functools
 import hashlib
 import inspect
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -24,17 +27,16 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field
 
-from fault_localisation import background, catalogue, distractors, edge, fault_stream, plan, rng, streams, topology
+from fault_localisation import ENVIRONMENT, background, catalogue, distractors, edge, fault_stream, plan, rng, streams, topology
 from fault_localisation import generate as generate_module
 from fault_localisation.evidence import check, opened
 from fault_localisation.catalogue import FAULT_KINDS
-from fault_localisation.generate import Incident, Knobs, Label, generate, iso, preset, split_seeds
+from fault_localisation.generate import Incident, Knobs, Label, generate, iso, preset
 from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
 from arena_kit import task_secret
-from arena_kit.baked import restore_baked_scripts
-from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
-from arena_kit.rewrite_hook import apply_rules
+from arena_kit.contract.task import ArenaData, ArenaTask, ArenaTaskConfig
+from arena_kit.contract.taskset import ArenaTaskset, ArenaTasksetConfig
 from log_search.store import ensure_store
 from log_search.toolset import (
     LogSearchConfig,
@@ -49,12 +51,11 @@ __all__ = ["FaultLocalisationConfig", "FaultLocalisationData", "FaultLocalisatio
            "FaultLocalisationTaskConfig", "FaultLocalisationTaskset", "SecretMismatch", "incident_key", "incident_of"]
 
 
-ENV_ID = "fault-localisation"
 SECRET_NAMESPACE = "fault-localisation"
 """The task secret's namespace for this environment's incidents."""
 
 
-class FaultLocalisationData(vf.TaskData):
+class FaultLocalisationData(ArenaData):
     seed: int
     """Public: the task's id within its split. The incident is drawn from `incident_key(seed)`."""
     knobs: Knobs
@@ -66,15 +67,15 @@ class FaultLocalisationData(vf.TaskData):
     """Held out: the root cause (service, fault kind). Never in the prompt or a tool result."""
 
 
-class FaultLocalisationTaskConfig(IsolationTaskConfig):
+class FaultLocalisationTaskConfig(ArenaTaskConfig):
     store_dir: Path | None = None
     """Host directory caching built log stores; None means ~/.cache/arena/log_search."""
 
 
-class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, FaultLocalisationTaskConfig]):
-    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
-        await confine(runtime, self.config.pids_limit, self.data.agent_user)
-        await restore_baked_scripts(runtime, self.data.agent_user)
+class FaultLocalisationTask(ArenaTask[FaultLocalisationData, LogSearchState, FaultLocalisationTaskConfig]):
+    ENVIRONMENT = ENVIRONMENT
+
+    async def prepare(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         incident = incident_of(self.data)
         path = await asyncio.to_thread(build_incident_store, incident, self.config.store_dir)
         state = trace.state
@@ -83,6 +84,10 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
         state.window_start, state.window_end = iso(incident.start_ms), iso(incident.end_ms)
         state.services = [ServiceInfo(name=s.name, role=s.role, calls=list(s.calls)) for s in incident.services]
         state.fault_kinds = [kind.id for kind in FAULT_KINDS]
+
+    async def held_out(self, trace: vf.Trace) -> Sequence[str]:
+        """The label as recorded and the host path of the log store (once `prepare` has built it)."""
+        return [json.dumps(asdict(self.data.label)), getattr(trace.state, "store_path", "") or ""]
 
     @vf.reward(weight=1.0)
     async def root_cause(self, trace: vf.Trace) -> float:
@@ -99,14 +104,6 @@ class FaultLocalisationTask(vf.Task[FaultLocalisationData, LogSearchState, Fault
     @vf.metric
     async def queries_used(self, trace: vf.Trace) -> float:
         return float(len(_what_the_agent_did(trace)[1]))
-
-    @vf.intercept
-    async def arena_rules(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
-        """Deny known reward hacks before they run; withhold any result that carries held-out
-        material (the label as recorded, the host path of the log store). Every firing is audited."""
-        label = self.data.label
-        secrets = [json.dumps(asdict(label)), getattr(trace.state, "store_path", "") or ""]
-        return await apply_rules(request, trace, secrets, ENV_ID, terms=("log_search",))
 
 
 class SecretMismatch(RuntimeError):
@@ -142,13 +139,12 @@ def _what_the_agent_did(trace: vf.Trace) -> tuple[Submission | None, list[QueryR
             [QueryRecord.model_validate(q) for q in trace.info.get("queries", [])])
 
 
-class FaultLocalisationConfig(vf.TasksetConfig):
+class FaultLocalisationConfig(ArenaTasksetConfig):
     task: FaultLocalisationTaskConfig = FaultLocalisationTaskConfig()
     tools: LogSearchConfig = LogSearchConfig()
     """Placement of the shared log_search server (a host subprocess by default)."""
-    split: Literal["train", "dev", "test"] = "dev"
-    """Seed range: train from 0, dev from 1,000,000, test from 2,000,000."""
     num_tasks: int = Field(50, ge=1, le=1_000_000)
+    """Tasks to yield: the first seeds of `split` (train from 0, dev from 1,000,000, test from 2,000,000)."""
     difficulty: Literal["easy", "medium", "hard"] = "hard"
     """A preset of the knobs below (`generate.PRESETS`): `hard` is the default mix dev and test are
     gated on; a knob set here overrides its preset value."""
@@ -195,12 +191,12 @@ class FaultLocalisationConfig(vf.TasksetConfig):
 _KNOB_NAMES = tuple(f.name for f in dataclass_fields(Knobs))
 
 
-class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisationConfig]):
+class FaultLocalisationTaskset(ArenaTaskset, vf.Taskset[FaultLocalisationTask, FaultLocalisationConfig]):
     def load(self) -> Iterator[FaultLocalisationTask]:
         cfg = self.config
         knobs = cfg.knobs()
         made_by = task_secret.fingerprint()
-        for i, seed in enumerate(split_seeds(cfg.split, cfg.num_tasks)):
+        for i, seed in enumerate(cfg.seeds()):
             incident = generate(incident_key(seed), knobs)
             yield FaultLocalisationTask(
                 FaultLocalisationData(
@@ -213,7 +209,6 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
                     budget=cfg.budget,
                     label=incident.label,
                     task_secret=made_by,
-                    **ISOLATION.task_fields(),
                 ),
                 cfg.task,
             )

@@ -12,10 +12,13 @@ import verifiers.v1 as vf
 from verifiers.v1.state import state_cls
 
 import fault_localisation
+from arena_kit.contract.task import ArenaTask, departures
+from arena_kit.isolation import ISOLATION
+from arena_kit.records import RUN_DIR_ENV
 from arena_testkit.fault_episode import NO_BOX, dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.fault_stream import users_requests
-from fault_localisation.generate import DIFFICULTIES, Knobs, generate, iso, preset
+from fault_localisation.generate import DIFFICULTIES, Knobs, generate, iso, preset, split_seeds
 from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES
 from fault_localisation.prompt import task_prompt
@@ -40,6 +43,30 @@ def test_the_taskset_resolves_by_its_id_and_the_package_exports_it_and_its_env()
     assert [t.data.name for t in taskset] == ["fault-localisation/dev#0", "fault-localisation/dev#1"]
 
 
+def test_the_task_is_on_the_contract_and_its_box_the_hardened_one(tmp_path: Path):
+    task = dev_tasks(1, tmp_path)[0]
+    assert isinstance(task, ArenaTask) and FaultLocalisationTask.ENVIRONMENT is fault_localisation.ENVIRONMENT
+    assert type(task).setup is ArenaTask.setup and FaultLocalisationTask.NEEDS_CONTAINER
+    assert not departures(task.data) and task.data.agent_user == ISOLATION.agent_user
+    assert task.config.pids_limit == ISOLATION.pids
+
+
+def test_the_contracts_rules_withhold_the_label_and_the_store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(RUN_DIR_ENV, raising=False)  # the audit records stay in the trace
+    task = dev_tasks(1, tmp_path)[0]
+    trace = new_trace(task)
+    asyncio.run(task.setup(trace, runtime=NO_BOX))
+    recorded = json.dumps(asdict(task.data.label))
+    assert asyncio.run(task.held_out(trace)) == [recorded, trace.state.store_path]
+    for leak in (recorded, f"opened {trace.state.store_path}"):
+        call = vf.ToolCall(id="c1", name="bash", arguments=json.dumps({"command": "ls"}))
+        request = vf.Request(messages=[vf.UserMessage(content="go"), vf.AssistantMessage(tool_calls=[call]),
+                                       vf.ToolMessage(tool_call_id="c1", content=leak, name="bash")])
+        withheld = asyncio.run(task.arena_rules(request, trace))
+        assert withheld is not None and leak not in str(withheld.messages[-1].content)
+    assert trace.info["arena_rewrites"] and "log_search" in fault_localisation.ENVIRONMENT.grader_terms
+
+
 def test_each_split_draws_from_its_own_seed_range():
     def seeds_of(split: str) -> set[int]:
         config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=5)
@@ -48,6 +75,14 @@ def test_each_split_draws_from_its_own_seed_range():
     seeds = {split: seeds_of(split) for split in ("train", "dev", "test")}
     assert seeds["train"] == set(range(5))
     assert not seeds["train"] & seeds["dev"] and not seeds["dev"] & seeds["test"]
+
+
+@pytest.mark.parametrize("split", ["train", "dev", "test"])
+def test_the_taskset_draws_the_seeds_the_generators_split_names(split: str):
+    # The taskset takes the contract's split seeds; the generator's own (its mechanism mix, the
+    # learners, the tests) must stay the same ranges, or a task would no longer be its incident.
+    assert split_seeds(split, 1_000) == FaultLocalisationConfig(id="fault-localisation", split=split,
+                                                                num_tasks=1_000).seeds()
 
 
 def test_tasks_carry_the_generation_knobs_and_the_held_out_label(tmp_path: Path):
@@ -177,9 +212,11 @@ def test_knobs_outside_their_range_are_refused(knob):
         FaultLocalisationConfig(id="fault-localisation", **knob)
 
 
-def test_the_scripted_policies_are_registered_for_the_model_server():
-    [entry] = [e for e in entry_points(group="arena.policies") if e.name == "fault-localisation"]
-    assert entry.load() is POLICIES
+def test_the_environment_is_declared_with_its_policies_for_the_model_server():
+    [entry] = [e for e in entry_points(group="arena.environments") if e.name == "fault-localisation"]
+    assert entry.load() is fault_localisation.ENVIRONMENT
+    assert fault_localisation.ENVIRONMENT.load_policies() is POLICIES
+    assert not [e for e in entry_points(group="arena.policies") if e.name == "fault-localisation"]
     assert {"oracle", "exhaustive", "impatient", "spammer", "cheater_read_store", "cheater_host_probe",
             "cheater_net_egress", "cheater_over_budget", "shortcut_grep_catalogue", "shortcut_none"} <= set(POLICIES)
 
