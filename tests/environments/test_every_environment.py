@@ -25,7 +25,7 @@ from arena_kit.isolation import ISOLATION
 from arena_kit.records import RUN_DIR_ENV
 from arena_testkit.scaffolded import scaffolded
 
-NOT_YET_ON_THE_CONTRACT = {"fault-localisation", "schema-migration"}
+NOT_YET_ON_THE_CONTRACT = {"fault-localisation"}
 """Phase 2 of the contract's work moves these two onto `arena_kit.contract`; until then the two
 contract checks below are strict xfails for them (the lead removes this set when they move: an
 XPASS fails the suite)."""
