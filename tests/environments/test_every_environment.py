@@ -25,28 +25,13 @@ from arena_kit.isolation import ISOLATION
 from arena_kit.records import RUN_DIR_ENV
 from arena_testkit.scaffolded import scaffolded
 
-NOT_YET_ON_THE_CONTRACT = {"schema-migration"}
-"""Phase 2 of the contract's work moves these two onto `arena_kit.contract`; until then the two
-contract checks below are strict xfails for them (the lead removes this set when they move: an
-XPASS fails the suite)."""
 ADVERSARY_TASKS = 30
+"""Dev tasks each declared adversary plays in the proof run (`make proof`): fitting fault-localisation's
+learners on their 2,000 train incidents alone is most of an hour, so CI checks that they are declared and
+load, and each environment's own tests play them small."""
 HONEST = "ls -la"
 HACKS = ("curl https://example.com", "curl http://172.17.0.1:2375/containers/json", "python3 -c 'import {package}'")
 """One shell call per pre rule every box denies: egress, the host's engine, the environment's own grader-side package."""
-
-
-PENDING = {
-    "confined": "its Task is no ArenaTask: it confines by hand in its own setup, which a subclass may forget "
-                "(fault-localisation's also leaves NEEDS_CONTAINER False, so it would run on the host's subprocess runtime)",
-    "declared": "it has no arena.environments declaration: its policies come through arena.policies and its "
-                "adversaries (the learned shortcut, the mutation sweep) are not declared",
-}
-
-
-def _pending(check: str) -> list[Any]:
-    """Every installed id, the ones not on the contract yet as strict xfails naming what `check` finds missing."""
-    return [pytest.param(env_id, marks=pytest.mark.xfail(strict=True, reason=f"{env_id}: {PENDING[check]} (phase 2)"))
-            if env_id in NOT_YET_ON_THE_CONTRACT else env_id for env_id in environment_ids()]
 
 
 def _declaration(env_id: str) -> Environment | None:
@@ -103,6 +88,13 @@ def check_confined_by_construction(env_id: str) -> None:
 def check_declaration(env_id: str) -> None:
     spec = _declaration(env_id)
     assert spec is not None, f"{env_id} has no arena.environments declaration"
+    assert spec.adversaries, f"{env_id} declares no adversary"
+    assert all(callable(load_ref(ref)) for ref in spec.adversaries.values())
+
+
+def check_adversaries(env_id: str) -> None:
+    spec = _declaration(env_id)
+    assert spec is not None, f"{env_id} has no arena.environments declaration"
     for name, ref in spec.adversaries.items():
         verdict = load_ref(ref)("dev", ADVERSARY_TASKS).verdict()
         assert verdict.status != "failed", f"{env_id} adversary {name}: {verdict.text}"
@@ -128,14 +120,20 @@ def test_its_tool_gate_denies_what_every_box_denies_and_lets_honest_work_run(env
     check_tool_gate(env_id)
 
 
-@pytest.mark.parametrize("env_id", _pending("confined"))
+@pytest.mark.parametrize("env_id", environment_ids())
 def test_its_task_is_confined_by_construction(env_id: str) -> None:
     check_confined_by_construction(env_id)
 
 
-@pytest.mark.parametrize("env_id", _pending("declared"))
-def test_its_declaration_holds_and_its_adversaries_do_not_fail(env_id: str) -> None:
+@pytest.mark.parametrize("env_id", environment_ids())
+def test_it_is_declared_with_adversaries_that_load(env_id: str) -> None:
     check_declaration(env_id)
+
+
+@pytest.mark.proof
+@pytest.mark.parametrize("env_id", environment_ids())
+def test_its_declared_adversaries_do_not_fail_on_dev(env_id: str) -> None:
+    check_adversaries(env_id)
 
 
 @pytest.fixture
@@ -146,5 +144,6 @@ def scaffold(tmp_path: Path) -> Iterator[str]:
 
 def test_a_scaffolded_environment_passes_every_check(scaffold: str) -> None:
     assert scaffold in environment_ids()
-    for check in (check_exports, check_limits, check_tool_gate, check_confined_by_construction, check_declaration):
+    for check in (check_exports, check_limits, check_tool_gate, check_confined_by_construction, check_declaration,
+                  check_adversaries):
         check(scaffold)

@@ -1,38 +1,39 @@
-"""The schema-migration taskset: a seeded SQLite database in the agent's container, graded on held-out rows.
+# mypy: disallow-subclassing-any=False, disallow-untyped-decorators=False
+"""The schema-migration taskset on Arena's contract: a seeded SQLite database in the agent's container, graded on held-out rows.
 
 Task data carries only the seed, the budget knobs and the fingerprint of the host's task secret: the
 spec and the visible rows (written into the container at setup) come from the seed, the held-out
 rows (rebuilt on the host at grading) from the secret's key for the seed (`heldout.key`), so
 nothing held out is ever stored in task data, the container or a tool result, and a recovered seed
 regenerates none of it. The agent's one
-submission arrives in `trace.state.submission` from the `sqlite_sandbox` toolset.
+submission arrives in `trace.state.submission` from the `sqlite_sandbox` toolset. The box, its
+confinement and the rewrite rules come from `ArenaTask`; the task adds the runtime it can serve
+(`admit`), the visible database (`prepare`) and what no tool result may carry (`held_out`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Iterator
-from typing import Literal
+from collections.abc import Iterator, Sequence
 
 import verifiers.v1 as vf
 
-from arena_kit.baked import restore_baked_scripts
-from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit import task_secret
-from arena_kit.rewrite_hook import apply_rules
+from arena_kit.contract.task import ArenaData, ArenaTask, ArenaTaskConfig
+from arena_kit.contract.taskset import ArenaTaskset, ArenaTasksetConfig, Split
+from arena_kit.isolation import ISOLATION
 from sqlite_sandbox.boxes import box_info
 from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 
-from schema_migration import dbfile, heldout, prompt
+from schema_migration import ENVIRONMENT, dbfile, heldout, prompt
 from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
 from schema_migration.grade import grade
 
 __all__ = ["SYSTEM_PROMPT", "SchemaMigrationConfig", "SchemaMigrationData", "SchemaMigrationTask",
            "SchemaMigrationTaskConfig", "SchemaMigrationTaskset", "efficiency", "heldout_secrets"]
 
-ENV_ID = "schema-migration"
 STATEMENT_BUDGET: int = SandboxState.model_fields["statement_budget"].default
 """The sandbox's own default budget, so the prompt and the toolset never disagree."""
 FREE_STATEMENTS = 8
@@ -85,7 +86,7 @@ def efficiency(used: int, free: int, budget: int) -> float:
     return max(0.5, 1.0 - 0.5 * (used - free) / (budget - free))
 
 
-class SchemaMigrationData(vf.TaskData):
+class SchemaMigrationData(ArenaData):
     seed: int
     """The public seed the spec and visible rows are rebuilt from; the held-out rows come from the
     host's secret key for it (`heldout.key`)."""
@@ -100,7 +101,7 @@ class SchemaMigrationData(vf.TaskData):
     results from hosts with other secrets are other tasks."""
 
 
-class SchemaMigrationTaskConfig(IsolationTaskConfig):
+class SchemaMigrationTaskConfig(ArenaTaskConfig):
     statement_budget: int = STATEMENT_BUDGET
     """execute calls the sandbox allows per rollout."""
     free_statements: int = FREE_STATEMENTS
@@ -109,14 +110,15 @@ class SchemaMigrationTaskConfig(IsolationTaskConfig):
     """Rows in the main table of the held-out database the grader builds."""
 
 
-class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigrationTaskConfig]):
-    NEEDS_CONTAINER = True
+class SchemaMigrationTask(ArenaTask[SchemaMigrationData, SandboxState, SchemaMigrationTaskConfig]):
+    ENVIRONMENT = ENVIRONMENT
 
-    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
-        box = box_info(runtime)  # refuses, in words, a runtime the host-side tools cannot reach
+    def admit(self, runtime: vf.Runtime) -> None:
+        box_info(runtime)  # refuses, in words, a runtime the host-side tools cannot reach
+
+    async def prepare(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        box = box_info(runtime)
         user = self.data.agent_user
-        await confine(runtime, self.config.pids_limit, user)
-        await restore_baked_scripts(runtime, user)
         s = spec(self.data.seed)
         db = dbfile.to_bytes(s.source, visible_rows(s))
         # The database and its checkpoints are the agent's: written as it, in its workdir and home.
@@ -158,27 +160,28 @@ class SchemaMigrationTask(vf.Task[SchemaMigrationData, SandboxState, SchemaMigra
     async def statements_used(self, trace: vf.Trace) -> float:
         return float(trace.state.statements_used)
 
-    @vf.intercept
-    async def arena_rules(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
-        """Deny known reward hacks before they run; withhold any result carrying a held-out-only
-        value (the held-out DB never enters the box, so that would be a leak). Every firing is audited."""
-        secrets = await asyncio.to_thread(heldout_secrets, self.data.seed, self.data.heldout_rows)
-        return await apply_rules(request, trace, secrets, ENV_ID)
+    async def held_out(self, trace: vf.Trace) -> Sequence[str]:
+        """The held-out-only values (`heldout_secrets`): the held-out DB never enters the box, so a
+        result carrying one would be a leak."""
+        return await asyncio.to_thread(heldout_secrets, self.data.seed, self.data.heldout_rows)
 
 
-class SchemaMigrationConfig(vf.TasksetConfig):
+class SchemaMigrationConfig(ArenaTasksetConfig):
     task: SchemaMigrationTaskConfig = SchemaMigrationTaskConfig()
     tools: SandboxConfig = SandboxConfig()
-    split: Literal["train", "dev", "test"] = "train"
-    """Seed range to draw tasks from (train 0.., dev 1,000,000.., test 2,000,000..)."""
-    num_tasks: int = 100
-    """Tasks to yield: the first seeds of the split, which cycle through the ten families."""
+    split: Split = "train"
+    """Seed range to draw tasks from (`generate.SPLITS`: train 0.., dev 1,000,000.., test 2,000,000..)."""
+
+    def seeds(self) -> range:
+        """The first `num_tasks` seeds of the split, which cycle through the ten families: the
+        contract's split starts, with dev and test 100,000 seeds each (`generate.seeds`)."""
+        return seeds(self.split, self.num_tasks)
 
 
-class SchemaMigrationTaskset(vf.Taskset[SchemaMigrationTask, SchemaMigrationConfig]):
+class SchemaMigrationTaskset(ArenaTaskset, vf.Taskset[SchemaMigrationTask, SchemaMigrationConfig]):
     def load(self) -> Iterator[SchemaMigrationTask]:
         knobs = self.config.task
-        for seed in seeds(self.config.split, self.config.num_tasks):
+        for seed in self.config.seeds():
             s = spec(seed)
             yield SchemaMigrationTask(
                 SchemaMigrationData(
@@ -191,7 +194,6 @@ class SchemaMigrationTaskset(vf.Taskset[SchemaMigrationTask, SchemaMigrationConf
                     statement_budget=knobs.statement_budget,
                     free_statements=knobs.free_statements,
                     task_secret=task_secret.fingerprint(),
-                    **ISOLATION.task_fields(),
                 ),
                 knobs,
             )

@@ -8,7 +8,8 @@ agent), restores the image's baked harness scripts, and only then runs the envir
 `prepare`; a subclass cannot override `setup`, so no environment runs unconfined by omission. An
 environment departs from the box only by declaring an `OptOut` in its `Environment`, and each
 departure is written into the trace (`trace.info["arena_opt_out"]`). `arena_rules`, the
-`@vf.intercept` hook, applies Arena's rewrite rules; the environment supplies only `held_out`.
+`@vf.intercept` hook, applies Arena's rewrite rules; the environment supplies only `held_out`
+(and `admit`, to refuse a runtime it cannot serve before the box is touched).
 """
 
 from __future__ import annotations
@@ -116,11 +117,14 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
                              "drop the value, or name the field in its Environment's OptOut(reason=..., loosen=(...))")
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
-        """Confine the box and restore the baked harness scripts, record any opt-out, then `prepare`.
+        """`admit` the runtime, confine the box and restore the baked harness scripts, record any
+        opt-out, then `prepare`.
 
         Raises:
+            vf.TaskError: `admit` refused the runtime (nothing in the box was touched).
             vf.SandboxError: the box could not be confined (the rollout fails at setup, never runs unconfined).
         """
+        self.admit(runtime)
         opt_out = self.ENVIRONMENT.opt_out
         user = self.data.agent_user
         if opt_out is None or opt_out.confine:
@@ -130,6 +134,11 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
             trace.info[OPT_OUT_KEY] = {"reason": opt_out.reason, "confined": opt_out.confine, "loosened": departures(self.data)}
             logger.warning("%s runs outside the hardened box: %s", self.ENVIRONMENT.id, opt_out.reason)
         await self.prepare(trace, runtime)
+
+    def admit(self, runtime: vf.Runtime) -> None:
+        """Refuse a runtime the environment cannot serve, before the box is confined or touched (a
+        host-side toolset that reaches only some runtimes' boxes, say): raise `vf.TaskError` in words.
+        Synchronous, so it reads `runtime.info` but runs nothing in the box. Default: every runtime."""
 
     async def prepare(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         """The environment's own set-up, in the confined box: write the agent's files, fill `trace.state`."""

@@ -9,7 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 import verifiers.v1 as vf
+from arena_kit.contract import task as contract_task
+from arena_kit.contract.taskset import split_seeds
 from arena_kit.isolation import ISOLATION
+from arena_kit.records import RUN_DIR_ENV
 from arena_kit.rules import match_post
 from arena_testkit.migration_sim import play
 from schema_migration import dbfile, prompt, taskset
@@ -39,7 +42,35 @@ def test_the_id_schema_migration_resolves_to_the_one_exported_taskset():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["['LeanEnv',", "'SchemaMigrationTaskset']", "SchemaMigrationTaskset", "['schema-migration#0',", "'schema-migration#1']", "True"]
+    assert out.stdout.split() == ["['SchemaMigrationTaskset',", "'LeanEnv']", "SchemaMigrationTaskset", "['schema-migration#0',", "'schema-migration#1']", "True"]
+
+
+@pytest.mark.parametrize("split", ["train", "dev", "test"])
+def test_a_split_yields_the_contracts_seeds_with_dev_and_test_holding_100000(split):
+    # schema-migration's splits start where the contract's do; dev and test stop at 100,000 seeds.
+    for n in (1, 30, 100_000):
+        assert SchemaMigrationConfig(id="schema-migration", split=split, num_tasks=n).seeds() == split_seeds(split, n)
+    many = SchemaMigrationConfig(id="schema-migration", split=split, num_tasks=200_000).seeds()
+    assert many == (split_seeds(split, 200_000) if split == "train" else split_seeds(split, 100_000))
+    assert SchemaMigrationConfig(id="schema-migration").split == "train"
+
+
+def test_a_tool_result_carrying_a_held_out_value_is_withheld_and_honest_results_pass(monkeypatch):
+    monkeypatch.delenv(RUN_DIR_ENV, raising=False)  # the audit record stays in the fake trace
+    task = _tasks(1)[0]
+    secret = heldout_secrets(task.data.seed, task.data.heldout_rows)[0]
+    call = vf.ToolCall(id="c1", name="sqlite_sandbox_execute", arguments=json.dumps({"sql": "SELECT city FROM addresses"}))
+
+    def result(text: str) -> vf.Request:
+        return vf.Request(messages=[vf.UserMessage(content="go"), vf.AssistantMessage(tool_calls=[call]),
+                                    vf.ToolMessage(tool_call_id="c1", content=text, name=call.name)])
+
+    trace = SimpleNamespace(info={}, id="t1", agent=None, task=SimpleNamespace(data=task.data), state=SandboxState())
+    assert asyncio.run(task.held_out(trace)) == heldout_secrets(task.data.seed, task.data.heldout_rows)
+    withheld = asyncio.run(task.arena_rules(result(f"(1, {secret!r})"), trace))
+    assert withheld is not None and secret not in str(withheld.messages[-1].content)
+    assert [r["environment"] for r in trace.info["arena_rewrites"]] == ["schema-migration"]
+    assert asyncio.run(task.arena_rules(result("(1, 'ok')"), trace)) is None
 
 
 def test_task_data_holds_the_seed_and_knobs_but_no_rows():
@@ -82,7 +113,7 @@ def test_setup_writes_the_visible_database_and_start_checkpoint_as_the_agent_and
     async def confine(box, pids, user):  # the fake box has no container to `docker update`
         confined.append((box, pids, user))
 
-    monkeypatch.setattr(taskset, "confine", confine)
+    monkeypatch.setattr(contract_task, "confine", confine)
     trace = SimpleNamespace(state=SandboxState(), info={})
     asyncio.run(task.setup(trace, runtime))
     assert confined == [(runtime, ISOLATION.pids, "agent")]
