@@ -33,6 +33,7 @@ from fault_localisation.grade import RULES, Claim, grade
 from fault_localisation.prompt import SYSTEM_PROMPT, task_prompt
 from arena_kit import task_secret
 from arena_kit.baked import restore_baked_scripts
+from arena_kit.box_image import task_image
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit.rewrite_hook import apply_rules
 from log_search.store import ensure_store
@@ -213,6 +214,7 @@ class FaultLocalisationTaskset(vf.Taskset[FaultLocalisationTask, FaultLocalisati
                     budget=cfg.budget,
                     label=incident.label,
                     task_secret=made_by,
+                    image=task_image(ENV_ID, cfg.task),
                     **ISOLATION.task_fields(),
                 ),
                 cfg.task,

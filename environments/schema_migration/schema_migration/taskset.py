@@ -18,6 +18,7 @@ from typing import Literal
 import verifiers.v1 as vf
 
 from arena_kit.baked import restore_baked_scripts
+from arena_kit.box_image import task_image
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit import task_secret
 from arena_kit.rewrite_hook import apply_rules
@@ -191,6 +192,7 @@ class SchemaMigrationTaskset(vf.Taskset[SchemaMigrationTask, SchemaMigrationConf
                     statement_budget=knobs.statement_budget,
                     free_statements=knobs.free_statements,
                     task_secret=task_secret.fingerprint(),
+                    image=task_image(ENV_ID, knobs),
                     **ISOLATION.task_fields(),
                 ),
                 knobs,
