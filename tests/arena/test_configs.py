@@ -231,15 +231,15 @@ def test_prime_config_differs_from_its_docker_config_only_in_runtime_interceptio
 
 @pytest.mark.parametrize("env", SHIPPED)
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
-def test_config_runs_its_tasks_isolated_by_default(path, env, tmp_path, monkeypatch):
+def test_config_runs_its_tasks_isolated_by_default_in_their_environment_s_image(path, env, tmp_path, monkeypatch):
     """The config's tasks carry Arena's isolation (memory, CPU, PIDs, no egress, stage limits), and
-    the runtime verifiers resolves for them is limited and network-restricted."""
+    the runtime verifiers resolves for them is limited, network-restricted and the environment's image."""
     import verifiers.v1 as vf
     from verifiers.v1.utils.compile import resolve_runtime_config
 
     raw = _load(path)
     monkeypatch.chdir(tmp_path)
-    _lock_in(tmp_path, env)  # a prime config's image_lock, relative to the working directory
+    lock = _lock_in(tmp_path, env)  # a prime config's image_lock, relative to the working directory
     taskset_table = {**raw["env"]["taskset"], "id": env}
     taskset = vf.load_taskset(vf.taskset_config_type(env).model_validate(taskset_table))
     task = next(iter(taskset.take(1)))
@@ -250,6 +250,7 @@ def test_config_runs_its_tasks_isolated_by_default(path, env, tmp_path, monkeypa
     runtime = resolve_runtime_config(vf.AgentConfig.model_validate({"runtime": raw["env"]["agent"]["runtime"]}).runtime, task)
     assert (runtime.memory, runtime.cpu) == (ISOLATION.memory, ISOLATION.cpu)
     assert runtime.network_restricted and runtime.allow == []
+    assert runtime.image == (lock.images[env].ref if _kind(path) == "prime" else f"arena/{env}:latest")
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
