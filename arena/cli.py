@@ -53,8 +53,7 @@ def _images_publish(args: argparse.Namespace) -> int:
     from arena.images.publish import publish
 
     published = publish(
-        args.registry, args.envs, lock_path=args.lock or DEFAULT_LOCK, configs=args.configs if args.update_configs else None,
-        base=args.base, ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle(),
+        args.registry, args.envs, lock_path=args.lock or DEFAULT_LOCK, base=args.base, ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle(),
     )
     for image in published:
         print(f"{image.env}: {image.ref}")
@@ -298,10 +297,7 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--registry", required=True, metavar="HOST[:PORT]/NAMESPACE",
                          help="e.g. ghcr.io/you or 127.0.0.1:5000/arena; images go to <registry>/<env>")
     publish.add_argument("--env", action="append", dest="envs", metavar="ENV", help="only this environment image (repeatable; default: all)")
-    publish.add_argument("--lock", type=Path, default=None, metavar="PATH", help="the lock file to update (default configs/images.lock.json)")
-    publish.add_argument("--update-configs", action="store_true",
-                         help="also set the [env.agent.runtime] image of each <configs>/<env>-*-prime.toml to the pushed digest")
-    publish.add_argument("--configs", type=Path, default=Path("configs"), metavar="DIR", help="where the prime configs are (default configs)")
+    publish.add_argument("--lock", type=Path, default=None, metavar="PATH", help="the lock file to update (default configs/images.lock.json, which the prime configs read)")
     publish.add_argument("--base", metavar="IMAGE", help="as for `build`: the images to push were built from this base")
     publish.add_argument("--ca-bundle", type=Path, metavar="PATH", help="as for `build`, when an image must be built first")
     publish.set_defaults(handler=_images_publish)

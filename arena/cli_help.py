@@ -33,8 +33,9 @@ HELP = {
                          "tags are content hashes, so an unchanged build does nothing.",
                          ("arena images build", "arena images build fault-localisation --rebuild")),
     "images publish": Help("push the environment images to a registry; lock name → digest",
-                           "Push the environment images and lock each by digest in configs/images.lock.json.",
-                           ("arena images publish --registry ghcr.io/you", "arena images publish --registry 127.0.0.1:5000/arena --update-configs")),
+                           "Push the environment images and lock each by digest in configs/images.lock.json, "
+                           "where the prime configs (configs/<harness>-prime.toml) read them.",
+                           ("arena images publish --registry ghcr.io/you", "arena images publish --registry 127.0.0.1:5000/arena --env schema-migration")),
     "images context": Help("write a self-contained Dockerfile context (FROM public Debian) for Prime's builder",
                            "Write a Dockerfile context a builder without Arena's images can build.",
                            ("arena images context --env fault-localisation --out ctx/",)),

@@ -1,27 +1,26 @@
-"""The `vf-eval` configs in `configs/`, rendered from one source: the installed environments, the harnesses, Arena's retry table.
+"""The `vf-eval` configs in `configs/`, rendered from one source: the harnesses, the APIs they speak, Arena's retry table.
 
-`vf-eval @ FILE` reads one plain TOML file (pydantic_config has no include), so every config carries
-the whole `[env.retries]` table of `arena.retries`; this module writes them all, so that table and
-everything else lives once. Three configs per environment and harness:
-- `<env>-<harness>.toml`: the docker runtime against the embedded model server (`arena serve`);
-- `<env>-<harness>-<provider>.toml`: the same against the real API the harness speaks (`REAL_APIS`);
-- `<env>-<harness>-prime.toml`: the prime runtime, against the embedded model server.
+No config names an environment: the taskset is the leading id on the command line
+(`vf-eval <env-id> @ configs/bash.toml`), and the box image comes from the environment itself
+(`arena_kit.box_image`: a task's `TaskData.image`, which verifiers puts in place of the runtime's
+image on docker and prime, and Arena's lean docker path resolves the same way), so adding an
+environment adds no config. `vf-eval @ FILE` reads one plain TOML file (pydantic_config has no
+include), so every config carries the whole `[env.retries]` table of `arena.retries`; this module
+writes them all, so that table and everything else lives once. Three configs per harness:
+- `<harness>.toml`: the docker runtime against the embedded model server (`arena serve`);
+- `<harness>-<provider>.toml`: the same against the real API the harness speaks (`REAL_APIS`);
+- `<harness>-prime.toml`: the prime runtime, against the embedded model server, each environment's
+  box pulled by the digest `arena images publish` locks for it (`[env.taskset.task] image_lock`).
 
-Environments are the installed ones (`arena.installed`) whose package is in the checkout's
-`environments/`; harnesses are those of `arena.choices.HARNESSES` that verifiers ships (Arena's own
-variants run under Arena's commands). The one value kept from a checked-in file is a prime config's
-`image`, which `arena images publish --update-configs` points at a pushed digest.
-
-Regenerate after adding an environment or a harness, or changing the retry table:
+Harnesses are those of `arena.choices.HARNESSES` that verifiers ships (Arena's own variants run
+under Arena's commands). Regenerate after adding a harness or changing the retry table:
 `python -m arena.eval_configs`; `--check` lists the configs out of step with their source and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +30,12 @@ import tomli_w
 
 from arena.choices import HARNESSES
 from arena.errors import ArenaError, UsageError
-from arena.installed import entry_points
-from arena.policies import model_name
+from arena.images.lock import DEFAULT_LOCK
 from arena.retries import retries_table
 
 __all__ = [
     "CONFIG_DIR",
+    "DEFAULT_MODEL",
     "EvalConfig",
     "REAL_APIS",
     "RealApi",
@@ -46,21 +45,20 @@ __all__ = [
     "eval_configs",
     "expected",
     "main",
-    "repo_environments",
     "write",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = ROOT / "configs"
-ENVIRONMENTS_DIR = ROOT / "environments"
 SERVER_URL = "http://127.0.0.1:8765/v1"
 """`arena serve`'s default address."""
-PRIME_IMAGE_PLACEHOLDER = "REGISTRY/NAMESPACE/{env}@sha256:" + "0" * 64
 REGENERATE = "python -m arena.eval_configs"
-ORACLE = "oracle"
-"""The policy a config's scripted model plays by default."""
+DEFAULT_MODEL = "arena/staller"
+"""The scripted model a local config plays unless `-m` names another: the do-nothing floor, the one
+policy every environment has (the model server cannot tell which environment a request is for)."""
 
 Kind = Literal["docker", "real", "prime"]
+KINDS: tuple[Kind, ...] = ("docker", "real", "prime")
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,7 @@ class RealApi:
     """The API a harness speaks (verifiers' interception forwards it untranslated) and the real model its config names."""
 
     provider: str
-    """The config's suffix: `<env>-<harness>-<provider>.toml`."""
+    """The config's suffix: `<harness>-<provider>.toml`."""
     api: str
     """How the header names the API."""
     model: str
@@ -89,33 +87,20 @@ REAL_APIS: dict[str, RealApi] = {
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """One config file: which environment, harness and kind, and its text."""
+    """One config file: which harness and kind, and its text."""
 
-    env: str
     harness: str
     kind: Kind
     text: str
 
     @property
     def name(self) -> str:
-        return config_name(self.env, self.harness, self.kind)
+        return config_name(self.harness, self.kind)
 
 
-def config_name(env: str, harness: str, kind: Kind) -> str:
+def config_name(harness: str, kind: Kind) -> str:
     suffix = {"docker": "", "real": f"-{_real_api(harness).provider}", "prime": "-prime"}[kind]
-    return f"{env}-{harness}{suffix}.toml"
-
-
-def repo_environments() -> list[str]:
-    """Ids of the installed environments whose package is in this checkout's `environments/`, sorted
-    (one installed from elsewhere, a scaffold in a temporary folder, gets no config here)."""
-    found = set()
-    for point in entry_points():
-        spec = importlib.util.find_spec(point.module.split(".")[0])
-        locations = [Path(p).resolve() for p in (spec.submodule_search_locations or [])] if spec else []
-        if any(location.is_relative_to(ENVIRONMENTS_DIR) for location in locations):
-            found.add(point.name)
-    return sorted(found)
+    return f"{harness}{suffix}.toml"
 
 
 def config_harnesses() -> list[str]:
@@ -126,25 +111,13 @@ def config_harnesses() -> list[str]:
     return [harness for harness in HARNESSES if harness in builtin]
 
 
-def eval_configs(
-    environments: Sequence[str], harnesses: Sequence[str], policies: dict[str, list[str]], prime_images: dict[str, str],
-) -> list[EvalConfig]:
-    """Every config for `environments` × `harnesses` × kinds.
-
-    `policies` maps each environment to its policy names (its `arena.policies` entry point, in its own
-    order); `prime_images` a prime config's file name to the image it keeps (a published digest).
+def eval_configs(harnesses: Sequence[str]) -> list[EvalConfig]:
+    """Every config for `harnesses` × kinds.
 
     Raises:
-        UsageError: a harness has no entry in `REAL_APIS`, or an environment publishes no oracle.
+        UsageError: a harness has no entry in `REAL_APIS`.
     """
-    made = []
-    for env in environments:
-        for harness in harnesses:
-            for kind in ("docker", "real", "prime"):
-                name = config_name(env, harness, kind)
-                text = _render(env, harness, kind, policies[env], prime_images.get(name, PRIME_IMAGE_PLACEHOLDER.format(env=env)))
-                made.append(EvalConfig(env, harness, kind, text))
-    return made
+    return [EvalConfig(harness, kind, _render(harness, kind)) for harness in harnesses for kind in KINDS]
 
 
 def _real_api(harness: str) -> RealApi:
@@ -161,46 +134,49 @@ def _block(table: dict[str, Any], *comment: str) -> str:
     return "".join(f"# {line}\n" for line in comment) + tomli_w.dumps(table)
 
 
-def _render(env: str, harness: str, kind: Kind, policies: list[str], prime_image: str) -> str:
-    name, docker_name = config_name(env, harness, kind), config_name(env, harness, "docker")
+def _render(harness: str, kind: Kind) -> str:
+    name, docker_name = config_name(harness, kind), config_name(harness, "docker")
     real = _real_api(harness)
-    if ORACLE not in policies:
-        raise UsageError(f"environment {env!r} publishes no {ORACLE!r} policy (it has {', '.join(policies) or 'none'}): the configs run it")
+    pick = f"`-m arena/<env-id>/<policy>` picks a scripted policy (`arena probe <env-id>` runs every one); without it, {DEFAULT_MODEL} (the do-nothing floor)."
     if kind == "docker":
         header = [
-            f"{env} with the {harness} harness on the docker runtime, against the embedded model server.",
-            f"Start it first: `arena serve` (127.0.0.1:8765); then: ARENA_MODEL_KEY=local vf-eval @ configs/{name}",
-            f"The model name picks the scripted policy: arena/{env}/<policy> (`arena probe {env}` runs every one) or arena/staller.",
+            f"Any Arena environment with the {harness} harness on the docker runtime, against the embedded model server.",
+            "The box is the environment's own image (arena/<env-id>:latest: `arena images build <env-id>`).",
+            f"Start `arena serve` (127.0.0.1:8765), then: ARENA_MODEL_KEY=local vf-eval <env-id> @ configs/{name} -m arena/<env-id>/oracle",
+            pick,
         ]
     elif kind == "real":
         header = [
-            f"{env} with the {harness} harness on the docker runtime, against a real model: {real.api}.",
+            f"Any Arena environment with the {harness} harness on the docker runtime, against a real model: {real.api}.",
             f"Differs from configs/{docker_name} only in `model` and [client]. The key stays on the host",
             "(verifiers' interception forwards it upstream; the box sees a per-rollout secret).",
-            f"Run: {real.api_key_var}=... vf-eval @ configs/{name}",
+            f"Run: {real.api_key_var}=... vf-eval <env-id> @ configs/{name}",
         ]
     else:
         header = [
-            f"{env} with the {harness} harness on the prime runtime (a remote Prime sandbox), against the embedded",
-            f"model server on this host (swap [client]/model for a real model's, as in configs/{config_name(env, harness, 'real')}).",
+            f"Any published Arena environment with the {harness} harness on the prime runtime (a remote Prime sandbox), against",
+            f"the embedded model server on this host (swap [client]/model for a real model's, as in configs/{config_name(harness, 'real')}).",
             "Needs Prime credentials: `prime login` (~/.prime/config.json), which host-side tool servers read too (verifiers",
             "strips *API_KEY* variables from host subprocesses: PRIME_API_KEY alone reaches only the runtime and the tunnels).",
-            f"Start `arena serve`, then: ARENA_MODEL_KEY=local vf-eval @ configs/{name}",
+            f"Start `arena serve`, then, from the checkout: ARENA_MODEL_KEY=local vf-eval <env-id> @ configs/{name} -m arena/<env-id>/oracle",
+            pick,
         ]
     header.append(f"Generated by `{REGENERATE}` (arena/eval_configs.py, retry rules from arena/retries.py): edit those, not this file.")
     model, client = (real.model, {"base_url": real.base_url, "api_key_var": real.api_key_var}) if kind == "real" else (
-        model_name(env, ORACLE), {"base_url": SERVER_URL, "api_key_var": "ARENA_MODEL_KEY"})
+        DEFAULT_MODEL, {"base_url": SERVER_URL, "api_key_var": "ARENA_MODEL_KEY"})
     blocks = [
         _block({"model": model, "push": False, "output_dir": "outputs", "num_rollouts": 1, "max_concurrent": 4}, *header),
         _block({"client": client}),
         _block({"select": {"limit": 5}}),
         _block(
-            {"env": {"taskset": {"id": env, "split": "test"}}},
-            "The held-out split: eval configs score on `test`; `dev` is for development (arena probe/demo pass it explicitly).",
+            {"env": {"taskset": {"split": "test"}}},
+            "The taskset is the leading <env-id> of the command line. The held-out split: eval configs score on `test`;",
+            "`dev` is for development (arena probe/demo pass it explicitly).",
         ),
+        *(_prime_image_blocks() if kind == "prime" else []),
         _block({"env": {"agent": {"max_turns": 40}}}),
         _block({"env": {"agent": {"harness": {"id": harness}}}}),
-        *(_prime_blocks(prime_image) if kind == "prime" else _docker_blocks(env)),
+        *(_prime_blocks() if kind == "prime" else _docker_blocks()),
         _block(
             {"env": {"retries": retries_table()}},
             "Infrastructure faults (engine or box lost, harness start missed, model server down) rerun the",
@@ -211,12 +187,13 @@ def _render(env: str, harness: str, kind: Kind, policies: list[str], prime_image
     return "\n".join(blocks)
 
 
-def _docker_blocks(env: str) -> list[str]:
-    from arena.images.builder import image_ref
+def _docker_blocks() -> list[str]:
     from arena_kit.isolation import ISOLATION
 
     return [_block(
-        {"env": {"agent": {"runtime": {"type": "docker", "image": image_ref(env)}}}},
+        {"env": {"agent": {"runtime": {"type": "docker"}}}},
+        "No image here: each task names its environment's (arena_kit.box_image), which verifiers puts in place of the",
+        "runtime's; `[env.taskset.task] image = \"...\"` runs another.",
         f"Isolation comes from the taskset (arena_kit.isolation): {ISOLATION.memory:g} GB, {ISOLATION.cpu:g} CPU, "
         f"{ISOLATION.pids} PIDs, no egress, a limit per stage.",
         "Override per config: memory/cpu below, [env.agent.timeout] setup/rollout/finalize/scoring (seconds),",
@@ -224,16 +201,24 @@ def _docker_blocks(env: str) -> list[str]:
     )]
 
 
-def _prime_blocks(image: str) -> list[str]:
+def _prime_image_blocks() -> list[str]:
+    return [_block(
+        {"env": {"taskset": {"task": {"image_lock": str(DEFAULT_LOCK)}}}},
+        "Prime's sandbox pulls the image by digest, and it must be public (the sandbox request has no registry",
+        "credentials): each task runs the digest this lock pins for its environment, which `arena images publish",
+        "--registry R` writes (relative to the working directory). An environment the lock does not name is refused",
+        "when its tasks load, with the command that publishes it.",
+    )]
+
+
+def _prime_blocks() -> list[str]:
     from arena_kit.isolation import ISOLATION
 
     return [
         _block(
-            {"env": {"agent": {"runtime": {"type": "prime", "image": image, "cpu": ISOLATION.cpu, "memory": ISOLATION.memory}}}},
-            "Prime's sandbox pulls the image by digest; it must be public (the sandbox request has no registry",
-            "credentials). `arena images publish --registry R` rewrites the `image` line below to the pushed digest;",
-            "until then it is a placeholder that no registry serves.",
+            {"env": {"agent": {"runtime": {"type": "prime", "cpu": ISOLATION.cpu, "memory": ISOLATION.memory}}}},
             f"cpu/memory are arena_kit.isolation's ({ISOLATION.cpu:g} CPU, {ISOLATION.memory:g} GB); the taskset's no-egress policy applies as on docker.",
+            "No image here: the task's (above) replaces the runtime's.",
         ),
         _block(
             {"env": {"interception": {"type": "server", "tunnel": {
@@ -246,43 +231,18 @@ def _prime_blocks(image: str) -> list[str]:
     ]
 
 
-def _installed_sources(directory: Path) -> tuple[list[str], dict[str, list[str]], dict[str, str]]:
-    """The environments, their policies and the prime images kept from `directory`'s configs."""
-    from arena.policies import PolicyResolver
-
-    environments = repo_environments()
-    if not environments:
-        raise UsageError(
-            f"no environment of this checkout ({ENVIRONMENTS_DIR}) is installed, so no config can be written "
-            "(every one would be deleted): run `make install`, then re-run"
-        )
-    resolver = PolicyResolver()
-    policies = {env: resolver.environment_policies(env) for env in environments}
-    images = {}
-    for path in directory.glob("*-prime.toml"):
-        try:
-            image = tomllib.loads(path.read_text())["env"]["agent"]["runtime"]["image"]
-        except (tomllib.TOMLDecodeError, KeyError, TypeError):
-            continue  # not a config this module wrote: regenerated with the placeholder
-        if isinstance(image, str):
-            images[path.name] = image
-    return environments, policies, images
-
-
-def expected(directory: Path = CONFIG_DIR) -> list[EvalConfig]:
-    """What `directory` should hold, from the installed environments and harnesses.
+def expected() -> list[EvalConfig]:
+    """What `configs/` should hold: every config of the harnesses verifiers ships.
 
     Raises:
-        UsageError: no environment of the checkout is installed, or see `eval_configs`.
-        PolicyLoadError: an environment's policies entry point is broken.
+        UsageError: see `eval_configs`.
     """
-    environments, policies, images = _installed_sources(directory)
-    return eval_configs(environments, config_harnesses(), policies, images)
+    return eval_configs(config_harnesses())
 
 
 def check(directory: Path = CONFIG_DIR, configs: Sequence[EvalConfig] | None = None) -> list[str]:
-    """What differs between `directory`'s `*.toml` and `configs` (default: `expected(directory)`), one line each."""
-    wanted = {config.name: config.text for config in (expected(directory) if configs is None else configs)}
+    """What differs between `directory`'s `*.toml` and `configs` (default: `expected()`), one line each."""
+    wanted = {config.name: config.text for config in (expected() if configs is None else configs)}
     problems = []
     for name, text in sorted(wanted.items()):
         path = directory / name
@@ -290,13 +250,13 @@ def check(directory: Path = CONFIG_DIR, configs: Sequence[EvalConfig] | None = N
             problems.append(f"{name}: missing")
         elif path.read_text() != text:
             problems.append(f"{name}: differs from its source")
-    problems += [f"{path.name}: no environment and harness make it" for path in sorted(directory.glob("*.toml")) if path.name not in wanted]
+    problems += [f"{path.name}: no harness and kind make it" for path in sorted(directory.glob("*.toml")) if path.name not in wanted]
     return problems
 
 
 def write(directory: Path = CONFIG_DIR) -> list[Path]:
     """Write every expected config into `directory` and delete the `*.toml` no source makes; the paths written."""
-    configs = expected(directory)
+    configs = expected()
     names = {config.name for config in configs}
     for path in directory.glob("*.toml"):
         if path.name not in names:
@@ -311,13 +271,13 @@ def write(directory: Path = CONFIG_DIR) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=REGENERATE, description="Write configs/ from the installed environments, the harnesses and arena/retries.py.")
+    parser = argparse.ArgumentParser(prog=REGENERATE, description="Write configs/ from the harnesses, the APIs they speak and arena/retries.py.")
     parser.add_argument("--check", action="store_true", help="write nothing; list the configs out of step and exit 1 if any")
     parser.add_argument("--dir", type=Path, default=CONFIG_DIR, help="default: the checkout's configs/")
     args = parser.parse_args(argv)
     try:
         return _check(args.dir) if args.check else _write(args.dir)
-    except ArenaError as exc:  # a usage error, or an environment's policies that do not load
+    except ArenaError as exc:  # a harness with no real API
         print(f"{REGENERATE}: {exc}", file=sys.stderr)
         return 2
 

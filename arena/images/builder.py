@@ -22,6 +22,7 @@ from arena.errors import ImageBuildError, PrerequisiteError
 from arena.images.context import fingerprint, prepare_context
 from arena.images.rootfs import DEFAULT_MIRROR, SUITE, build_rootfs_tar
 from arena.images.specs import ImageSpec, specs
+from arena_kit.contract.spec import image_tag
 
 __all__ = ["BuildResult", "build_images", "image_ref", "resolve_order", "rootfs_hash"]
 
@@ -48,8 +49,8 @@ class BuildResult:
 
 
 def image_ref(name: str) -> str:
-    """The stable tag configs use: `arena/<name>:latest`."""
-    return f"arena/{name}:latest"
+    """The stable tag: `arena/<name>:latest`, the image an environment's tasks run in (`arena_kit.box_image`)."""
+    return image_tag(name)
 
 
 def rootfs_hash() -> str:

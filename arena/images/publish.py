@@ -1,8 +1,9 @@
 """Push every environment image (harness layers with it) to a registry and lock name → digest.
 
 Order matters for "nothing half-written": every input is checked (registry name, environments,
-the prime configs to rewrite, the registry answering) before anything is built or pushed, and
-the lock and configs are written only after every push succeeded, each file by an atomic rename.
+the registry answering) before anything is built or pushed, and the lock is written only after
+every push succeeded, by an atomic rename. The prime configs read the lock (`arena_kit.box_image`),
+so publishing rewrites no config.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import httpx
 from arena.engine import push_image, tag_image, untag_image
 from arena.errors import DockerError, PrerequisiteError, UsageError
 from arena.images.builder import build_images
-from arena.images.lock import PublishedImage, read_lock, write_atomically, write_lock
-from arena.images.prime_configs import prime_configs, rewrite_runtime_image
+from arena.images.lock import PublishedImage, read_lock, write_lock
 from arena.images.specs import env_images
 
 __all__ = ["RegistryError", "parse_registry", "publish", "registry_problem"]
@@ -81,18 +81,14 @@ def publish(
     envs: Sequence[str] | None = None,
     *,
     lock_path: Path,
-    configs: Path | None = None,
     base: str | None = None,
     ca_bundle: Path | None = None,
     progress: Progress = print,
 ) -> list[PublishedImage]:
-    """Build (content-hash cached) and push each env image (default: all); then lock and rewrite.
-
-    `configs`: when given, each `<configs>/<env>-*-prime.toml` gets the pushed digest ref as its
-    `[env.agent.runtime]` image.
+    """Build (content-hash cached) and push each env image (default: all); then lock each by digest.
 
     Raises:
-        UsageError: bad registry name, unknown environment, a config that cannot be rewritten, a bad lock.
+        UsageError: bad registry name, unknown environment, a bad lock.
         RegistryError: the registry is unreachable or refused a push.
     """
     registry = parse_registry(registry)
@@ -102,9 +98,6 @@ def publish(
     if unknown:
         raise UsageError(f"unknown environment image(s) {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
     lock = read_lock(lock_path)
-    rewrites = {env: prime_configs(configs, env) for env in wanted} if configs is not None else {}
-    for path in (p for paths in rewrites.values() for p in paths):
-        rewrite_runtime_image(path.read_text(), f"{registry}/check@sha256:{'0' * 64}", str(path))
     problem = registry_problem(registry)
     if problem:
         raise RegistryError(f"registry {registry} is not reachable: {problem}. Fix: check the address, or start the registry, then re-run")
@@ -133,11 +126,4 @@ def publish(
 
     write_lock(lock_path, lock.merged(published))
     progress(f"lock: {lock_path}")
-    for image in published:
-        for path in rewrites.get(image.env, []):
-            write_atomically(path, rewrite_runtime_image(path.read_text(), image.ref, str(path)))
-            progress(f"config: {path} image = {image.ref}")
-    for env, paths in rewrites.items():
-        if not paths:
-            progress(f"config: no {configs}/{env}-*-prime.toml to update")
     return published

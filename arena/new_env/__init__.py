@@ -32,10 +32,6 @@ def new_environment(name: str, directory: Path | None = None, cwd: Path | None =
 
 
 def next_steps(names: Names, folder: Path) -> list[str]:
-    """The commands that take the written package to a probed environment (docs/new-environment.md);
-    in a checkout's `environments/`, the configs it then needs too (`arena.eval_configs`)."""
-    steps = [f"pip install -e {folder}", f"arena images build {names.env_id}", f"arena probe {names.env_id} --tasks 5"]
-    root = checkout_root(folder.parent)
-    if root is not None and folder.resolve().parent == root / ENVIRONMENTS_DIR:
-        steps.append("python -m arena.eval_configs")
-    return steps
+    """The commands that take the written package to a probed environment (docs/new-environment.md).
+    None writes a config: Arena's `vf-eval` configs serve every environment (`arena.eval_configs`)."""
+    return [f"pip install -e {folder}", f"arena images build {names.env_id}", f"arena probe {names.env_id} --tasks 5"]

@@ -40,16 +40,16 @@ def test_the_cli_writes_the_package_and_says_what_to_run_next(tmp_path: Path, ca
     assert main(["new-env", "demo-env", "--dir", str(tmp_path / "pkg")]) == 0
     out = capsys.readouterr().out
     assert "pip install -e" in out and "arena probe demo-env --tasks 5" in out
-    assert "eval_configs" not in out  # outside a checkout there are no configs to write
+    assert "eval_configs" not in out  # no config to write: Arena's configs serve every environment
     assert (tmp_path / "pkg/demo_env/taskset.py").is_file()
 
 
-def test_in_a_checkout_s_environments_the_next_steps_regenerate_its_configs(tmp_path: Path) -> None:
+def test_in_a_checkout_s_environments_the_next_steps_write_no_config(tmp_path: Path) -> None:
     (tmp_path / "environments").mkdir()
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "arena-evals"\n')
     names, folder, _written = new_environment("demo-env", cwd=tmp_path)
     assert folder == tmp_path / "environments/demo_env"
-    assert next_steps(names, folder)[-1] == "python -m arena.eval_configs"
+    assert next_steps(names, folder) == [f"pip install -e {folder}", "arena images build demo-env", "arena probe demo-env --tasks 5"]
 
 
 @pytest.mark.parametrize(("name", "says"), [

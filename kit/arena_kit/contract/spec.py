@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ID_PATTERN", "IMAGE_DIR", "ISOLATION_FIELDS", "LEAN_ENV", "Environment", "OptOut", "load_ref"]
+__all__ = ["ID_PATTERN", "IMAGE_DIR", "ISOLATION_FIELDS", "LEAN_ENV", "Environment", "OptOut", "image_tag", "load_ref"]
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 """A verifiers id Arena accepts: lower-case words joined by `-`; its package is the id with `_` for `-`."""
 IMAGE_DIR = "image"
 """The folder of the environment's package holding its image's `Dockerfile` (package data)."""
+IMAGE_TAG = "arena/{name}:latest"
 LEAN_ENV = "arena_kit.envs.lean:LeanEnv"
 ISOLATION_FIELDS = ("resources", "timeout", "network_allow", "agent_user")
 """The TaskData fields that carry the box's limits (`arena_kit.isolation.Isolation.task_fields`)."""
@@ -130,6 +131,12 @@ class Environment:
             if (folder / "Dockerfile").is_file():
                 return folder
         return None
+
+
+def image_tag(name: str) -> str:
+    """The tag `arena images build` gives an image (an environment's is named by its id), and so the
+    image an environment's tasks run in unless a config names another (`arena_kit.box_image`)."""
+    return IMAGE_TAG.format(name=name)
 
 
 def load_ref(ref: str) -> Any:

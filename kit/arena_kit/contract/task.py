@@ -2,7 +2,8 @@
 """The task half of the contract: a verifiers Task whose box is hardened unless it opts out, and whose rewrite rules are wired.
 
 `ArenaData` defaults every isolation field to `arena_kit.isolation.ISOLATION` (limits, no egress, the
-unprivileged agent), so a task that sets none of them gets the hardened box. `ArenaTask.setup` is
+unprivileged agent), so a task that sets none of them gets the hardened box; `ArenaTask` gives its
+data the environment's image (`arena_kit.box_image`), so no eval config names one. `ArenaTask.setup` is
 the contract's own: it confines the box (`confine`: the PIDs limit, the workdir handed to the
 agent), restores the image's baked harness scripts, and only then runs the environment's
 `prepare`; a subclass cannot override `setup`, so no environment runs unconfined by omission. An
@@ -23,6 +24,7 @@ import verifiers.v1 as vf
 from pydantic import Field
 
 from arena_kit.baked import restore_baked_scripts
+from arena_kit.box_image import task_image
 from arena_kit.contract.spec import Environment
 from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_kit.rewrite_hook import apply_rules
@@ -48,7 +50,7 @@ class ArenaData(vf.TaskData):
 
 
 class ArenaTaskConfig(IsolationTaskConfig):
-    """Task config base of a taskset on the contract (`pids_limit`, plus the environment's own knobs)."""
+    """Task config base of a taskset on the contract (`pids_limit`, `image`/`image_lock`, plus the environment's own knobs)."""
 
 
 def departures(data: vf.TaskData) -> dict[str, Any]:
@@ -101,14 +103,19 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
                                 f"applies the rewrite rules); put the environment's part in {hook}")
 
     def __init__(self, data: DataT, config: ConfigT | None = None) -> None:
-        """Raises:
+        """The task's box runs its environment's image unless `data` names another; the config's
+        `image` or `image_lock` wins over both (`arena_kit.box_image.task_image`).
+
+        Raises:
             TypeError: the class declares no `ENVIRONMENT`.
             ValueError: `data` departs from the hardened box in a field its environment's `OptOut` does not name.
         """
-        super().__init__(data, config)
         spec = getattr(type(self), "ENVIRONMENT", None)
         if not isinstance(spec, Environment):
             raise TypeError(f"{type(self).__qualname__} declares no ENVIRONMENT: set `ENVIRONMENT = <package>.ENVIRONMENT` on it")
+        super().__init__(data, config)
+        if self.data.image is None or self.config.image is not None or self.config.image_lock is not None:
+            self.data = self.data.model_copy(update={"image": task_image(spec.id, self.config)})
         allowed = spec.opt_out.loosen if spec.opt_out is not None else ()
         undeclared = {name: value for name, value in departures(data).items() if name not in allowed}
         if undeclared:

@@ -1,4 +1,4 @@
-"""Publishing without an engine: registry names, the lock file, the prime-config rewrite, and the
+"""Publishing without an engine: registry names, the lock file (as the prime configs read it), and the
 errors that must stop `arena images publish` before it builds or pushes anything."""
 
 from __future__ import annotations
@@ -12,24 +12,10 @@ import pytest
 from arena.cli import main
 from arena.errors import UsageError
 from arena.images.lock import ImageLock, PublishedImage, read_lock, write_lock
-from arena.images.prime_configs import rewrite_runtime_image
 from arena.images.publish import parse_registry
+from arena_kit.box_image import BoxImageConfig, task_image
 
 DIGEST = "sha256:" + "ab" * 32
-CONFIG = '''# a prime config
-model = "m"
-
-[env.agent.runtime]  # where the box runs
-type = "prime"
-image = "arena/schema-migration:latest"   # replaced by publish
-cpu = 2
-
-[env.taskset]
-id = "schema-migration"
-image = "not-this-one"
-'''
-
-
 def _entry(env: str = "schema-migration", registry: str = "127.0.0.1:5000/arena", digest: str = DIGEST) -> PublishedImage:
     return PublishedImage(env=env, local_tag=f"arena/{env}:0123456789abcdef", content_hash="0123456789abcdef",
                           registry=registry, ref=f"{registry}/{env}@{digest}", pushed_at=datetime(2026, 1, 1, tzinfo=UTC))
@@ -46,31 +32,6 @@ def test_a_registry_without_a_host_or_with_a_bad_namespace_is_refused(text):
         parse_registry(text)
 
 
-def test_the_rewrite_changes_only_the_runtime_image_value():
-    new = rewrite_runtime_image(CONFIG, f"127.0.0.1:5000/arena/schema-migration@{DIGEST}", "c.toml")
-    changed = [(a, b) for a, b in zip(CONFIG.splitlines(), new.splitlines(), strict=True) if a != b]
-    assert changed == [('image = "arena/schema-migration:latest"   # replaced by publish',
-                        f'image = "127.0.0.1:5000/arena/schema-migration@{DIGEST}"   # replaced by publish')]
-
-
-@pytest.mark.parametrize("text,found", [
-    (CONFIG.replace('image = "arena/schema-migration:latest"   # replaced by publish\n', ""), 0),
-    (CONFIG.replace("cpu = 2", 'image = "x"'), 2),
-    ('[env.agent]\nruntime = { type = "prime", image = "x" }\n', 0),
-])
-def test_a_config_without_exactly_one_runtime_image_line_is_refused(text, found):
-    with pytest.raises(UsageError, match=rf"c.toml: expected exactly one .* found {found}"):
-        rewrite_runtime_image(text, "r@" + DIGEST, "c.toml")
-
-
-def test_a_rewrite_that_toml_would_read_differently_is_refused():
-    in_a_string = '[env.agent.runtime]\ntype = "prime"\nnote = """\nimage = "looks like the line"\n"""\n'
-    with pytest.raises(UsageError, match="not the \\[env.agent.runtime\\] image TOML reads"):
-        rewrite_runtime_image(in_a_string, "r@" + DIGEST, "c.toml")
-    with pytest.raises(UsageError, match="not valid TOML"):
-        rewrite_runtime_image('[env.agent.runtime]\nimage = "a"\nbroken =\n', "r@" + DIGEST, "c.toml")
-
-
 def test_the_lock_round_trips_and_merging_replaces_only_the_published_envs(tmp_path):
     path = tmp_path / "sub" / "lock.json"
     write_lock(path, ImageLock().merged([_entry("schema-migration"), _entry("fault-localisation")]))
@@ -80,6 +41,16 @@ def test_the_lock_round_trips_and_merging_replaces_only_the_published_envs(tmp_p
     assert lock.images["schema-migration"] == newer
     assert lock.images["fault-localisation"] == _entry("fault-localisation")
     assert oct(path.stat().st_mode & 0o777) == "0o644"
+
+
+def test_a_prime_config_s_tasks_run_the_digest_the_lock_pins_for_their_environment(tmp_path):
+    """The lock publish writes is the one the kit reads (`[env.taskset.task] image_lock` of configs/*-prime.toml)."""
+    path = tmp_path / "lock.json"
+    write_lock(path, ImageLock().merged([_entry("schema-migration"), _entry("fault-localisation", digest="sha256:" + "cd" * 32)]))
+    for env in ("schema-migration", "fault-localisation"):
+        assert task_image(env, BoxImageConfig(image_lock=path)) == read_lock(path).images[env].ref
+    with pytest.raises(ValueError, match="pins no image of 'demo-env'"):
+        task_image("demo-env", BoxImageConfig(image_lock=path))
 
 
 def test_a_failed_lock_write_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch):
@@ -122,23 +93,7 @@ def test_publish_to_an_unreachable_registry_exits_2_and_writes_nothing(tmp_path,
     with socket.socket() as sock:  # a port that was just free: nothing listens there
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    configs = tmp_path / "configs"
-    configs.mkdir()
-    (configs / "schema-migration-bash-prime.toml").write_text(CONFIG)
-    code = main(["images", "publish", "--registry", f"127.0.0.1:{port}/arena", "--lock", str(tmp_path / "l.json"),
-                 "--update-configs", "--configs", str(configs)])
+    code = main(["images", "publish", "--registry", f"127.0.0.1:{port}/arena", "--lock", str(tmp_path / "l.json")])
     assert code == 2
     assert f"registry 127.0.0.1:{port}/arena is not reachable" in capsys.readouterr().err
     assert not (tmp_path / "l.json").exists()
-    assert (configs / "schema-migration-bash-prime.toml").read_text() == CONFIG
-
-
-def test_publish_checks_every_prime_config_before_it_pushes(tmp_path, capsys):
-    configs = tmp_path / "configs"
-    configs.mkdir()
-    (configs / "schema-migration-codex-prime.toml").write_text('[env.agent.runtime]\ntype = "prime"\n')
-    code = main(["images", "publish", "--registry", "127.0.0.1:1/arena", "--lock", str(tmp_path / "l.json"),
-                 "--update-configs", "--configs", str(configs)])
-    assert code == 2
-    assert "schema-migration-codex-prime.toml: expected exactly one" in capsys.readouterr().err
-

@@ -1,6 +1,6 @@
 """`arena images publish` against a real local registry: every env image is served by digest
-(manifest and every blob, harness layers included), prime configs point at it, and an image
-round-trips (push, delete locally, pull by digest) and runs a schema-migration rollout.
+(manifest and every blob, harness layers included), the prime configs' tasks pull it by that digest,
+and an image round-trips (push, delete locally, pull by digest) and runs a schema-migration rollout.
 
 The env images share layers with every other test, so they are never deleted here: the
 delete-and-pull round trip uses an image of our own, one unique layer on top of an env image.
@@ -12,11 +12,14 @@ import hashlib
 import json
 import subprocess
 import time
+import tomllib
 import uuid
 from pathlib import Path
 
 import httpx
 import pytest
+import verifiers.v1 as vf
+from verifiers.v1.utils.compile import resolve_runtime_config
 
 from arena.cli import main
 from arena.engine import docker_client, image_exists, pull_image, push_image, untag_image
@@ -36,25 +39,15 @@ CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 @pytest.fixture(scope="module")
 def published(registry, images, tmp_path_factory):
-    """Publish every env image once; returns (lock, configs dir, original config texts, seconds)."""
+    """Publish every env image once; returns (lock, its path, seconds)."""
     root = tmp_path_factory.mktemp("publish")
-    configs = root / "configs"
-    configs.mkdir()
-    originals = {}
-    for env in env_images():  # the shipped prime configs; else a docker config (one runtime image line too)
-        sources = sorted(CONFIGS.glob(f"{env}-*-prime.toml")) or [CONFIGS / f"{env}-bash.toml"]
-        for source in sources:
-            path = configs / (source.name if source.name.endswith("-prime.toml") else f"{env}-bash-prime.toml")
-            path.write_text(source.read_text())
-            originals[path] = path.read_text()
     started = time.monotonic()
-    code = main(["images", "publish", "--registry", f"{registry.host}/arena", "--lock", str(root / "lock.json"),
-                 "--update-configs", "--configs", str(configs)])
+    code = main(["images", "publish", "--registry", f"{registry.host}/arena", "--lock", str(root / "lock.json")])
     seconds = time.monotonic() - started
     assert code == 0
-    print(f"\npublish: {len(env_images())} env images in {seconds:.1f}s ({len(originals)} prime configs); registry holds {registry.size_bytes() / 1e6:.0f} MB")
+    print(f"\npublish: {len(env_images())} env images in {seconds:.1f}s; registry holds {registry.size_bytes() / 1e6:.0f} MB")
     lock = read_lock(root / "lock.json")
-    yield lock, originals, seconds
+    yield lock, root / "lock.json", seconds
     for entry in lock.images.values():  # the push tags only: the images keep their arena/* tags
         untag_image(f"{entry.registry}/{entry.env}:{entry.content_hash}")
 
@@ -64,7 +57,7 @@ def _manifest(registry, repository: str, reference: str) -> httpx.Response:
 
 
 def test_publish_pushes_every_env_image_and_the_registry_serves_it_by_digest(published, registry, images):
-    lock, _originals, _seconds = published
+    lock, _path, _seconds = published
     assert sorted(lock.images) == sorted(env_images())
     for env, entry in lock.images.items():
         assert entry.local_tag == images[env] and entry.ref.startswith(f"{registry.host}/arena/{env}@sha256:")
@@ -82,19 +75,19 @@ def test_publish_pushes_every_env_image_and_the_registry_serves_it_by_digest(pub
             assert int(head.headers["Content-Length"]) == blob["size"]
 
 
-def test_publish_rewrites_only_the_runtime_image_line_of_each_prime_config(published):
-    lock, originals, _seconds = published
-    assert {path.name.split("-")[0] for path in originals} == {env.split("-")[0] for env in env_images()}
-    for path, before in originals.items():
-        env = next(env for env in env_images() if path.name.startswith(f"{env}-"))
-        after = path.read_text()
-        changed = [(old, new) for old, new in zip(before.splitlines(), after.splitlines(), strict=True) if old != new]
-        assert len(changed) == 1 and changed[0][0].startswith("image = "), changed
-        assert changed[0][1] == f'image = "{lock.images[env].ref}"'
+def test_a_prime_config_s_tasks_pull_the_digest_just_published_for_their_environment(published):
+    lock, path, _seconds = published
+    prime = tomllib.loads((CONFIGS / "bash-prime.toml").read_text())
+    runtime_table = prime["env"]["agent"]["runtime"]
+    for env in env_images():
+        table = {**prime["env"]["taskset"], "id": env, "task": {**prime["env"]["taskset"]["task"], "image_lock": str(path)}}
+        task = next(iter(vf.load_taskset(vf.taskset_config_type(env).model_validate(table)).take(1)))
+        runtime = resolve_runtime_config(vf.AgentConfig.model_validate({"runtime": runtime_table}).runtime, task)
+        assert (runtime.type, runtime.image) == ("prime", lock.images[env].ref)
 
 
 def test_a_published_env_image_pulls_by_digest_as_the_local_image(published):
-    lock, _originals, _seconds = published
+    lock, _path, _seconds = published
     entry = lock.images["schema-migration"]
     assert pull_image(entry.ref) == docker_client().images.get(entry.local_tag).id
 
@@ -129,7 +122,7 @@ def test_an_image_round_trips_by_digest_and_a_rollout_runs_from_the_pulled_copy(
                 outcome = run_eval(EvalRequest(
                     taskset="schema-migration", harness="bash", model=model_name("schema-migration", "oracle"), image=ref,
                     base_url=server.url, run_name="roundtrip-oracle", output_dir=tmp_path, num_tasks=1, max_concurrent=1,
-                    taskset_args={"split": "dev"},
+                    taskset_args={"split": "dev", "task": {"image": ref}},  # the task's image wins over the runtime's
                 ), progress=lambda _line: None)
             rollout_s = time.monotonic() - began
         finally:
@@ -145,18 +138,13 @@ def test_an_image_round_trips_by_digest_and_a_rollout_runs_from_the_pulled_copy(
             docker_client().images.remove(str(image.id), force=True)
 
 
-def test_a_refused_push_exits_2_and_writes_neither_lock_nor_config(start_registry, images, tmp_path, capsys):
+def test_a_refused_push_exits_2_and_writes_no_lock(start_registry, images, tmp_path, capsys):
     readonly = start_registry(readonly=True)
-    config = tmp_path / "configs" / "schema-migration-bash-prime.toml"
-    config.parent.mkdir()
-    config.write_text((CONFIGS / "schema-migration-bash.toml").read_text())
-    before = config.read_text()
     code = main(["images", "publish", "--registry", f"{readonly.host}/arena", "--env", "schema-migration",
-                 "--lock", str(tmp_path / "lock.json"), "--update-configs", "--configs", str(config.parent)])
+                 "--lock", str(tmp_path / "lock.json")])
     assert code == 2
     err = capsys.readouterr().err
     assert f"push of {readonly.host}/arena/schema-migration" in err and "docker login" in err, err
     assert not (tmp_path / "lock.json").exists()
-    assert config.read_text() == before
-    assert sorted(p.name for p in config.parent.iterdir()) == [config.name]  # no temp file left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no temp file left behind
     assert not image_exists(f"{readonly.host}/arena/schema-migration:{images['schema-migration'].rpartition(':')[2]}")

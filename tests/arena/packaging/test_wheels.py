@@ -161,7 +161,7 @@ for module in ("arena", "arena_kit", "log_search", "sqlite_sandbox", "fault_loca
 for taskset_id in ("fault-localisation", "schema-migration"):
     config = vf.taskset_config_type(taskset_id).model_validate({"id": taskset_id, "split": "test"})
     task = next(iter(vf.load_taskset(config).take(1)))
-    print(taskset_id, type(task).__name__)
+    print(taskset_id, type(task).__name__, task.data.image)
 """
 
 
@@ -170,8 +170,10 @@ def test_installed_wheels_resolve_both_tasksets_and_a_prime_config(installed, tm
     proc = installed.run("python", "-c", RESOLVE, str(installed.venv))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("\n") == 2, proc.stdout
+    for taskset_id in ("fault-localisation", "schema-migration"):  # each task names its environment's own image
+        assert f"{taskset_id} " in proc.stdout and f" arena/{taskset_id}:latest\n" in proc.stdout, proc.stdout
     proc = installed.run(
-        "vf-eval", "@", str(ROOT / "configs/schema-migration-bash-prime.toml"), "--dry-run", "-o", str(tmp_path),
+        "vf-eval", "schema-migration", "@", str(ROOT / "configs/bash-prime.toml"), "--dry-run", "-o", str(tmp_path),
         ARENA_MODEL_KEY="x",
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -227,7 +229,8 @@ def installed_server(installed: Installed) -> Iterator[str]:
 def test_installed_packages_run_a_scored_docker_rollout(installed, installed_server, images, tmp_path):
     """One schema-migration oracle rollout (bash, docker) from the shipped config, every part from the venv."""
     proc = installed.run(
-        "vf-eval", "@", str(ROOT / "configs/schema-migration-bash.toml"), "--client.base-url", installed_server,
+        "vf-eval", "schema-migration", "@", str(ROOT / "configs/bash.toml"), "-m", "arena/schema-migration/oracle",
+        "--client.base-url", installed_server,
         "-n", "1", "-o", str(tmp_path), "--no-rich", timeout=600, ARENA_MODEL_KEY="local",
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]

@@ -160,3 +160,13 @@ def test_held_out_is_not_computed_for_a_request_with_no_tool_message() -> None:
     request = vf.Request(messages=[vf.UserMessage(content="go")])
     assert asyncio.run(task.arena_rules(request, _trace(task))) is None
     assert not hasattr(task, "events")
+
+
+def test_a_task_runs_its_environment_s_image_unless_its_data_or_its_config_names_another(tmp_path: Any) -> None:
+    assert Task(Data(prompt="p")).data.image == "arena/contract-unit:latest"
+    assert Task(Data(prompt="p", image="own/image:1")).data.image == "own/image:1"
+    assert Task(Data(prompt="p", image="own/image:1"), ArenaTaskConfig(image="config/image:2")).data.image == "config/image:2"
+    ref = "registry.example/arena/contract-unit@sha256:" + "c" * 64
+    lock = tmp_path / "images.lock.json"
+    lock.write_text(json.dumps({"images": {"contract-unit": {"ref": ref}}}))
+    assert Task(Data(prompt="p"), ArenaTaskConfig(image_lock=lock)).data.image == ref
