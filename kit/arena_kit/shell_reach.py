@@ -29,7 +29,7 @@ from arena_kit import python_reach
 from arena_kit.python_reach import base64_text
 from arena_kit.shell_programs import (
     BROAD, CODE_FLAGS, LOCATES, NET_CLIENTS, PROSE, PYTHON, SCRIPTED, SEARCHES, SHELLS, SINKS, Invocation, Reach,
-    base_name, code_flags, git, operands, printed, reshaped, scripted, search, unescape, unwrap,
+    code_flags, git, operands, printed, reshaped, scripted, search, unescape, unwrap,
 )
 
 __all__ = ["Invocation", "Reach", "reach"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import statistics
 import sys
 import threading
-import time
 from pathlib import Path
 
 from arena.evalrun import EvalRequest, run_eval

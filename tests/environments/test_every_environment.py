@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 import verifiers.v1 as vf

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
-import os
 import re
 import subprocess
 import tempfile

@@ -312,7 +312,7 @@ def _json(p: Params) -> dict[str, str]:
     source = f"(SELECT *, CASE WHEN json_valid(payload) THEN json_type(payload) END AS payload_kind FROM {t}) AS src"
     raw = {name: f"CASE WHEN json_valid(payload) THEN json_extract(payload, '{path}') END" for name, path, _ in fields}
     correct = exprs()
-    checked = f"CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN {{}} END"
+    checked = "CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN {} END"
     untyped = "\n".join(
         [f"ALTER TABLE {t} ADD COLUMN {name};" for name, _, _ in fields]
         + [f"UPDATE {t} SET " + ", ".join(f"{name} = {checked.format(value(path, kind))}" for name, path, kind in fields) + ";"]

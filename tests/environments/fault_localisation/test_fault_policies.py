@@ -15,7 +15,7 @@ from statistics import mean
 import pytest
 
 from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX
-from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode, split_tasks
+from arena_testkit.fault_episode import Episode, dev_tasks, run_all, run_episode
 from fault_localisation.engineers import ENGINEERS
 from fault_localisation.gate import table
 from fault_localisation.grade import RULES

@@ -18,7 +18,7 @@ from arena_kit.records import RUN_DIR_ENV
 from arena_testkit.fault_episode import NO_BOX, dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS
 from fault_localisation.fault_stream import users_requests
-from fault_localisation.generate import DIFFICULTIES, Knobs, generate, iso, preset, split_seeds
+from fault_localisation.generate import DIFFICULTIES, Knobs, iso, preset, split_seeds
 from fault_localisation.grade import RULES
 from fault_localisation.policies import POLICIES
 from fault_localisation.prompt import task_prompt

@@ -17,7 +17,7 @@ from fault_localisation.generate import MECHANISMS, Incident, Knobs, Label, gene
 from fault_localisation.observe import KIND_EVIDENCE
 from fault_localisation.plan import reaches_edge
 from fault_localisation.rng import Rng
-from fault_localisation.fault_stream import fault_lines, fault_requests
+from fault_localisation.fault_stream import fault_lines
 from fault_localisation.streams import decoy_lines
 from fault_localisation.topology import MAX_SERVICES, MIN_SERVICES, build_topology, callers_of
 

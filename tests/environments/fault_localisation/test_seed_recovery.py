@@ -10,7 +10,6 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from itertools import islice
-from pathlib import Path
 
 import pytest
 

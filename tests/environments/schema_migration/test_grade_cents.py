@@ -8,9 +8,7 @@ from schema_migration.families import BY_NAME
 from schema_migration.families.cents import FAMILY, INTEGER_MAX
 from schema_migration.generate import spec
 from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
-from schema_migration.grade import grade
 from schema_migration.mutants.sweep import family_seeds
-from schema_migration.score import MISS_CAP
 
 pytestmark = pytest.mark.slow  # graded migrations: > 1 s of CPU
 

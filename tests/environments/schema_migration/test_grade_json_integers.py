@@ -9,9 +9,7 @@ from schema_migration.families.cents import INTEGER_MAX
 from schema_migration.families.json_fields import BIG_DIGITS, FAMILY, INTEGER_EDGES
 from schema_migration.generate import spec
 from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
-from schema_migration.grade import grade
 from schema_migration.mutants.sweep import family_seeds
-from schema_migration.score import MISS_CAP
 
 pytestmark = pytest.mark.slow  # graded migrations: > 1 s of CPU
 

@@ -83,7 +83,7 @@ def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(h
     assert adapter_on_stock and not [cgroups for _, cgroups in adapter_on_lean if any(box in cgroups for box in lean.lean_boxes)]
     assert all(len(box) == 12 for box in lean.lean_boxes)  # ids a cgroup path names, not empty strings
     assert all(r.ok and not r.errors for r in reference.rollouts), [(r.policy, r.errors) for r in reference.rollouts]
-    problems = {r.policy: differences(r, l, _canonical) for r, l in zip(reference.rollouts, lean.rollouts)}
+    problems = {r.policy: differences(r, other, _canonical) for r, other in zip(reference.rollouts, lean.rollouts)}
     assert not {k: v for k, v in problems.items() if v}
     # Not vacuous: real tool calls, and the oracle scores apart from the staller.
     assert sum(len(r.tool_calls()) for r in lean.rollouts) > len(policies)

@@ -60,7 +60,7 @@ def facts() -> dict:
     mounts = []
     for line in open("/proc/self/mountinfo"):
         before, _, after = line.partition(" - ")
-        fields, (fstype, source, super_opts) = before.split(), after.split()[:3]
+        fields, (fstype, _source, super_opts) = before.split(), after.split()[:3]
         mounts.append({"point": fields[4].replace("\\040", " "), "opts": fields[5].split(","), "fstype": fstype,
                        "super": super_opts.split(",")})
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from arena_kit.adversaries.learned.offline import drive
 from arena_kit.policy import Observation

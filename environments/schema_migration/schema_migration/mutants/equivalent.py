@@ -255,7 +255,7 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     # change_type_cents: the number test.
     Equivalent(
         "change_type_cents",
-        (f"anchor_pattern: …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]*' -> …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]'",),
+        ("anchor_pattern: …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]*' -> …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]'",),
         "Every text the other conjuncts accept ends in a digit (digits, or a mark followed by one or two digits),"
         " so 'contains a digit' and 'ends with a digit' agree on them.",
     ),

@@ -14,7 +14,6 @@ import hashlib
 import json
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
