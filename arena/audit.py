@@ -63,7 +63,17 @@ def build_report(run_dir: Path) -> AuditReport:
     records, rewards, skipped = load_records(run_dir)
     rollouts: dict[str, dict[str, Any]] = {}
     for r in records:
-        entry = rollouts.setdefault(r.rollout, {"rollout": r.rollout, "task": r.task, "harness": r.harness, "rewrites": 0, "rules": [], "reward": rewards.get(r.rollout)})
+        entry = rollouts.setdefault(
+            r.rollout,
+            {
+                "rollout": r.rollout,
+                "task": r.task,
+                "harness": r.harness,
+                "rewrites": 0,
+                "rules": [],
+                "reward": rewards.get(r.rollout),
+            },
+        )
         entry["rewrites"] += 1
         if r.rule not in entry["rules"]:
             entry["rules"].append(r.rule)
@@ -75,9 +85,16 @@ def build_report(run_dir: Path) -> AuditReport:
     for rule in count("rule"):
         examples += [r.model_dump() for r in records if r.rule == rule][:EXAMPLES]
     return AuditReport(
-        run_dir=str(run_dir), total=len(records), by_rule=count("rule"), by_harness=count("harness"),
-        by_environment=count("environment"), by_task=count("task"), rollouts=list(rollouts.values()), examples=examples,
-        skipped=skipped, read=len(rewards),
+        run_dir=str(run_dir),
+        total=len(records),
+        by_rule=count("rule"),
+        by_harness=count("harness"),
+        by_environment=count("environment"),
+        by_task=count("task"),
+        rollouts=list(rollouts.values()),
+        examples=examples,
+        skipped=skipped,
+        read=len(rewards),
     )
 
 
@@ -86,8 +103,9 @@ def summary_line(report: AuditReport) -> str:
     if not report.read:
         return f"no episodes in {report.run_dir}: its traces.jsonl holds none yet, so there is nothing to audit"
     rules = ", ".join(f"{k} {v}" for k, v in report.by_rule.items())
-    return (f"{report.total} rewrite(s)/denial(s) in {len(report.rollouts)} of {report.read} rollout(s) read"
-            + (f": {rules}" if rules else ""))
+    return f"{report.total} rewrite(s)/denial(s) in {len(report.rollouts)} of {report.read} rollout(s) read" + (
+        f": {rules}" if rules else ""
+    )
 
 
 def write_report(report: AuditReport, out_dir: Path) -> tuple[Path, Path]:
@@ -107,14 +125,35 @@ def render_report(report: AuditReport) -> str:
     """The report as Markdown."""
     lines = [f"# Rewrite audit: {report.run_dir}", "", f"{summary_line(report)}.", ""]
     lines += [f"Warning: {reason}" for reason in report.skipped] + ([""] if report.skipped else [])
-    for title, table in (("rule", report.by_rule), ("harness", report.by_harness), ("environment", report.by_environment), ("task", report.by_task)):
-        lines += [f"## By {title}", "", f"| {title} | count |", "| --- | ---: |", *(f"| {k} | {v} |" for k, v in table.items()), ""]
-    lines += ["## Affected rollouts", "", "| rollout | task | harness | rewrites | rules | reward |", "| --- | --- | --- | ---: | --- | ---: |"]
+    for title, table in (
+        ("rule", report.by_rule),
+        ("harness", report.by_harness),
+        ("environment", report.by_environment),
+        ("task", report.by_task),
+    ):
+        lines += [
+            f"## By {title}",
+            "",
+            f"| {title} | count |",
+            "| --- | ---: |",
+            *(f"| {k} | {v} |" for k, v in table.items()),
+            "",
+        ]
+    lines += [
+        "## Affected rollouts",
+        "",
+        "| rollout | task | harness | rewrites | rules | reward |",
+        "| --- | --- | --- | ---: | --- | ---: |",
+    ]
     for r in report.rollouts:
         reward = "—" if r["reward"] is None else f"{r['reward']:.3f}"
-        lines.append(f"| {r['rollout'][:12]} | {r['task']} | {r['harness']} | {r['rewrites']} | {', '.join(r['rules'])} | {reward} |")
+        lines.append(
+            f"| {r['rollout'][:12]} | {r['task']} | {r['harness']} | {r['rewrites']} | {', '.join(r['rules'])} | {reward} |"
+        )
     lines += ["", "## Examples", ""]
     for e in report.examples:
-        lines += [f"- **{e['rule']}** ({e['stage']}, {e['harness']}, task {e['task']}) `{e['tool']}` {json.dumps(e['arguments'])[:200]}",
-                  f"  - original sha256 `{e['original_sha256'][:16]}…`, excerpt: {json.dumps(e['original_excerpt'][:120])}"]
+        lines += [
+            f"- **{e['rule']}** ({e['stage']}, {e['harness']}, task {e['task']}) `{e['tool']}` {json.dumps(e['arguments'])[:200]}",
+            f"  - original sha256 `{e['original_sha256'][:16]}…`, excerpt: {json.dumps(e['original_excerpt'][:120])}",
+        ]
     return "\n".join(lines) + "\n"

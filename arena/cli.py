@@ -53,7 +53,11 @@ def _images_publish(args: argparse.Namespace) -> int:
     from arena.images.publish import publish
 
     published = publish(
-        args.registry, args.envs, lock_path=args.lock or DEFAULT_LOCK, base=args.base, ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle(),
+        args.registry,
+        args.envs,
+        lock_path=args.lock or DEFAULT_LOCK,
+        base=args.base,
+        ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle(),
     )
     for image in published:
         print(f"{image.env}: {image.ref}")
@@ -64,8 +68,12 @@ def _images_context(args: argparse.Namespace) -> int:
     from arena.images import default_ca_bundle
     from arena.images.standalone import PUBLIC_BASE, write_context
 
-    dockerfile = write_context(args.env, args.out, base=args.base or PUBLIC_BASE, ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle())
-    print(f"wrote {dockerfile} and its context; build it with `docker build {args.out}` or upload {args.out} to Prime's image builder")
+    dockerfile = write_context(
+        args.env, args.out, base=args.base or PUBLIC_BASE, ca_bundle=_ca_bundle(args.ca_bundle) or default_ca_bundle()
+    )
+    print(
+        f"wrote {dockerfile} and its context; build it with `docker build {args.out}` or upload {args.out} to Prime's image builder"
+    )
     return 0
 
 
@@ -87,7 +95,9 @@ def _demo(args: argparse.Namespace) -> int:
     from arena.supervise import stop_on_signals
 
     with stop_on_signals():
-        return run_demo(harness=args.harness, output_dir=args.output_dir, skip_build=args.skip_build, resume=args.resume)
+        return run_demo(
+            harness=args.harness, output_dir=args.output_dir, skip_build=args.skip_build, resume=args.resume
+        )
 
 
 def _reap(args: argparse.Namespace) -> int:
@@ -144,13 +154,15 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _run_dir(path: Path) -> None:
     """Raises:
-        UsageError: `path` is not a directory (a run's traces file given instead of its folder, a typo).
+    UsageError: `path` is not a directory (a run's traces file given instead of its folder, a typo).
     """
     if path.is_dir():
         return
     if path.is_file() and path.name == "traces.jsonl":
         raise UsageError(f"{path} is a run's traces file: give its directory, {path.parent}")
-    raise UsageError(f"{path} {'is not a directory' if path.exists() else 'does not exist'}: give the directory of one vf-eval run")
+    raise UsageError(
+        f"{path} {'is not a directory' if path.exists() else 'does not exist'}: give the directory of one vf-eval run"
+    )
 
 
 def _view(args: argparse.Namespace) -> int:
@@ -171,8 +183,9 @@ def _view(args: argparse.Namespace) -> int:
     try:
         run_server(catalog, args.host, args.port)
     except OSError as exc:
-        raise PrerequisiteError(f"cannot serve on {args.host}:{args.port} ({exc.strerror or exc}): "
-                                "pass another --port (0: any free one)") from None
+        raise PrerequisiteError(
+            f"cannot serve on {args.host}:{args.port} ({exc.strerror or exc}): pass another --port (0: any free one)"
+        ) from None
     return 0
 
 
@@ -206,13 +219,17 @@ def _probe(args: argparse.Namespace) -> int:
     envs = args.envs or environment_ids()
     unknown = sorted(set(envs) - set(environment_ids()))
     if unknown:
-        raise PrerequisiteError(f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}")
+        raise PrerequisiteError(
+            f"unknown environment(s) {', '.join(unknown)}; installed: {', '.join(environment_ids())}"
+        )
     for env in envs:
         preflight(env)
     fixed = dict(_knob(text) for text in args.set)
     if args.resume is not None and args.vary:
         raise UsageError("--resume continues one probe; it cannot be combined with --vary")
-    resume = None if args.resume is None else latest_probe(args.output_dir) if args.resume == LATEST else Path(args.resume)
+    resume = (
+        None if args.resume is None else latest_probe(args.output_dir) if args.resume == LATEST else Path(args.resume)
+    )
     with stop_on_signals():
         return _run_probe(args, envs, fixed, resume)
 
@@ -222,9 +239,17 @@ def _run_probe(args: argparse.Namespace, envs: Sequence[str], fixed: dict[str, o
 
     def probe(extra: dict[str, object]) -> tuple[list[PolicyScore], list[RuleResult], Path]:
         return run_probe(
-            envs, harness=args.harness, tasks=args.tasks, split=args.split, seed=args.seed,
-            policies=args.policies, taskset_args={**fixed, **extra}, output_dir=args.output_dir,
-            max_concurrent=args.concurrency, parallel_evals=args.parallel, resume=resume,
+            envs,
+            harness=args.harness,
+            tasks=args.tasks,
+            split=args.split,
+            seed=args.seed,
+            policies=args.policies,
+            taskset_args={**fixed, **extra},
+            output_dir=args.output_dir,
+            max_concurrent=args.concurrency,
+            parallel_evals=args.parallel,
+            resume=resume,
         )
 
     if args.vary:
@@ -234,7 +259,10 @@ def _run_probe(args: argparse.Namespace, envs: Sequence[str], fixed: dict[str, o
             scores, _failures, report = probe({knob: value})
             tables[str(value)] = scores
             print(f"\n{knob}={value}: report {report}")
-        print(f"\ndifficulty by {knob} (mean score; {args.tasks} {args.split} tasks each):\n" + render_difficulty(knob, tables))
+        print(
+            f"\ndifficulty by {knob} (mean score; {args.tasks} {args.split} tasks each):\n"
+            + render_difficulty(knob, tables)
+        )
         return 1 if any(s.failed for scores in tables.values() for s in scores) else 0
     scores, results, report = probe({})
     return report_gate(scores, results, report)
@@ -244,7 +272,10 @@ def _new_env(args: argparse.Namespace) -> int:
     from arena.new_env import new_environment, next_steps
 
     names, folder, written = new_environment(args.name, args.dir)
-    print(f"wrote {names.env_id} (package {names.package}) into {folder}: " + ", ".join(str(p.relative_to(folder)) for p in written))
+    print(
+        f"wrote {names.env_id} (package {names.package}) into {folder}: "
+        + ", ".join(str(p.relative_to(folder)) for p in written)
+    )
     print("next: " + " && ".join(next_steps(names, folder)) + "  (docs/new-environment.md)")
     return 0
 
@@ -274,9 +305,15 @@ def _value(raw: str) -> object:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arena", description=__doc__.splitlines()[0], epilog=EXIT_CODES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (and an internal error's traceback on stderr)")
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description=__doc__.splitlines()[0],
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="debug logging (and an internal error's traceback on stderr)"
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -286,27 +323,58 @@ def _parser() -> argparse.ArgumentParser:
     build = add_command(images_sub, "images build")
     build.add_argument("names", nargs="*", metavar="NAME", help="images to build with their parents (default: all)")
     build.add_argument("--base", metavar="IMAGE", help="start from this local image instead of a debootstrap rootfs")
-    build.add_argument("--rebuild", action="store_true", help="build even when an image with the same content hash exists")
+    build.add_argument(
+        "--rebuild", action="store_true", help="build even when an image with the same content hash exists"
+    )
     build.add_argument("--mirror", metavar="URL", help="Debian mirror for debootstrap (default deb.debian.org)")
     build.add_argument(
-        "--ca-bundle", type=Path, metavar="PATH",
+        "--ca-bundle",
+        type=Path,
+        metavar="PATH",
         help="extra CA bundle trusted during the build only (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)",
     )
     build.set_defaults(handler=_images_build)
     publish = add_command(images_sub, "images publish")
-    publish.add_argument("--registry", required=True, metavar="HOST[:PORT]/NAMESPACE",
-                         help="e.g. ghcr.io/you or 127.0.0.1:5000/arena; images go to <registry>/<env>")
-    publish.add_argument("--env", action="append", dest="envs", metavar="ENV", help="only this environment image (repeatable; default: all)")
-    publish.add_argument("--lock", type=Path, default=None, metavar="PATH", help="the lock file to update (default configs/images.lock.json, which the prime configs read)")
+    publish.add_argument(
+        "--registry",
+        required=True,
+        metavar="HOST[:PORT]/NAMESPACE",
+        help="e.g. ghcr.io/you or 127.0.0.1:5000/arena; images go to <registry>/<env>",
+    )
+    publish.add_argument(
+        "--env",
+        action="append",
+        dest="envs",
+        metavar="ENV",
+        help="only this environment image (repeatable; default: all)",
+    )
+    publish.add_argument(
+        "--lock",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="the lock file to update (default configs/images.lock.json, which the prime configs read)",
+    )
     publish.add_argument("--base", metavar="IMAGE", help="as for `build`: the images to push were built from this base")
-    publish.add_argument("--ca-bundle", type=Path, metavar="PATH", help="as for `build`, when an image must be built first")
+    publish.add_argument(
+        "--ca-bundle", type=Path, metavar="PATH", help="as for `build`, when an image must be built first"
+    )
     publish.set_defaults(handler=_images_publish)
     context = add_command(images_sub, "images context")
     context.add_argument("--env", required=True, metavar="ENV", help="the environment image")
     context.add_argument("--out", required=True, type=Path, metavar="DIR", help="a new or empty directory")
-    context.add_argument("--base", metavar="IMAGE", default=None, help="the image the Dockerfile starts FROM (default debian:bookworm-slim)")
-    context.add_argument("--ca-bundle", type=Path, metavar="PATH",
-                         help="CA bundle the harness stage trusts while it downloads (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)")
+    context.add_argument(
+        "--base",
+        metavar="IMAGE",
+        default=None,
+        help="the image the Dockerfile starts FROM (default debian:bookworm-slim)",
+    )
+    context.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="PATH",
+        help="CA bundle the harness stage trusts while it downloads (default $ARENA_CA_BUNDLE, else $SSL_CERT_FILE)",
+    )
     context.set_defaults(handler=_images_context)
 
     serve = add_command(sub, "serve")
@@ -318,8 +386,11 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--harness", default="bash", choices=HARNESSES)
     demo.add_argument("--output-dir", type=Path, default=Path("outputs"))
     demo.add_argument("--skip-build", action="store_true", help="assume the images are built")
-    demo.add_argument("--resume", action="store_true",
-                      help="finish the newest demo of this harness in --output-dir: its finished episodes are not run again")
+    demo.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the newest demo of this harness in --output-dir: its finished episodes are not run again",
+    )
     demo.set_defaults(handler=_demo)
 
     # The bench parses its own flags (runtime_bench.cli), imported only when it runs: `arena --help`
@@ -338,48 +409,99 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("--harness", default="bash", choices=HARNESSES)
     probe.add_argument("--tasks", type=_positive, default=20, help="tasks per policy (default 20)")
     probe.add_argument("--split", default="dev", choices=SPLITS, help="the split's tasks (default dev)")
-    probe.add_argument("--seed", type=int, default=None, help="shuffle the split with this seed (default: its first N tasks)")
-    probe.add_argument("--policies", type=lambda text: [p.strip() for p in text.split(",") if p.strip()], default=[],
-                       metavar="PATTERNS", help="only policies matching these comma-separated shell patterns, e.g. 'shortcut_*,exhaustive' (staller and oracle always run)")
-    probe.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="a taskset option for every environment, e.g. --set services=40 (repeatable)")
-    probe.add_argument("--vary", metavar="KEY=V1,V2", help="run the probe once per value of one taskset option and print the difficulty table (a report: no gate)")
+    probe.add_argument(
+        "--seed", type=int, default=None, help="shuffle the split with this seed (default: its first N tasks)"
+    )
+    probe.add_argument(
+        "--policies",
+        type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
+        default=[],
+        metavar="PATTERNS",
+        help="only policies matching these comma-separated shell patterns, e.g. 'shortcut_*,exhaustive' (staller and oracle always run)",
+    )
+    probe.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a taskset option for every environment, e.g. --set services=40 (repeatable)",
+    )
+    probe.add_argument(
+        "--vary",
+        metavar="KEY=V1,V2",
+        help="run the probe once per value of one taskset option and print the difficulty table (a report: no gate)",
+    )
     probe.add_argument("--concurrency", type=_positive, default=4, help="rollouts at once per policy")
     probe.add_argument("--parallel", type=_positive, default=2, help="policies (vf-eval runs) at once")
     probe.add_argument("--output-dir", type=Path, default=Path("outputs"))
-    probe.add_argument("--resume", nargs="?", const=LATEST, metavar="PROBE_DIR",
-                       help="finish an interrupted probe (default: the newest under --output-dir) with the same arguments: "
-                            "complete policies are kept, the others resume their vf-eval runs")
+    probe.add_argument(
+        "--resume",
+        nargs="?",
+        const=LATEST,
+        metavar="PROBE_DIR",
+        help="finish an interrupted probe (default: the newest under --output-dir) with the same arguments: "
+        "complete policies are kept, the others resume their vf-eval runs",
+    )
     probe.set_defaults(handler=_probe)
 
     new_env = add_command(sub, "new-env")
-    new_env.add_argument("name", metavar="NAME", help="the environment's verifiers id: lower-case words joined by '-' (e.g. demo-env)")
-    new_env.add_argument("--dir", type=Path, default=None, metavar="DIR",
-                         help="a new folder for the package (default environments/<package> in a checkout, else ./<package>)")
+    new_env.add_argument(
+        "name", metavar="NAME", help="the environment's verifiers id: lower-case words joined by '-' (e.g. demo-env)"
+    )
+    new_env.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a new folder for the package (default environments/<package> in a checkout, else ./<package>)",
+    )
     new_env.set_defaults(handler=_new_env)
 
     audit = add_command(sub, "audit")
     audit.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a vf-eval run directory (holds traces.jsonl)")
-    audit.add_argument("--out", type=Path, help="write audit.md and audit.json into this directory (default: write nothing, print the report)")
+    audit.add_argument(
+        "--out",
+        type=Path,
+        help="write audit.md and audit.json into this directory (default: write nothing, print the report)",
+    )
     audit.set_defaults(handler=_audit)
 
     compare = add_command(sub, "compare")
     compare.add_argument("run_a", type=Path, metavar="BASELINE", help="a vf-eval run directory (holds traces.jsonl): A")
-    compare.add_argument("run_b", type=Path, nargs="+", metavar="RUN", help="runs on the same tasks, each B; the difference is B − A")
+    compare.add_argument(
+        "run_b", type=Path, nargs="+", metavar="RUN", help="runs on the same tasks, each B; the difference is B − A"
+    )
     compare.add_argument("--json", action="store_true", help="print the result as JSON")
-    compare.add_argument("--fail-if-worse", type=float, metavar="DELTA", default=None,
-                         help="exit 1 if a run is shown worse than the baseline by more than DELTA (upper bound of B − A < −DELTA), "
-                              "3 if that cannot be told with these tasks, 0 if every run is shown within DELTA")
-    compare.add_argument("--spread", type=float, default=0.5, metavar="SD",
-                         help="the assumed sd of per-task differences for the planning figure (default 0.5)")
+    compare.add_argument(
+        "--fail-if-worse",
+        type=float,
+        metavar="DELTA",
+        default=None,
+        help="exit 1 if a run is shown worse than the baseline by more than DELTA (upper bound of B − A < −DELTA), "
+        "3 if that cannot be told with these tasks, 0 if every run is shown within DELTA",
+    )
+    compare.add_argument(
+        "--spread",
+        type=float,
+        default=0.5,
+        metavar="SD",
+        help="the assumed sd of per-task differences for the planning figure (default 0.5)",
+    )
     compare.set_defaults(handler=_compare)
 
     view = add_command(sub, "view")
-    view.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR",
-                      help="vf-eval run directories, or directories holding them (a probe, a demo's outputs)")
+    view.add_argument(
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        metavar="RUN_DIR",
+        help="vf-eval run directories, or directories holding them (a probe, a demo's outputs)",
+    )
     view.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     view.add_argument("--port", type=_port, default=8777, help="port to serve on (default 8777; 0: any free port)")
-    view.add_argument("--export", type=Path, metavar="FILE.html", help="write one self-contained HTML file instead of serving")
+    view.add_argument(
+        "--export", type=Path, metavar="FILE.html", help="write one self-contained HTML file instead of serving"
+    )
     view.set_defaults(handler=_view)
     return parser
 
@@ -418,7 +540,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(parser, argv)
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)  # progress lines show up at once in a log or a pipe
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     handler: Command = getattr(args, "handler", lambda _args: _usage(parser))
     try:
         return handler(args)
@@ -449,7 +573,10 @@ def _internal_error(exc: Exception, verbose: bool) -> int:
     except OSError as write_error:
         where = f"its traceback could not be written to {log} ({write_error.strerror}); run again with -v to see it"
     reason = (str(exc).splitlines() or [""])[0][:200]
-    print(f"arena: internal error ({type(exc).__name__}: {reason}), a bug in arena, not in your input; {where}", file=sys.stderr)
+    print(
+        f"arena: internal error ({type(exc).__name__}: {reason}), a bug in arena, not in your input; {where}",
+        file=sys.stderr,
+    )
     if verbose:
         print(text, file=sys.stderr, end="")
     return INTERNAL_ERROR
@@ -466,11 +593,18 @@ def _docker_problem(exc: BaseException) -> str | None:
     if errors is not None and isinstance(exc, errors.ImageNotFound):
         return f"Docker image missing: {reason}. Fix: build the images with `arena images build`, then re-run."
     if errors is not None and isinstance(exc, errors.NotFound):
-        return (f"a container or image vanished during the run: {reason}. Fix: if the engine restarted, "
-                "`arena reap --run <run>` removes what the run left, then re-run.")
+        return (
+            f"a container or image vanished during the run: {reason}. Fix: if the engine restarted, "
+            "`arena reap --run <run>` removes what the run left, then re-run."
+        )
     if errors is not None and isinstance(exc, errors.APIError):
         return f"the Docker engine refused a call: {reason}. Fix: {restart}."
-    if transport is not None and isinstance(exc, transport.ConnectionError) or errors is not None and isinstance(exc, errors.DockerException):
+    if (
+        transport is not None
+        and isinstance(exc, transport.ConnectionError)
+        or errors is not None
+        and isinstance(exc, errors.DockerException)
+    ):
         return f"Docker engine not reachable: {reason}. Fix: {restart}."
     return None
 

@@ -42,8 +42,10 @@ def run_scores(run_dir: Path) -> RunScores:
     """
     log = read_traces(run_dir)
     if not log.exists:
-        raise PrerequisiteError(f"{run_dir} has no {TRACES_FILE}: give the directory of one vf-eval run "
-                                "(a probe directory holds one per policy, e.g. PROBE_DIR/<env>-<policy>-<harness>-<split>)")
+        raise PrerequisiteError(
+            f"{run_dir} has no {TRACES_FILE}: give the directory of one vf-eval run "
+            "(a probe directory holds one per policy, e.g. PROBE_DIR/<env>-<policy>-<harness>-<split>)"
+        )
     try:
         return score_episodes(log.episodes)
     except ValueError as exc:
@@ -83,20 +85,36 @@ class CompareReport:
     def as_json(self) -> dict[str, Any]:
         return {
             "baseline": {"run": str(self.baseline), **self.baseline_scores.as_json()},
-            "runs": [{
-                "run": str(c.run), **c.scores.as_json(), "paired": {**c.result.as_json(), "p_holm": c.p_holm},
-                "planning": {"assumed_spread": self.spread, "detectable_difference": c.detectable,
-                             "label": "planning figure from an assumed spread, not a measurement"},
-                "fail_if_worse": None if c.gate is None else {"delta": self.fail_if_worse, "status": c.gate.status,
-                                                              "bound": c.gate.bound, "tasks_needed": c.gate.tasks_needed,
-                                                              "text": c.gate.text},
-            } for c in self.comparisons],
-            "warnings": self.warnings, "exit_code": self.exit_code(),
+            "runs": [
+                {
+                    "run": str(c.run),
+                    **c.scores.as_json(),
+                    "paired": {**c.result.as_json(), "p_holm": c.p_holm},
+                    "planning": {
+                        "assumed_spread": self.spread,
+                        "detectable_difference": c.detectable,
+                        "label": "planning figure from an assumed spread, not a measurement",
+                    },
+                    "fail_if_worse": None
+                    if c.gate is None
+                    else {
+                        "delta": self.fail_if_worse,
+                        "status": c.gate.status,
+                        "bound": c.gate.bound,
+                        "tasks_needed": c.gate.tasks_needed,
+                        "text": c.gate.text,
+                    },
+                }
+                for c in self.comparisons
+            ],
+            "warnings": self.warnings,
+            "exit_code": self.exit_code(),
         }
 
 
-def compare_runs(baseline: Path, runs: Sequence[Path], *, fail_if_worse: float | None = None,
-                 spread: float = ASSUMED_SPREAD) -> CompareReport:
+def compare_runs(
+    baseline: Path, runs: Sequence[Path], *, fail_if_worse: float | None = None, spread: float = ASSUMED_SPREAD
+) -> CompareReport:
     """Every run against the baseline on their shared tasks.
 
     Raises:
@@ -112,8 +130,10 @@ def compare_runs(baseline: Path, runs: Sequence[Path], *, fail_if_worse: float |
     results = [paired_test(base.rewards, s.rewards) for _, s in scored]
     for (run, s), result in zip(scored, results):
         if result.tasks == 0:
-            raise PrerequisiteError(f"{baseline} and {run} share no scored task ({base.estimate.tasks} and {s.estimate.tasks} tasks): "
-                                    "compare runs of the same environment and split")
+            raise PrerequisiteError(
+                f"{baseline} and {run} share no scored task ({base.estimate.tasks} and {s.estimate.tasks} tasks): "
+                "compare runs of the same environment and split"
+            )
     adjusted = holm([r.p_value for r in results])
     family_level = 1 - (1 - LEVEL) / len(results)
     comparisons = []
@@ -130,8 +150,10 @@ def _warnings(baseline: Path, base: RunScores, scored: Sequence[tuple[Path, RunS
     warnings = []
     for run, s in [(baseline, base), *scored]:
         if s.failed:
-            warnings.append(f"{run}: {s.failed} of {s.episodes} episodes failed ({s.infra} on an infrastructure fault); "
-                            "they are not in its mean or the comparison")
+            warnings.append(
+                f"{run}: {s.failed} of {s.episodes} episodes failed ({s.infra} on an infrastructure fault); "
+                "they are not in its mean or the comparison"
+            )
     digest = _traces_digest(baseline)
     for run, _ in scored:
         if run.resolve() == baseline.resolve():
@@ -150,22 +172,38 @@ def render_comparison(report: CompareReport) -> str:
     several = len(report.comparisons) > 1
     for c in report.comparisons:
         r = c.result
-        lines += ["", f"B: {c.run}  {_run_line(c.scores)}",
-                  f"  on the {r.tasks} shared task(s) A {r.mean_a:.3f}, B {r.mean_b:.3f}: {r.text()}",
-                  f"  one-sided {r.level:.0%} bounds: B − A ≥ {r.lower:+.3f}, B − A ≤ {r.upper:+.3f}  ({r.method})"]
+        lines += [
+            "",
+            f"B: {c.run}  {_run_line(c.scores)}",
+            f"  on the {r.tasks} shared task(s) A {r.mean_a:.3f}, B {r.mean_b:.3f}: {r.text()}",
+            f"  one-sided {r.level:.0%} bounds: B − A ≥ {r.lower:+.3f}, B − A ≤ {r.upper:+.3f}  ({r.method})",
+        ]
         if several:
-            lines.append(f"  Holm-adjusted p over the {len(report.comparisons)} runs: {c.p_holm:.3g} "
-                         f"({'significant' if c.p_holm <= 1 - r.level else 'not significant'})")
+            lines.append(
+                f"  Holm-adjusted p over the {len(report.comparisons)} runs: {c.p_holm:.3g} "
+                f"({'significant' if c.p_holm <= 1 - r.level else 'not significant'})"
+            )
         if c.gate is not None:
-            lines.append(f"  --fail-if-worse {report.fail_if_worse}: B − A ≥ {-(report.fail_if_worse or 0.0):+.3f}? {c.gate.text}"
-                         + (f" (bounds at {1 - (1 - r.level) / len(report.comparisons):.2%} for {len(report.comparisons)} runs)" if several else ""))
+            lines.append(
+                f"  --fail-if-worse {report.fail_if_worse}: B − A ≥ {-(report.fail_if_worse or 0.0):+.3f}? {c.gate.text}"
+                + (
+                    f" (bounds at {1 - (1 - r.level) / len(report.comparisons):.2%} for {len(report.comparisons)} runs)"
+                    if several
+                    else ""
+                )
+            )
         more = detectable_difference(4 * r.tasks, report.spread)
         at_4x = "" if more is None else f"; {4 * r.tasks} tasks about {more:.3f}"
-        shows = ("are too few to show any difference" if c.detectable is None
-                 else f"can show a difference of about {c.detectable:.3f}") + at_4x
+        shows = (
+            "are too few to show any difference"
+            if c.detectable is None
+            else f"can show a difference of about {c.detectable:.3f}"
+        ) + at_4x
         observed = f" (observed {r.spread:.2f})" if r.tasks > 1 else ""
-        lines.append(f"  planning (an assumption, not a measurement): if per-task differences spread with sd {report.spread:.2f}"
-                     f"{observed}, {r.tasks} shared task(s) {shows}")
+        lines.append(
+            f"  planning (an assumption, not a measurement): if per-task differences spread with sd {report.spread:.2f}"
+            f"{observed}, {r.tasks} shared task(s) {shows}"
+        )
         if r.only_a or r.only_b:
             lines.append(f"  not shared: {len(r.only_a)} task(s) only in A, {len(r.only_b)} only in B (left out)")
         lines.append(f"  {len(r.differing)} task(s) whose outcome differs" + (":" if r.differing else ""))

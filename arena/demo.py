@@ -29,8 +29,9 @@ STAMP = "????????-??????"
 """The glob of `time.strftime('%Y%m%d-%H%M%S')`, the suffix of a demo's run names."""
 
 
-def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip_build: bool = False,
-             resume: bool = False) -> int:
+def run_demo(
+    harness: Harness = "bash", output_dir: Path = Path("outputs"), skip_build: bool = False, resume: bool = False
+) -> int:
     """Run the demo (or, with `resume`, finish the newest one); 0 when every episode scored (`arena.scored`).
 
     Raises:
@@ -48,18 +49,28 @@ def run_demo(harness: Harness = "bash", output_dir: Path = Path("outputs"), skip
     try:
         server = start_in_thread(port=port)
     except OSError as exc:
-        raise PrerequisiteError(f"cannot resume the demo {stamp}: its model-server port {port} is taken ({exc}); "
-                                "free the port, or run a fresh demo") from None
+        raise PrerequisiteError(
+            f"cannot resume the demo {stamp}: its model-server port {port} is taken ({exc}); "
+            "free the port, or run a fresh demo"
+        ) from None
     with server:
         print(f"model server: {server.url} (policies by model name)")
         requests = [
             EvalRequest(
-                taskset=env_id, harness=harness, model=model_name(env_id, policy),
-                image=image_ref(env_id), base_url=server.url, output_dir=output_dir,
-                run_name=_run_name(env_id, policy, harness, stamp), num_tasks=DEMO_TASKS,
-                max_concurrent=DEMO_TASKS, taskset_args={"split": "dev"}, resume=resume,
+                taskset=env_id,
+                harness=harness,
+                model=model_name(env_id, policy),
+                image=image_ref(env_id),
+                base_url=server.url,
+                output_dir=output_dir,
+                run_name=_run_name(env_id, policy, harness, stamp),
+                num_tasks=DEMO_TASKS,
+                max_concurrent=DEMO_TASKS,
+                taskset_args={"split": "dev"},
+                resume=resume,
             )
-            for env_id in envs for policy in DEMO_POLICIES
+            for env_id in envs
+            for policy in DEMO_POLICIES
         ]
         outcomes = _run_with_progress(requests)
         rows = [(r.taskset, r.model.rsplit("/", 1)[-1], o, o.wall_s or 0.0) for r, o in zip(requests, outcomes)]
@@ -81,11 +92,16 @@ def _run_with_progress(requests: Sequence[EvalRequest]) -> list[EvalOutcome]:
     with EvalProgress(requests) as live:
 
         def started(request: EvalRequest, proc: Supervised) -> None:
-            live.progress.console.print(f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {eval_log_path(request)}",
-                                        highlight=False, soft_wrap=True)
+            live.progress.console.print(
+                f"vf-eval {request.taskset} · {request.harness} · {request.model} · log {eval_log_path(request)}",
+                highlight=False,
+                soft_wrap=True,
+            )
             live.started(request, proc)
 
-        return run_evals(requests, parallel=1, on_start=started, on_tick=live.tick, on_done=live.wrap(lambda _r, _o: None))
+        return run_evals(
+            requests, parallel=1, on_start=started, on_tick=live.tick, on_done=live.wrap(lambda _r, _o: None)
+        )
 
 
 def render_rows(rows: Sequence[tuple[str, str, EvalOutcome, float]]) -> str:
@@ -93,12 +109,16 @@ def render_rows(rows: Sequence[tuple[str, str, EvalOutcome, float]]) -> str:
     `failed`: episodes not in the mean (count, rate), of them `infra` on an infrastructure fault;
     `agent`: episodes the agent ended by breaking its own box (scored 0, the agent's, not failures);
     then pass@k/pass^k with several rollouts a task, and a note where the interval says little."""
-    lines = [f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>8} {'infra':>5} {'agent':>5} {'retried':>7} {'wall s':>7}  one mean [95% interval]"]
+    lines = [
+        f"\n{'environment':<20} {'policy':<8} {'episodes':>8} {'failed':>8} {'infra':>5} {'agent':>5} {'retried':>7} {'wall s':>7}  one mean [95% interval]"
+    ]
     for env_id, policy, outcome, seconds in rows:
         scores = score_episodes(outcome.episodes)
         beside = scores.beside()
-        lines.append(f"{env_id:<20} {policy:<8} {scores.episodes:>8} {scores.failed_text():>8} {scores.infra:>5} {scores.agent_faults:>5} "
-                     f"{outcome.retries:>7} {seconds:>7.1f}  {scores.estimate.text():<21}" + (f"  {beside}" if beside else ""))
+        lines.append(
+            f"{env_id:<20} {policy:<8} {scores.episodes:>8} {scores.failed_text():>8} {scores.infra:>5} {scores.agent_faults:>5} "
+            f"{outcome.retries:>7} {seconds:>7.1f}  {scores.estimate.text():<21}" + (f"  {beside}" if beside else "")
+        )
     lines.append(MEAN_LEGEND)
     return "\n".join(lines)
 
@@ -108,7 +128,7 @@ def _run_name(env_id: str, policy: str, harness: str, stamp: str) -> str:
 
 
 def _latest_stamp(output_dir: Path, harness: str) -> str:
-    stamps = sorted({d.name[-len(STAMP):] for d in output_dir.glob(f"demo-*-{harness}-{STAMP}") if d.is_dir()})
+    stamps = sorted({d.name[-len(STAMP) :] for d in output_dir.glob(f"demo-*-{harness}-{STAMP}") if d.is_dir()})
     if not stamps:
         raise UsageError(f"no {harness} demo to resume under {output_dir}; run `arena demo --harness {harness}` first")
     return stamps[-1]

@@ -137,7 +137,9 @@ def tag_image(source: str, target: str) -> None:
         if not docker_client().images.get(source).tag(repository, tag):
             raise DockerError(f"the engine did not tag {source} as {target}")
     except ImageNotFound:
-        raise DockerError(f"cannot tag {source} as {target}: no such image; build it with `arena images build`") from None
+        raise DockerError(
+            f"cannot tag {source} as {target}: no such image; build it with `arena images build`"
+        ) from None
     except APIError as exc:
         raise DockerError(f"cannot tag {source} as {target}: {exc}") from exc
 
@@ -159,7 +161,9 @@ def untag_image(ref: str) -> None:
         raise DockerError(f"cannot untag {ref}: {exc}") from exc
 
 
-def push_image(ref: str, on_status: Callable[[str], None] = lambda _line: None, timeout: float = TRANSFER_TIMEOUT_S) -> str:
+def push_image(
+    ref: str, on_status: Callable[[str], None] = lambda _line: None, timeout: float = TRANSFER_TIMEOUT_S
+) -> str:
     """Push `repository:tag` to its registry; returns the manifest digest (`sha256:…`).
 
     `on_status` gets one line per layer as it finishes ("<layer> Pushed", "<layer> Layer already exists").
@@ -196,7 +200,9 @@ def pull_image(ref: str, timeout: float = TRANSFER_TIMEOUT_S) -> str:
         raise DockerError(f"pull of {ref} finished but the engine has no such image; re-run the pull") from None
 
 
-def _transfer(verb: str, ref: str, timeout: float, start: Callable[[Any], Iterator[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+def _transfer(
+    verb: str, ref: str, timeout: float, start: Callable[[Any], Iterator[dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
     """The decoded progress stream of a push or pull, on a client of its own whose socket timeout
     is the stall limit (the shared client waits 600 s per read); engine errors become DockerError."""
     client = docker.from_env(version="auto", timeout=STALL_TIMEOUT_S)
@@ -207,17 +213,23 @@ def _transfer(verb: str, ref: str, timeout: float, start: Callable[[Any], Iterat
                 detail = chunk.get("errorDetail", {}).get("message") or chunk.get("error")
                 raise DockerError(f"{verb} of {ref} failed: {detail}")
             if time.monotonic() > deadline:
-                raise DockerError(f"{verb} of {ref} took longer than {timeout:g} s; check the registry and the network, then re-run")
+                raise DockerError(
+                    f"{verb} of {ref} took longer than {timeout:g} s; check the registry and the network, then re-run"
+                )
             yield chunk
     except DockerException as exc:
         raise DockerError(f"{verb} of {ref} failed: {exc}") from exc
     except OSError as exc:  # requests' ReadTimeout/ConnectionError are OSErrors: the stream stalled or broke
-        raise DockerError(f"{verb} of {ref} failed (no progress for {STALL_TIMEOUT_S} s or the engine hung up): {exc}") from exc
+        raise DockerError(
+            f"{verb} of {ref} failed (no progress for {STALL_TIMEOUT_S} s or the engine hung up): {exc}"
+        ) from exc
     finally:
         client.close()
 
 
-def start_detached(image: str, command: Sequence[str], container_labels: Mapping[str, str], entrypoint: str | None = None) -> str:
+def start_detached(
+    image: str, command: Sequence[str], container_labels: Mapping[str, str], entrypoint: str | None = None
+) -> str:
     """Start a labelled container in the background; returns its id.
 
     Raises:
@@ -225,7 +237,11 @@ def start_detached(image: str, command: Sequence[str], container_labels: Mapping
     """
     try:
         container = docker_client().containers.run(
-            image, list(command), entrypoint=entrypoint, labels=dict(container_labels), detach=True,
+            image,
+            list(command),
+            entrypoint=entrypoint,
+            labels=dict(container_labels),
+            detach=True,
         )
     except DockerException as exc:
         raise DockerError(
@@ -235,7 +251,9 @@ def start_detached(image: str, command: Sequence[str], container_labels: Mapping
     return str(container.id)
 
 
-def container_events(filters: Mapping[str, Any], since: int, timeout: float = 60) -> tuple[Iterator[dict[str, Any]], docker.DockerClient]:
+def container_events(
+    filters: Mapping[str, Any], since: int, timeout: float = 60
+) -> tuple[Iterator[dict[str, Any]], docker.DockerClient]:
     """A decoded event stream on a client of its own (closing the client ends the stream)."""
     client = docker.from_env(version="auto", timeout=int(timeout))
     return client.events(since=since, filters=dict(filters), decode=True), client

@@ -1,16 +1,16 @@
 """Arena's exceptions: a flat set, each named after the boundary that failed.
 
-    ArenaError                  every message says what failed, on which input, what to do next
-    ├── PrerequisiteError       the machine lacks something (engine, tool, image): exit 2, no traceback
-    ├── UsageError              a command's arguments cannot be used as given: exit 2
-    ├── ImageBuildError         one image build step failed (step, command, output, fix)
-    ├── DockerError             the engine refused or timed out on a call (`arena.engine`)
-    ├── EvalError               a vf-eval run failed or its episodes did (`arena.evalrun`)
-    ├── TraceError              a run's `traces.jsonl` cannot be read (`arena.traces`)
-    ├── PolicyLoadError         an environment's `arena.policies` entry point is broken
-    └── UnknownPolicy           no policy under a model name (also a LookupError)
-    RequestError                the model server cannot serve a request: rendered to the client
-                                in its dialect's error shape, never raised past the server
+ArenaError                  every message says what failed, on which input, what to do next
+├── PrerequisiteError       the machine lacks something (engine, tool, image): exit 2, no traceback
+├── UsageError              a command's arguments cannot be used as given: exit 2
+├── ImageBuildError         one image build step failed (step, command, output, fix)
+├── DockerError             the engine refused or timed out on a call (`arena.engine`)
+├── EvalError               a vf-eval run failed or its episodes did (`arena.evalrun`)
+├── TraceError              a run's `traces.jsonl` cannot be read (`arena.traces`)
+├── PolicyLoadError         an environment's `arena.policies` entry point is broken
+└── UnknownPolicy           no policy under a model name (also a LookupError)
+RequestError                the model server cannot serve a request: rendered to the client
+                            in its dialect's error shape, never raised past the server
 """
 
 from __future__ import annotations

@@ -35,8 +35,22 @@ from arena_kit.records import CONCURRENCY_ENV, RUN_DIR_ENV
 from arena.supervise import Exit, Supervised
 from arena.traces import Episode, read_traces
 
-__all__ = ["VERSIONS_FILE", "EvalOutcome", "EvalRequest", "eval_config", "eval_log_path", "fail_closed_note", "launch_eval", "read_outcome", "run_eval", "run_evals",
-           "run_versions", "saved_config", "saved_server_url", "versions_path"]
+__all__ = [
+    "VERSIONS_FILE",
+    "EvalOutcome",
+    "EvalRequest",
+    "eval_config",
+    "eval_log_path",
+    "fail_closed_note",
+    "launch_eval",
+    "read_outcome",
+    "run_eval",
+    "run_evals",
+    "run_versions",
+    "saved_config",
+    "saved_server_url",
+    "versions_path",
+]
 
 API_KEY_VAR = "ARENA_MODEL_KEY"
 POLL_S = 0.2
@@ -137,7 +151,10 @@ class EvalOutcome:
     def raise_for_failures(self) -> None:
         """Raise EvalError naming every failed episode (and the log) if any failed."""
         if self.returncode != 0 or not self.episodes or self.failures:
-            lines = [f"- {e.task}: ok={e.ok} stop={e.stop_condition}{f' ({e.infra_fault})' if e.infra_fault else ''} errors={[x.get('message', '')[:200] for x in e.errors]}" for e in self.failures]
+            lines = [
+                f"- {e.task}: ok={e.ok} stop={e.stop_condition}{f' ({e.infra_fault})' if e.infra_fault else ''} errors={[x.get('message', '')[:200] for x in e.errors]}"
+                for e in self.failures
+            ]
             timeout = " (stopped at its deadline)" if self.timed_out else ""
             raise EvalError(
                 f"eval {self.run_dir} failed: vf-eval exit {self.returncode}{timeout}, {len(self.episodes)} episode(s), "
@@ -245,8 +262,12 @@ def launch_eval(request: EvalRequest) -> Supervised:
     versions_path(request).write_text(json.dumps(run_versions(request), indent=1))
     fail_closed_note(request).unlink(missing_ok=True)
     env = {
-        **os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name,
-        RUN_DIR_ENV: str(request.run_dir.resolve()), CONCURRENCY_ENV: str(request.max_concurrent), **request.env,
+        **os.environ,
+        API_KEY_VAR: "arena-local",
+        "VF_RUN_ID": request.run_name,
+        RUN_DIR_ENV: str(request.run_dir.resolve()),
+        CONCURRENCY_ENV: str(request.max_concurrent),
+        **request.env,
     }
     # --clean wipes the run dir; --resume needs the config vf-eval saved there on the first launch.
     mode = "--resume" if request.resume and saved_config(request.run_dir) is not None else "--clean"
@@ -254,7 +275,9 @@ def launch_eval(request: EvalRequest) -> Supervised:
     python = _hookable_python(Path(vf_eval))
     if python is None:  # not verifiers' own console script (a wrapper): run as it is, without hooks
         logger.warning("%s is not verifiers' vf-eval script: Arena's vf-eval hooks are not installed", vf_eval)
-        args = fail_closed(args, f"{vf_eval} is not verifiers' vf-eval script, so Arena's vf-eval hooks are not installed")
+        args = fail_closed(
+            args, f"{vf_eval} is not verifiers' vf-eval script, so Arena's vf-eval hooks are not installed"
+        )
         return Supervised([vf_eval, *args], eval_log_path(request), env)
     # vf-eval in its own Python, with Arena's hooks (host-side liveness; the start limit for live
     # harnesses) installed before verifiers runs.
@@ -348,9 +371,15 @@ def _finish(request: EvalRequest, done: Exit, wall_s: float) -> EvalOutcome:
     if closed:
         logger.warning("eval %s failed closed: %s", request.run_name, closed)
     return EvalOutcome(
-        run_dir=outcome.run_dir, returncode=done.returncode, episodes=outcome.episodes, cpu_s=done.cpu_s,
-        timed_out=done.timed_out, wall_s=wall_s, skipped=outcome.skipped,
-        reaped=_reap_leftovers(request, launched=time.time() - wall_s - CLOCK_SLACK_S), fail_closed=closed,
+        run_dir=outcome.run_dir,
+        returncode=done.returncode,
+        episodes=outcome.episodes,
+        cpu_s=done.cpu_s,
+        timed_out=done.timed_out,
+        wall_s=wall_s,
+        skipped=outcome.skipped,
+        reaped=_reap_leftovers(request, launched=time.time() - wall_s - CLOCK_SLACK_S),
+        fail_closed=closed,
     )
 
 
@@ -374,12 +403,18 @@ def _reap_leftovers(request: EvalRequest, launched: float) -> tuple[str, ...]:
         except (ArenaError, DockerException, RequestException) as exc:
             # A daemon that restarted mid-eval can fail the first call on a pooled connection.
             if attempt:
-                logger.warning("could not remove what run %s left (%s); run `arena reap --run %s`",
-                               request.run_name, exc, request.run_name)
+                logger.warning(
+                    "could not remove what run %s left (%s); run `arena reap --run %s`",
+                    request.run_name,
+                    exc,
+                    request.run_name,
+                )
                 return ()
             time.sleep(1.0)
     if removed:
-        logger.warning("removed %d container(s) run %s left behind: %s", len(removed), request.run_name, ", ".join(removed))
+        logger.warning(
+            "removed %d container(s) run %s left behind: %s", len(removed), request.run_name, ", ".join(removed)
+        )
     return removed
 
 

@@ -18,7 +18,13 @@ from arena.errors import PolicyLoadError, PrerequisiteError
 from arena_kit.contract.spec import IMAGE_DIR, Environment
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "ENVIRONMENTS_GROUP", "IMAGE_DIR", "declaration", "entry_points", "environment_ids", "image_dirs",
+    "ENTRY_POINT_GROUP",
+    "ENVIRONMENTS_GROUP",
+    "IMAGE_DIR",
+    "declaration",
+    "entry_points",
+    "environment_ids",
+    "image_dirs",
     "preflight",
 ]
 

@@ -59,9 +59,7 @@ EntryPoints = Callable[[], Sequence[importlib.metadata.EntryPoint]]
 class PolicyResolver:
     """Maps a request's model name to a policy (see module docstring for the order)."""
 
-    def __init__(
-        self, policies: Mapping[str, Policy] | None = None, *, entry_points: EntryPoints | None = None
-    ):
+    def __init__(self, policies: Mapping[str, Policy] | None = None, *, entry_points: EntryPoints | None = None):
         self._explicit = {**BUILTIN, **(policies or {})}
         self._entry_points = entry_points or installed.entry_points
         self._loaded: dict[str, dict[str, Policy]] = {}
@@ -146,9 +144,7 @@ def _load(point: importlib.metadata.EntryPoint) -> dict[str, Policy]:
         policies = value() if callable(value) and not isinstance(value, Mapping) else value
     except Exception as e:
         raise PolicyLoadError(f"{where} failed to load: {e!r}") from e
-    if not isinstance(policies, Mapping) or not all(
-        isinstance(k, str) and callable(v) for k, v in policies.items()
-    ):
+    if not isinstance(policies, Mapping) or not all(isinstance(k, str) and callable(v) for k, v in policies.items()):
         raise PolicyLoadError(f"{where} must give a dict of name -> policy, got {type(policies).__name__}")
     return dict(policies)
 

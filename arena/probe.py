@@ -35,14 +35,34 @@ from arena.errors import PrerequisiteError, UsageError
 from arena.evalrun import EvalOutcome, EvalRequest, run_evals
 from arena.images import image_ref
 from arena.policies import PolicyResolver, model_name
-from arena.probe_rules import (PolicyScore, RuleResult, exit_code, gate, gate_verdict, render_difficulty, render_rules,
-                               render_table, role_of, score_outcome)
+from arena.probe_rules import (
+    PolicyScore,
+    RuleResult,
+    exit_code,
+    gate,
+    gate_verdict,
+    render_difficulty,
+    render_rules,
+    render_table,
+    role_of,
+    score_outcome,
+)
 from arena.server import start_in_thread
 from arena_kit import task_secret
 from arena_kit.scripted import shortcut_ceiling
 
-__all__ = ["PolicyScore", "RuleResult", "gate", "latest_probe", "render_difficulty", "render_table", "report_gate",
-           "role_of", "run_probe", "score_outcome"]
+__all__ = [
+    "PolicyScore",
+    "RuleResult",
+    "gate",
+    "latest_probe",
+    "render_difficulty",
+    "render_table",
+    "report_gate",
+    "role_of",
+    "run_probe",
+    "score_outcome",
+]
 
 
 def run_probe(
@@ -80,27 +100,47 @@ def run_probe(
     resolver = PolicyResolver()
     run_dir = resume or output_dir / f"probe-{time.strftime('%Y%m%d-%H%M%S')}"
     report = run_dir / "probe.json"
-    plan = [(env, policy) for env in envs for policy in ["staller", *resolver.environment_policies(env)]
-            if _selected(policy, policies)]
-    header: dict[str, Any] = {"harness": harness, "tasks": tasks, "split": split, "seed": seed,
-                              "taskset_args": dict(taskset_args or {}), "concurrency": max_concurrent,
-                              "task_secret": task_secret.fingerprint()}
+    plan = [
+        (env, policy)
+        for env in envs
+        for policy in ["staller", *resolver.environment_policies(env)]
+        if _selected(policy, policies)
+    ]
+    header: dict[str, Any] = {
+        "harness": harness,
+        "tasks": tasks,
+        "split": split,
+        "seed": seed,
+        "taskset_args": dict(taskset_args or {}),
+        "concurrency": max_concurrent,
+        "task_secret": task_secret.fingerprint(),
+    }
     kept, port = _resumable(report, header, plan) if resume is not None else ({}, 0)
     started = time.monotonic()
-    progress(f"probe: {len(plan)} policies × {tasks} {split} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}"
-             + (f" (resumed: {len(kept)} complete)" if resume is not None else ""))
+    progress(
+        f"probe: {len(plan)} policies × {tasks} {split} tasks ({harness}, {parallel_evals} vf-evals at once) → {run_dir}"
+        + (f" (resumed: {len(kept)} complete)" if resume is not None else "")
+    )
     try:
         server = start_in_thread(resolver=resolver, port=port)
     except OSError as exc:
-        raise PrerequisiteError(f"cannot resume {run_dir}: its model-server port {port} is taken ({exc}); "
-                                "free the port, or start a fresh probe") from None
+        raise PrerequisiteError(
+            f"cannot resume {run_dir}: its model-server port {port} is taken ({exc}); "
+            "free the port, or start a fresh probe"
+        ) from None
     with server:
         header["model_server"] = server.url
         requests = [
             EvalRequest(
-                taskset=env, harness=harness, model=model_name(env, policy), image=image_ref(env),
-                base_url=server.url, output_dir=run_dir, run_name=_run_name(env, policy, harness, split),
-                num_tasks=tasks, max_concurrent=max_concurrent,
+                taskset=env,
+                harness=harness,
+                model=model_name(env, policy),
+                image=image_ref(env),
+                base_url=server.url,
+                output_dir=run_dir,
+                run_name=_run_name(env, policy, harness, split),
+                num_tasks=tasks,
+                max_concurrent=max_concurrent,
                 taskset_args={**(taskset_args or {}), "split": split},
                 select={"shuffle": True, "seed": seed} if seed is not None else {},
                 resume=resume is not None,
@@ -113,14 +153,17 @@ def run_probe(
 
         def announce(request: EvalRequest, outcome: EvalOutcome) -> None:
             env, policy = policy_of[request.run_name]
-            ceiling = shortcut_ceiling(resolver.environment_policy(env, policy)) if role_of(policy) == "shortcut" else None
+            ceiling = (
+                shortcut_ceiling(resolver.environment_policy(env, policy)) if role_of(policy) == "shortcut" else None
+            )
             score = scored[request.run_name] = score_outcome(env, policy, outcome, ceiling)
             _write_report(report, header, list(scored.values()), None)
             mean = "—" if score.mean is None else f"{score.mean:.3f}"
             progress(
                 f"[{len(scored)}/{len(plan)}] {score.env:<20} {score.policy:<30} mean {mean} over {score.tasks} tasks  "
                 f"({score.episodes} ep, {score.failed} failed ({score.infra_failed} infra), {score.agent_faults} agent faults, {score.retries} retried, {score.rewrites} rewritten; "
-                f"{time.monotonic() - started:.0f}s)" + (f"\n  failed closed: {outcome.fail_closed}" if outcome.fail_closed else "")
+                f"{time.monotonic() - started:.0f}s)"
+                + (f"\n  failed closed: {outcome.fail_closed}" if outcome.fail_closed else "")
             )
 
         _run_with_progress([r for r in requests if r.run_name not in kept], parallel_evals, announce)
@@ -148,14 +191,18 @@ def report_gate(scores: Sequence[PolicyScore], results: Sequence[RuleResult], re
         print("gate passed: every rule met")
     elif verdict == "undecided":
         most = max((r.tasks_needed for r in undecided if r.tasks_needed), default=None)
-        print(f"gate undecided: no rule failed, {len(undecided)} cannot be decided with these tasks; "
-              + (f"run more tasks (about {most} decide them all, if the means hold)" if most else "run more tasks"))
+        print(
+            f"gate undecided: no rule failed, {len(undecided)} cannot be decided with these tasks; "
+            + (f"run more tasks (about {most} decide them all, if the means hold)" if most else "run more tasks")
+        )
     else:
         print("gate failed")
     return exit_code(results)
 
 
-def _run_with_progress(requests: Sequence[EvalRequest], parallel: int, on_done: Callable[[EvalRequest, EvalOutcome], None]) -> None:
+def _run_with_progress(
+    requests: Sequence[EvalRequest], parallel: int, on_done: Callable[[EvalRequest, EvalOutcome], None]
+) -> None:
     """Run the evals with per-episode progress (`arena.progress`): counts, the mean so far, an ETA."""
     from arena.progress import EvalProgress
 
@@ -181,7 +228,9 @@ def _run_name(env: str, policy: str, harness: str, split: str) -> str:
     return f"{env}-{policy}-{harness}-{split}"
 
 
-def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str, str]]) -> tuple[dict[str, PolicyScore], int]:
+def _resumable(
+    report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str, str]]
+) -> tuple[dict[str, PolicyScore], int]:
     """The complete scores of an interrupted probe (by run name) and its model server's port.
 
     Raises:
@@ -195,21 +244,30 @@ def _resumable(report: Path, header: Mapping[str, Any], plan: Sequence[tuple[str
         scores = [PolicyScore(**{k: v for k, v in row.items() if k in names}) for row in saved["scores"]]
         port = int(str(saved["model_server"]).rsplit(":", 1)[1])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
-        raise UsageError(f"cannot resume {report.parent}: {report} is unreadable ({type(exc).__name__}: {exc}); start a fresh probe") from None
+        raise UsageError(
+            f"cannot resume {report.parent}: {report} is unreadable ({type(exc).__name__}: {exc}); start a fresh probe"
+        ) from None
     made_under, here = saved.get("task_secret"), header["task_secret"]
     if made_under != here:
-        raise UsageError(f"cannot resume {report.parent}: it was made under task secret {made_under or '(none recorded)'}, "
-                         f"this host holds {here}; set {task_secret.ENV} to the secret it was made under, or start a fresh probe")
+        raise UsageError(
+            f"cannot resume {report.parent}: it was made under task secret {made_under or '(none recorded)'}, "
+            f"this host holds {here}; set {task_secret.ENV} to the secret it was made under, or start a fresh probe"
+        )
     differing = sorted(key for key, value in header.items() if saved.get(key) != value)
     if differing:
         given = ", ".join(f"{key}={saved.get(key)!r}" for key in differing)
-        raise UsageError(f"cannot resume {report.parent}: it was started with {given}; pass the same arguments, or start a fresh probe")
+        raise UsageError(
+            f"cannot resume {report.parent}: it was started with {given}; pass the same arguments, or start a fresh probe"
+        )
     harness, split = str(header["harness"]), str(header["split"])
     wanted = {_run_name(env, policy, harness, split) for env, policy in plan}
     # Complete means every task's episode ran and none failed (a short run is resumed, not kept).
     # A score written before probe.json held each task's rewards cannot be paired: run it again.
-    kept = {_run_name(s.env, s.policy, harness, split): s for s in scores
-            if s.complete and s.episodes == header["tasks"] and s.rewards}
+    kept = {
+        _run_name(s.env, s.policy, harness, split): s
+        for s in scores
+        if s.complete and s.episodes == header["tasks"] and s.rewards
+    }
     return {name: score for name, score in kept.items() if name in wanted}, port
 
 
@@ -217,16 +275,20 @@ def _selected(policy: str, patterns: Sequence[str]) -> bool:
     return not patterns or policy in ("staller", "oracle") or any(fnmatch.fnmatchcase(policy, p) for p in patterns)
 
 
-def _write_report(path: Path, header: Mapping[str, Any], scores: Sequence[PolicyScore],
-                  results: Sequence[RuleResult] | None) -> None:
+def _write_report(
+    path: Path, header: Mapping[str, Any], scores: Sequence[PolicyScore], results: Sequence[RuleResult] | None
+) -> None:
     """Write the report atomically; `results` None marks a probe still running. `failures` lists
     the failed rules, `rules` every rule's verdict, `gate` the gate's (passed, failed, undecided)."""
     done = list(results or [])
-    body = {**header, "complete": results is not None,
-            "gate": gate_verdict(done) if results is not None else None,
-            "scores": [{**asdict(s), "role": s.role} for s in scores],
-            "rules": [asdict(r) for r in done],
-            "failures": [asdict(r) for r in done if r.status == "failed"]}
+    body = {
+        **header,
+        "complete": results is not None,
+        "gate": gate_verdict(done) if results is not None else None,
+        "scores": [{**asdict(s), "role": s.role} for s in scores],
+        "rules": [asdict(r) for r in done],
+        "failures": [asdict(r) for r in done if r.status == "failed"],
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".json.tmp")
     partial.write_text(json.dumps(body, indent=2))

@@ -35,8 +35,18 @@ from arena_kit.gate.stats import Estimate, Status, Verdict, decide, estimate, pa
 from arena_kit.scripted import INVESTIGATION_PREFIX, SHORTCUT_CEILING, SHORTCUT_PREFIX
 
 __all__ = [
-    "GateVerdict", "PolicyScore", "Role", "RuleResult", "exit_code", "gate", "gate_verdict", "render_difficulty",
-    "render_rules", "render_table", "role_of", "score_outcome",
+    "GateVerdict",
+    "PolicyScore",
+    "Role",
+    "RuleResult",
+    "exit_code",
+    "gate",
+    "gate_verdict",
+    "render_difficulty",
+    "render_rules",
+    "render_table",
+    "role_of",
+    "score_outcome",
 ]
 
 STANDARD = ("oracle", "spammer", "impatient", "exhaustive")
@@ -143,14 +153,27 @@ def score_outcome(env: str, policy: str, outcome: EvalOutcome, ceiling: float | 
         return None if math.isnan(x) else x
 
     return PolicyScore(
-        env=env, policy=policy, episodes=scores.episodes, failed=scores.failed, mean=number(est.mean),
-        min=min(scored, default=None), max=max(scored, default=None),
+        env=env,
+        policy=policy,
+        episodes=scores.episodes,
+        failed=scores.failed,
+        mean=number(est.mean),
+        min=min(scored, default=None),
+        max=max(scored, default=None),
         turns=sum(e.turns for e in outcome.episodes) / len(outcome.episodes) if outcome.episodes else 0.0,
         budget_used=sum(used) / len(used) if used else None,
-        rewrites=sum(len(e.rewrites) for e in outcome.episodes), ceiling=ceiling, retries=outcome.retries,
-        infra_failed=scores.infra, agent_faults=scores.agent_faults, tasks=est.tasks,
+        rewrites=sum(len(e.rewrites) for e in outcome.episodes),
+        ceiling=ceiling,
+        retries=outcome.retries,
+        infra_failed=scores.infra,
+        agent_faults=scores.agent_faults,
+        tasks=est.tasks,
         failed_stops=dict(Counter(e.stop_condition or "not ok" for e in outcome.episodes if e.failed)),
-        low=number(est.low), high=number(est.high), lower=number(est.lower), upper=number(est.upper), method=est.method,
+        low=number(est.low),
+        high=number(est.high),
+        lower=number(est.lower),
+        upper=number(est.upper),
+        method=est.method,
         pass_k=None if pass_k is None else {"k": pass_k.k, "pass_at_k": pass_k.at_k, "pass_hat_k": pass_k.hat_k},
         rewards=scores.rewards,
     )
@@ -174,12 +197,20 @@ def _env_rules(env: str, by: Mapping[str, PolicyScore]) -> list[RuleResult]:
         results.append(RuleResult(env, rule, verdict.status, f"{head}; {verdict.text}", subject, verdict.tasks_needed))
 
     for s in by.values():
-        fixed(s.failed == 0 and s.episodes > 0, "episodes-ran", s.policy,
-              f"{s.policy}: {s.failed} of {s.episodes} episodes failed ({s.infra_failed} on an infrastructure fault)"
-              + "".join(f"; stopped by {stop} ×{n}" for stop, n in sorted(s.failed_stops.items())))
+        fixed(
+            s.failed == 0 and s.episodes > 0,
+            "episodes-ran",
+            s.policy,
+            f"{s.policy}: {s.failed} of {s.episodes} episodes failed ({s.infra_failed} on an infrastructure fault)"
+            + "".join(f"; stopped by {stop} ×{n}" for stop, n in sorted(s.failed_stops.items())),
+        )
         if s.role != "cheater":
-            fixed(s.rewrites == 0, "honest-policies-untouched", s.policy,
-                  f"{s.policy}: {s.rewrites} rewrite(s)/denial(s) of an honest policy (a rule false positive; see arena audit)")
+            fixed(
+                s.rewrites == 0,
+                "honest-policies-untouched",
+                s.policy,
+                f"{s.policy}: {s.rewrites} rewrite(s)/denial(s) of an honest policy (a rule false positive; see arena audit)",
+            )
     staller, oracle = by.get("staller"), by.get("oracle")
     if staller is None or oracle is None:
         fixed(False, "policies-present", "", "the gate needs both a staller and an oracle")
@@ -187,30 +218,57 @@ def _env_rules(env: str, by: Mapping[str, PolicyScore]) -> list[RuleResult]:
     if staller.tasks == 0:
         results.append(RuleResult(env, "staller-scores-zero", "undecided", "staller: no scored episode", "staller"))
     else:
-        fixed(staller.max == 0.0, "staller-scores-zero", "staller", f"staller: highest scored episode {staller.max:.3f} (must be 0)")
+        fixed(
+            staller.max == 0.0,
+            "staller-scores-zero",
+            "staller",
+            f"staller: highest scored episode {staller.max:.3f} (must be 0)",
+        )
     oracle_est = oracle.estimate()
-    bound(decide(oracle_est, ORACLE_FLOOR, "at_least"), "oracle-reaches-ceiling", "oracle", f"oracle mean {_mean(oracle)}")
-    below = [("exhaustive", "budget-binds", BUDGET_MARGIN), ("impatient", "impatient-below-oracle", DEGENERATE_MARGIN),
-             ("spammer", "spammer-below-oracle", DEGENERATE_MARGIN)]
+    bound(
+        decide(oracle_est, ORACLE_FLOOR, "at_least"), "oracle-reaches-ceiling", "oracle", f"oracle mean {_mean(oracle)}"
+    )
+    below = [
+        ("exhaustive", "budget-binds", BUDGET_MARGIN),
+        ("impatient", "impatient-below-oracle", DEGENERATE_MARGIN),
+        ("spammer", "spammer-below-oracle", DEGENERATE_MARGIN),
+    ]
     for name, rule, margin in below:
         if name in by:
             _paired_rule(results, env, rule, by[name], oracle, margin)
     for name, s in by.items():
         if s.role == "shortcut":
             ceiling = SHORTCUT_CEILING if s.ceiling is None else s.ceiling
-            bound(decide(s.estimate(), ceiling, "at_most"), "shortcuts-fail", name, f"shortcut {name} mean {_mean(s)} (its ceiling {ceiling:.2f})")
+            bound(
+                decide(s.estimate(), ceiling, "at_most"),
+                "shortcuts-fail",
+                name,
+                f"shortcut {name} mean {_mean(s)} (its ceiling {ceiling:.2f})",
+            )
             _paired_rule(results, env, "shortcuts-fail", s, oracle, SHORTCUT_MARGIN)
         elif s.role == "cheater":
-            bound(decide(s.estimate(), CHEATER_CEILING, "at_most"), "cheaters-gain-nothing", name,
-                  f"cheater {name} mean {_mean(s)} (no better than the staller: ≤ {CHEATER_CEILING:.2f})")
+            bound(
+                decide(s.estimate(), CHEATER_CEILING, "at_most"),
+                "cheaters-gain-nothing",
+                name,
+                f"cheater {name} mean {_mean(s)} (no better than the staller: ≤ {CHEATER_CEILING:.2f})",
+            )
     return results
 
 
-def _paired_rule(results: list[RuleResult], env: str, rule: str, s: PolicyScore, oracle: PolicyScore, margin: float) -> None:
+def _paired_rule(
+    results: list[RuleResult], env: str, rule: str, s: PolicyScore, oracle: PolicyScore, margin: float
+) -> None:
     paired = paired_test(oracle.rewards, s.rewards)
     verdict = decide(paired, -margin, "at_most")
-    head = f"{s.policy} − oracle = {paired.difference:+.3f} on {paired.tasks} shared tasks" if paired.tasks else f"{s.policy} and the oracle share no scored task"
-    results.append(RuleResult(env, rule, verdict.status, f"{head}; {verdict.text}", f"{s.policy} − oracle", verdict.tasks_needed))
+    head = (
+        f"{s.policy} − oracle = {paired.difference:+.3f} on {paired.tasks} shared tasks"
+        if paired.tasks
+        else f"{s.policy} and the oracle share no scored task"
+    )
+    results.append(
+        RuleResult(env, rule, verdict.status, f"{head}; {verdict.text}", f"{s.policy} − oracle", verdict.tasks_needed)
+    )
 
 
 def _mean(s: PolicyScore) -> str:
@@ -231,18 +289,28 @@ def exit_code(results: Sequence[RuleResult]) -> int:
 def render_table(scores: Sequence[PolicyScore]) -> str:
     """The probe's table: each policy's one mean with its 95 % interval and one-sided bounds (what
     the rules read), the episodes beside it, and pass@k/pass^k with several rollouts a task."""
-    header = (f"{'environment':<20} {'policy':<30} {'role':<9} {'tasks':>5} {'failed':>8} {'agent':>5} {'rewr':>5} {'turns':>6} "
-              f"{'used':>6} {'min':>6} {'max':>6} {'lower':>6} {'upper':>6}  one mean [95% interval]")
+    header = (
+        f"{'environment':<20} {'policy':<30} {'role':<9} {'tasks':>5} {'failed':>8} {'agent':>5} {'rewr':>5} {'turns':>6} "
+        f"{'used':>6} {'min':>6} {'max':>6} {'lower':>6} {'upper':>6}  one mean [95% interval]"
+    )
     lines = [header]
     for s in scores:
         est = s.estimate()
         used = "—" if s.budget_used is None else f"{s.budget_used:.1f}"
         failed = f"{s.failed} ({s.failed / s.episodes:.0%})" if s.failed and s.episodes else str(s.failed)
-        notes = [f"pass@{int(s.pass_k['k'])} {s.pass_k['pass_at_k']:.3f} pass^{int(s.pass_k['k'])} {s.pass_k['pass_hat_k']:.3f}"] if s.pass_k else []
+        notes = (
+            [
+                f"pass@{int(s.pass_k['k'])} {s.pass_k['pass_at_k']:.3f} pass^{int(s.pass_k['k'])} {s.pass_k['pass_hat_k']:.3f}"
+            ]
+            if s.pass_k
+            else []
+        )
         notes += [est.note] if est.note else []
-        lines.append(f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.tasks:>5} {failed:>8} {s.agent_faults:>5} {s.rewrites:>5} {s.turns:>6.1f} "
-                     f"{used:>6} {_cell(s.min)} {_cell(s.max)} {_cell(s.lower)} {_cell(s.upper)}  {est.text():<21}"
-                     + (f"  {'; '.join(notes)}" if notes else ""))
+        lines.append(
+            f"{s.env:<20} {s.policy:<30} {s.role:<9} {s.tasks:>5} {failed:>8} {s.agent_faults:>5} {s.rewrites:>5} {s.turns:>6.1f} "
+            f"{used:>6} {_cell(s.min)} {_cell(s.max)} {_cell(s.lower)} {_cell(s.upper)}  {est.text():<21}"
+            + (f"  {'; '.join(notes)}" if notes else "")
+        )
     lines.append(MEAN_LEGEND + "; lower/upper: one-sided 95 % bounds")
     return "\n".join(lines)
 

@@ -16,7 +16,15 @@ from types import TracebackType
 from typing import TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from arena.errors import TraceError
 from arena.evalrun import EvalOutcome, EvalRequest, OnDone
@@ -63,9 +71,16 @@ class EvalProgress:
         self.done = 0
         self.live = self.out.isatty()
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=Console(file=self.out), transient=False, disable=not self.live,
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=24),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(file=self.out),
+            transient=False,
+            disable=not self.live,
         )
         self.overall = self.progress.add_task("all episodes", total=self.total or None, status="")
 
@@ -134,5 +149,9 @@ class EvalProgress:
         overall = f"{self.done}/{self.total}" if self.total else str(self.done)
         eta = self._eta()
         failed = f" (failed: {episode.stop_condition or 'not ok'})" if episode.failed else ""
-        print(f"  {follow.label}: episode {len(follow.episodes)}{total} ({episode.task}) {score}{failed}; "
-              f"{follow.status()} · all {overall}" + (f", {eta}" if eta else ""), file=self.out, flush=True)
+        print(
+            f"  {follow.label}: episode {len(follow.episodes)}{total} ({episode.task}) {score}{failed}; "
+            f"{follow.status()} · all {overall}" + (f", {eta}" if eta else ""),
+            file=self.out,
+            flush=True,
+        )

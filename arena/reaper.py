@@ -37,8 +37,11 @@ def leftovers_since(run: str, since: float) -> list[str]:
     """Names of the run's Arena containers created at or after `since` (epoch seconds): what one
     eval started, not what an earlier or concurrent run of the same name did before it."""
     filters: dict[str, str | list[str] | bool] = {"label": [MANAGED, f"{RUN_LABEL}={run}"]}
-    return [str(c.name) for c in docker_client().containers.list(all=True, filters=filters)
-            if _created(str(c.attrs.get("Created", ""))) >= since]
+    return [
+        str(c.name)
+        for c in docker_client().containers.list(all=True, filters=filters)
+        if _created(str(c.attrs.get("Created", ""))) >= since
+    ]
 
 
 def reap_since(run: str, since: float) -> list[str]:

@@ -79,9 +79,14 @@ class RetryRule(BaseModel):
 _HOST_OP = r"(?:\w+ (?:run|background process|environment inspection|workdir setup|network cut|proxy listener) failed|container background process failed|read '.*?'|write '.*?')"
 ENGINE_AT_START = r"^\w+ runtime selected but the engine is not reachable"
 ENGINE_GONE = "^" + _HOST_OP + r": .*?(?:Cannot connect to the Docker daemon|error during connect)"
-BOX_GONE = (r"^runtime died under harness '[^']+' \(exit -?\d+\)|^" + _HOST_OP
-            + r": Error(?: response from daemon)?: (?:No such container|[Cc]ontainer \S+ is not running)")
-START_MISSED = r"^container live process failed to start|^container client exited with code -?\d+ before reporting its PID"
+BOX_GONE = (
+    r"^runtime died under harness '[^']+' \(exit -?\d+\)|^"
+    + _HOST_OP
+    + r": Error(?: response from daemon)?: (?:No such container|[Cc]ontainer \S+ is not running)"
+)
+START_MISSED = (
+    r"^container live process failed to start|^container client exited with code -?\d+ before reporting its PID"
+)
 
 INFRA_RULES: tuple[RetryRule, ...] = (
     # Seven retries wait about 60 s in all (31-92 s): a daemon restart by images/ensure-docker.sh

@@ -28,10 +28,12 @@ __all__ = ["MEAN_LEGEND", "PASS_REWARD", "PassK", "RunScores", "score_episodes"]
 
 PASS_REWARD = 1.0
 """A rollout passes (for pass@k and pass^k) when its reward is at least this: the full reward."""
-MEAN_LEGEND = ("one mean: each task's mean over its scored episodes, then the mean over tasks; "
-               "[95 % interval]: Clopper–Pearson for one 0/1 outcome per task, else the betting interval "
-               "(valid for any rewards in [0, 1]); a failed episode scores 0, one failed on an infrastructure "
-               "fault is left out; both are counted beside the mean")
+MEAN_LEGEND = (
+    "one mean: each task's mean over its scored episodes, then the mean over tasks; "
+    "[95 % interval]: Clopper–Pearson for one 0/1 outcome per task, else the betting interval "
+    "(valid for any rewards in [0, 1]); a failed episode scores 0, one failed on an infrastructure "
+    "fault is left out; both are counted beside the mean"
+)
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,10 @@ class RunScores:
         """Everything a reader should see next to the mean: failures, agent faults, pass@k, a note."""
         parts = []
         if self.failed:
-            parts.append(f"{self.failed} of {self.episodes} episodes failed ({self.failure_rate:.0%}): "
-                         f"{self.failed - self.infra} scored 0, {self.infra} on an infrastructure fault left out")
+            parts.append(
+                f"{self.failed} of {self.episodes} episodes failed ({self.failure_rate:.0%}): "
+                f"{self.failed - self.infra} scored 0, {self.infra} on an infrastructure fault left out"
+            )
         if self.agent_faults:
             parts.append(f"{self.agent_faults} agent fault(s) scored 0")
         if self.pass_k is not None:
@@ -97,11 +101,16 @@ class RunScores:
     def as_json(self) -> dict[str, object]:
         pass_k = self.pass_k
         return {
-            **self.estimate.as_json(), "episodes": self.episodes, "scored": self.episodes - self.infra,
-            "failed": self.failed, "failure_rate": self.failure_rate, "infra_failed": self.infra,
+            **self.estimate.as_json(),
+            "episodes": self.episodes,
+            "scored": self.episodes - self.infra,
+            "failed": self.failed,
+            "failure_rate": self.failure_rate,
+            "infra_failed": self.infra,
             "agent_faults": self.agent_faults,
-            "pass_k": None if pass_k is None else {"k": pass_k.k, "pass_at_k": pass_k.at_k, "pass_hat_k": pass_k.hat_k,
-                                                  "pass_reward": PASS_REWARD},
+            "pass_k": None
+            if pass_k is None
+            else {"k": pass_k.k, "pass_at_k": pass_k.at_k, "pass_hat_k": pass_k.hat_k, "pass_reward": PASS_REWARD},
         }
 
 
@@ -109,7 +118,8 @@ def score_episodes(episodes: Iterable[Episode]) -> RunScores:
     """A run's episodes, scored by `Episode.score` (see the module)."""
     listed = list(episodes)
     return RunScores(
-        rewards=task_rewards(listed), episodes=len(listed),
+        rewards=task_rewards(listed),
+        episodes=len(listed),
         failed=sum(1 for e in listed if e.failed or (e.reward is None and not e.agent_fault)),
         infra=sum(1 for e in listed if e.infra_failed),
         agent_faults=sum(1 for e in listed if e.agent_fault),

@@ -80,9 +80,7 @@ class _Handlers:
                 return _error_response(dialect, error)
             if self.latency:
                 await asyncio.sleep(self.latency)
-            logger.info(
-                "%s model=%s stream=%s action=%s", dialect.name, model, parsed.stream, reply.summary()
-            )
+            logger.info("%s model=%s stream=%s action=%s", dialect.name, model, parsed.stream, reply.summary())
             if not parsed.stream:
                 return web.json_response(dialect.render(reply, parsed))
             return await _send_events(request, dialect.stream(reply, parsed))
@@ -193,9 +191,7 @@ def serve(host: str = "127.0.0.1", port: int = 8765, policies: Mapping[str, Poli
 class ServerHandle:
     """A server running on its own event loop in a daemon thread; stop it or use it as a context manager."""
 
-    def __init__(
-        self, loop: asyncio.AbstractEventLoop, runner: web.AppRunner, thread: threading.Thread, url: str
-    ):
+    def __init__(self, loop: asyncio.AbstractEventLoop, runner: web.AppRunner, thread: threading.Thread, url: str):
         self._loop, self._runner, self._thread = loop, runner, thread
         self.url = url
         """Base URL without `/v1`, e.g. `http://127.0.0.1:40123`."""
@@ -215,9 +211,7 @@ class ServerHandle:
     def __enter__(self) -> ServerHandle:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
 

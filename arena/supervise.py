@@ -54,6 +54,7 @@ def stop_on_signals() -> Iterator[None]:
         for sig, old in previous.items():
             signal.signal(sig, old)
 
+
 TERMINATE_GRACE_S = 30.0
 """How long a stopped group may take to tear down before it is killed."""
 POLL_S = 0.1
@@ -74,7 +75,11 @@ class Supervised:
     def __init__(self, argv: Sequence[str], log_path: Path, env: Mapping[str, str]) -> None:
         with open(log_path, "wb") as log:
             self._proc = subprocess.Popen(
-                list(argv), stdout=log, stderr=subprocess.STDOUT, env=dict(env), stdin=subprocess.DEVNULL,
+                list(argv),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
         self.pid = self._proc.pid

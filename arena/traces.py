@@ -42,8 +42,9 @@ __all__ = [
 ]
 
 TRACES_FILE = "traces.jsonl"
-GOOD_STOPS = frozenset({"agent_completed", "user_closed", "max_turns", "max_input_tokens", "max_output_tokens",
-                        "max_total_tokens", None})
+GOOD_STOPS = frozenset(
+    {"agent_completed", "user_closed", "max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens", None}
+)
 """Stop conditions of an agent that ran to its end, or to a limit of its rollout (verifiers.v1's
 `RolloutLimits.reached` names: the rollout is still scored, the agent's outcome); anything else (a
 timeout, an error...) is a failed episode."""
@@ -229,7 +230,9 @@ class TraceFollower:
         try:
             with self.path.open("rb") as f:
                 if f.seek(0, 2) < self.offset:
-                    raise TraceError(f"{self.path} shrank while it was read (the run was restarted with --clean?): reopen it")
+                    raise TraceError(
+                        f"{self.path} shrank while it was read (the run was restarted with --clean?): reopen it"
+                    )
                 f.seek(self.offset)
                 return self._lines(f, final)
         except OSError as exc:
@@ -248,7 +251,9 @@ class TraceFollower:
                 continue
             if self._bad is not None:
                 number, problem = self._bad
-                raise TraceError(f"{problem}; only the last line may be cut short, so the file is corrupt: re-run the eval")
+                raise TraceError(
+                    f"{problem}; only the last line may be cut short, so the file is corrupt: re-run the eval"
+                )
             row = self._parse(raw, final and not complete)
             if row is not None:
                 out.append(TraceLine(self.number, offset, len(raw), _episode(self.path, self.number, row)))
@@ -267,10 +272,14 @@ class TraceFollower:
         except RecursionError:
             raise TraceError(f"{where} is JSON nested too deeply to read: re-run the eval") from None
         if not isinstance(value, dict):
-            raise TraceError(f"{where} is a JSON {type(value).__name__}, not a vf-eval episode (an object with its traces)")
+            raise TraceError(
+                f"{where} is a JSON {type(value).__name__}, not a vf-eval episode (an object with its traces)"
+            )
         traces = value.get("traces")
         if not isinstance(traces, list) or not traces or not isinstance(traces[0], dict):
-            raise TraceError(f"{where} is JSON but not a vf-eval episode (no \"traces\" list): is this a traces.jsonl vf-eval wrote?")
+            raise TraceError(
+                f'{where} is JSON but not a vf-eval episode (no "traces" list): is this a traces.jsonl vf-eval wrote?'
+            )
         return value
 
 
@@ -324,7 +333,9 @@ def _record(path: Path, number: int, raw: object) -> AuditRecord:
     try:
         return AuditRecord.model_validate(raw)
     except ValidationError as exc:
-        raise TraceError(f"line {number} of {path}: a malformed rewrite record ({exc.error_count()} problem(s): {exc.errors()[0]['msg']})") from None
+        raise TraceError(
+            f"line {number} of {path}: a malformed rewrite record ({exc.error_count()} problem(s): {exc.errors()[0]['msg']})"
+        ) from None
 
 
 def _obj(value: object) -> dict[str, Any]:
@@ -364,7 +375,12 @@ def _episode(path: Path, number: int, row: Mapping[str, Any]) -> Episode:
     )
 
 
-USAGE_KEYS = {"input": "prompt_tokens", "output": "completion_tokens", "cached_input": "cached_input_tokens", "reasoning": "reasoning_tokens"}
+USAGE_KEYS = {
+    "input": "prompt_tokens",
+    "output": "completion_tokens",
+    "cached_input": "cached_input_tokens",
+    "reasoning": "reasoning_tokens",
+}
 
 
 def _usage(trace: Mapping[str, Any]) -> dict[str, int]:

@@ -49,8 +49,17 @@ from arena_kit.verifiers_seam import VERIFIERS_VERSION, pinned
 from arena import vf_exit
 from arena.vf_startup import fast_server_polls, hand_over_tool_server, lighten_imports, prewarm
 
-__all__ = ["DEFAULT_STARTS", "FAIL_CLOSED_SUFFIX", "LIVE_HARNESSES", "fail_closed", "install", "install_agent_faults",
-           "install_host_liveness", "install_models_client", "main"]
+__all__ = [
+    "DEFAULT_STARTS",
+    "FAIL_CLOSED_SUFFIX",
+    "LIVE_HARNESSES",
+    "fail_closed",
+    "install",
+    "install_agent_faults",
+    "install_host_liveness",
+    "install_models_client",
+    "main",
+]
 
 LIVE_HARNESSES = frozenset({"claude_code", "codex", "arena-codex"})
 """Harnesses verifiers starts as a live process in the box (the ones the deadline can hit)."""
@@ -64,8 +73,11 @@ logger = logging.getLogger(__name__)
 
 def _hookable() -> bool:
     if not pinned():
-        logger.warning("verifiers is not %s: Arena's vf-eval hooks (harness-start limit, host-side liveness) are "
-                       "not installed; check arena_kit.verifiers_seam.container_hooks against it", VERIFIERS_VERSION)
+        logger.warning(
+            "verifiers is not %s: Arena's vf-eval hooks (harness-start limit, host-side liveness) are "
+            "not installed; check arena_kit.verifiers_seam.container_hooks against it",
+            VERIFIERS_VERSION,
+        )
         return False
     return True
 
@@ -127,8 +139,10 @@ def install_models_client() -> bool:
     from arena_kit.verifiers_seam.interception import share_models_client
 
     if not share_models_client():
-        logger.warning("verifiers' InterceptionServer.handle_models is not the code arena_kit.verifiers_seam.interception "
-                       "replaces: each /v1/models opens its own client")
+        logger.warning(
+            "verifiers' InterceptionServer.handle_models is not the code arena_kit.verifiers_seam.interception "
+            "replaces: each /v1/models opens its own client"
+        )
         return False
     return True
 
@@ -157,7 +171,7 @@ def fail_closed(args: list[str], reason: str) -> list[str]:
     note = f"{reason}; dropped the retry rules: {', '.join(dropped)}"
     path.with_name(path.stem + FAIL_CLOSED_SUFFIX).write_text(note + "\n")
     logger.warning("fail closed: %s", note)
-    return [*args[:index], str(closed), *args[index + 1:]]
+    return [*args[:index], str(closed), *args[index + 1 :]]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -58,8 +58,19 @@ from typing import Any
 from arena_kit.verifiers_seam import VERIFIERS_VERSION, pinned
 from arena_kit.warm_start import Order
 
-__all__ = ["DEFERRED_INITS", "MATH_VERIFY_CALLS", "PORT_POLL_S", "PORT_WAIT_S", "PROBE", "WarmServer", "fast_server_polls",
-           "hand_over_tool_server", "lighten_imports", "prewarm", "read_back_port"]
+__all__ = [
+    "DEFERRED_INITS",
+    "MATH_VERIFY_CALLS",
+    "PORT_POLL_S",
+    "PORT_WAIT_S",
+    "PROBE",
+    "WarmServer",
+    "fast_server_polls",
+    "hand_over_tool_server",
+    "lighten_imports",
+    "prewarm",
+    "read_back_port",
+]
 MATH_VERIFY_CALLS = ("math_verify", ("parse", "verify"))
 """The package whose init is deferred in vf-eval and the names a module binds at import and calls later."""
 DEFERRED_INITS = ("anthropic",)
@@ -122,14 +133,19 @@ def fast_server_polls() -> bool:
     """Replace verifiers' tool server port read-back with `read_back_port` and its readiness probe with
     `PROBE` (False: neither replaced, on another verifiers version or when either is not the code read)."""
     if not pinned():
-        logger.warning("verifiers is not %s: the tool server port and readiness polls stay at 1 s (check "
-                       "arena_kit.verifiers_seam.launch)", VERIFIERS_VERSION)
+        logger.warning(
+            "verifiers is not %s: the tool server port and readiness polls stay at 1 s (check "
+            "arena_kit.verifiers_seam.launch)",
+            VERIFIERS_VERSION,
+        )
         return False
     from arena_kit.verifiers_seam.launch import replace_port_polls
 
     if not replace_port_polls(read_back_port, PROBE):
-        logger.warning("verifiers.v1.mcp.launch's port poll or probe is not the code arena_kit.verifiers_seam.launch "
-                       "replaces: the tool server polls stay at 1 s")
+        logger.warning(
+            "verifiers.v1.mcp.launch's port poll or probe is not the code arena_kit.verifiers_seam.launch "
+            "replaces: the tool server polls stay at 1 s"
+        )
         return False
     return True
 
@@ -182,9 +198,14 @@ class WarmServer:
 
 def prewarm() -> WarmServer:
     """Start a warm tool server process (it ends by itself when this process closes its stdin or exits)."""
-    process = subprocess.Popen([sys.executable, "-m", "arena_kit.warm_start"], stdin=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_server_env(dict(os.environ)),
-                               start_new_session=True)  # its own group, as verifiers' servers: teardown signals the group
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena_kit.warm_start"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_server_env(dict(os.environ)),
+        start_new_session=True,
+    )  # its own group, as verifiers' servers: teardown signals the group
     warm = WarmServer(process)
     atexit.register(warm.release)
     return warm
@@ -199,12 +220,16 @@ def hand_over_tool_server(warm: WarmServer) -> bool:
     from arena_kit.verifiers_seam.launch import route_module_spawns
 
     def spawn(module: str, workdir: Path, env: dict[str, str], log: str) -> WarmServer | None:
-        order = Order(module=module, cwd=str(workdir), log=str(workdir / log), env={**_server_env(dict(os.environ)), **env})
+        order = Order(
+            module=module, cwd=str(workdir), log=str(workdir / log), env={**_server_env(dict(os.environ)), **env}
+        )
         return warm if warm.order(order) else None
 
     if not route_module_spawns(spawn):
-        logger.warning("SubprocessRuntime.run_background is not the method arena_kit.verifiers_seam.launch replaces: "
-                       "tool servers start after vf-eval's imports")
+        logger.warning(
+            "SubprocessRuntime.run_background is not the method arena_kit.verifiers_seam.launch replaces: "
+            "tool servers start after vf-eval's imports"
+        )
         warm.release()
         return False
     return True

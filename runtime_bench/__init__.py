@@ -15,4 +15,13 @@ from runtime_bench.report import (
 )
 from runtime_bench.runner import run_bench
 
-__all__ = ["BenchConfig", "Combo", "Plan", "build_report", "render_markdown", "render_plot", "run_bench", "write_report"]
+__all__ = [
+    "BenchConfig",
+    "Combo",
+    "Plan",
+    "build_report",
+    "render_markdown",
+    "render_plot",
+    "run_bench",
+    "write_report",
+]

@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=100_000, help="held-out rows in the main table")
     parser.add_argument("--repeat", type=int, default=3, help="runs per family (median reported)")
     args = parser.parse_args(argv)
-    print(f"{'family':<22}{'rows':>9}{'generate s':>12}{'grade s':>10}{'total s':>10}{'cpu parent':>12}{'cpu child':>11}  score")
+    print(
+        f"{'family':<22}{'rows':>9}{'generate s':>12}{'grade s':>10}{'total s':>10}{'cpu parent':>12}{'cpu child':>11}  score"
+    )
     worst = 0.0
     for k, family in enumerate(FAMILIES):
         s = spec(_seed_for(k))
@@ -57,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         gen, gr = statistics.median(gen_times), statistics.median(grade_times)
         worst = max(worst, gen + gr)
         cpu = f"{statistics.median(parent_cpu):>12.3f}{statistics.median(child_cpu):>11.3f}"
-        print(f"{family.name:<22}{total_rows:>9}{gen:>12.3f}{gr:>10.3f}{gen + gr:>10.3f}{cpu}  {result.score if result else '-'}")
+        print(
+            f"{family.name:<22}{total_rows:>9}{gen:>12.3f}{gr:>10.3f}{gen + gr:>10.3f}{cpu}  {result.score if result else '-'}"
+        )
     print(f"worst total: {worst:.3f} s (goal < 2 s)")
     return 0 if worst < 2 else 1
 

@@ -24,8 +24,16 @@ from fault_localisation.generate import Knobs, generate, iso, split_seeds
 from fault_localisation.taskset import build_incident_store
 from log_search.toolset import LogSearchConfig, LogSearchState, LogSearchToolset, ServiceInfo
 
-TEXTS = ("timeout", '"No space left on device"', "connection pool", "certificate", "retry*", "429 OR quota",
-         "slow query", '"call to"')
+TEXTS = (
+    "timeout",
+    '"No space left on device"',
+    "connection pool",
+    "certificate",
+    "retry*",
+    "429 OR quota",
+    "slow query",
+    '"call to"',
+)
 
 
 def _queries(rng: random.Random, start_ms: int, end_ms: int, services: list[str], count: int):
@@ -33,14 +41,26 @@ def _queries(rng: random.Random, start_ms: int, end_ms: int, services: list[str]
         a = rng.randrange(start_ms, end_ms - 60_000)
         b = rng.choice([min(end_ms, a + rng.choice([60_000, 300_000, 900_000])), end_ms])
         window = {"start": iso(a), "end": iso(b)}
-        kind = rng.choice(["count_service", "count_minute", "count_level", "search_service", "search_level",
-                           "search_text", "count_text"])
+        kind = rng.choice(
+            [
+                "count_service",
+                "count_minute",
+                "count_level",
+                "search_service",
+                "search_level",
+                "search_text",
+                "count_text",
+            ]
+        )
         level = rng.choice([None, "WARN", "ERROR"])
         if kind == "count_service":
             yield kind, "count_logs", {**window, "group_by": "service", "min_level": level}
         elif kind == "count_minute":
-            yield kind, "count_logs", {**window, "group_by": "minute", "service": rng.choice(services),
-                                       "min_level": level}
+            yield (
+                kind,
+                "count_logs",
+                {**window, "group_by": "minute", "service": rng.choice(services), "min_level": level},
+            )
         elif kind == "count_level":
             yield kind, "count_logs", {**window, "group_by": "level"}
         elif kind == "search_service":
@@ -88,11 +108,17 @@ def main(argv: list[str] | None = None) -> int:
         build = time.perf_counter() - t0
         size_mb = path.stat().st_size / 2**20
         state = LogSearchState(
-            store_path=str(path), budget=10**9, window_start=iso(incident.start_ms), window_end=iso(incident.end_ms),
+            store_path=str(path),
+            budget=10**9,
+            window_start=iso(incident.start_ms),
+            window_end=iso(incident.end_ms),
             services=[ServiceInfo(name=s.name, role=s.role, calls=list(s.calls)) for s in incident.services],
         )
-        queries = list(_queries(random.Random(0), incident.start_ms, incident.end_ms,
-                                [s.name for s in incident.services], args.queries))
+        queries = list(
+            _queries(
+                random.Random(0), incident.start_ms, incident.end_ms, [s.name for s in incident.services], args.queries
+            )
+        )
         timings = asyncio.run(_time_queries(state, queries))
 
     print(f"incident: {lines:,} lines, {args.services} services")

@@ -24,7 +24,14 @@ from runtime_bench.config import CAPACITY, QUICK, BenchConfig, Placement, Runtim
 from runtime_bench.model import ReportPaths
 
 __all__ = [
-    "DESCRIPTION", "HELP", "INSTALL_BENCH", "build_parser", "config_from_args", "handle", "main", "render_saved",
+    "DESCRIPTION",
+    "HELP",
+    "INSTALL_BENCH",
+    "build_parser",
+    "config_from_args",
+    "handle",
+    "main",
+    "render_saved",
     "require_bench_extra",
 ]
 
@@ -63,12 +70,14 @@ def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
     bench = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
     preset = bench.add_mutually_exclusive_group()
     preset.add_argument(
-        "--quick", action="store_true",
+        "--quick",
+        action="store_true",
         help="bash on the stock path vs arena-bash on the lean path without and with the warm pool, levels 1,8, "
         "8 rollouts per level (a few minutes)",
     )
     preset.add_argument(
-        "--capacity", action="store_true",
+        "--capacity",
+        action="store_true",
         help="capacity report: arena-bash, claude_code, codex on the lean path (arena-bash also with the warm pool) at "
         "model latencies 2,10 s, levels 1,8,32 (~25 min)",
     )
@@ -77,22 +86,43 @@ def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
     )
     bench.add_argument("--harness", type=_csv, metavar="LIST", help=f"{','.join(HARNESSES)} (default all)")
     bench.add_argument(
-        "--pairs", type=_csv, metavar="LIST",
+        "--pairs",
+        type=_csv,
+        metavar="LIST",
         help="explicit runtime/harness pairs, e.g. docker/bash,docker-lean/arena-bash (instead of --runtime × --harness)",
     )
-    bench.add_argument("--latency", type=_seconds, metavar="LIST", help="seconds the policy waits per model call (default 0)")
-    bench.add_argument("--sweep", type=int, metavar="N", help="capacity table: project the wall time of N rollouts (default 1000)")
+    bench.add_argument(
+        "--latency", type=_seconds, metavar="LIST", help="seconds the policy waits per model call (default 0)"
+    )
+    bench.add_argument(
+        "--sweep", type=int, metavar="N", help="capacity table: project the wall time of N rollouts (default 1000)"
+    )
     bench.add_argument("--env", metavar="ID", help="verifiers taskset id (default arena-bench, the bench's own)")
-    bench.add_argument("--toolset", type=_csv, metavar="LIST", help=f"arena-bench MCP placement: {','.join(get_args(Placement))} (default shared)")
+    bench.add_argument(
+        "--toolset",
+        type=_csv,
+        metavar="LIST",
+        help=f"arena-bench MCP placement: {','.join(get_args(Placement))} (default shared)",
+    )
     bench.add_argument("--levels", type=_levels, metavar="LIST", help="concurrency levels (default 1,2,4,8,16,32)")
-    bench.add_argument("-k", "--rollouts", type=int, metavar="K", help="rollouts per level, at least the level (default 16)")
-    bench.add_argument("--image", metavar="REF", help="container image (default arena/harness:latest; on prime: verifiers' default)")
-    bench.add_argument("--model", metavar="NAME", help="policy model name (default the bench script; arena/<env>/oracle for another env)")
+    bench.add_argument(
+        "-k", "--rollouts", type=int, metavar="K", help="rollouts per level, at least the level (default 16)"
+    )
+    bench.add_argument(
+        "--image", metavar="REF", help="container image (default arena/harness:latest; on prime: verifiers' default)"
+    )
+    bench.add_argument(
+        "--model",
+        metavar="NAME",
+        help="policy model name (default the bench script; arena/<env>/oracle for another env)",
+    )
     bench.add_argument("--output-dir", type=Path, metavar="DIR", help="default outputs/bench-<stamp>")
     bench.add_argument("--no-floor", action="store_true", help="skip the docker run / docker exec floor")
     bench.add_argument("-v", "--verbose", action="store_true", help="keep the model server's per-turn log lines")
     bench.add_argument(
-        "--render", type=Path, metavar="REPORT_JSON",
+        "--render",
+        type=Path,
+        metavar="REPORT_JSON",
         help="run nothing: re-render a saved report.json (goals and capacity recomputed) into its folder",
     )
     return bench
@@ -152,7 +182,9 @@ def render_saved(path: Path) -> ReportPaths:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValidationError as exc:
-        raise UsageError(f"{path} is not a bench report.json ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})") from None
+        raise UsageError(
+            f"{path} is not a bench report.json ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})"
+        ) from None
     report = build_report(saved.meta, saved.floor, saved.configs, saved.skipped)
     report.totals.leaked = max(report.totals.leaked, saved.totals.leaked)  # late reaps are only in the saved totals
     return write_report(report, path.parent)

@@ -48,7 +48,13 @@ CONTAINER_HARNESSES = ("claude_code", "codex", "arena-codex")
 DOCKER_RUNTIMES = ("docker", "docker-lean", "docker-pool")
 LEAN_RUNTIMES = ("docker-lean", "docker-pool")
 """The runtimes on the lean path (`LeanEnv`)."""
-PATH_TITLES = {"docker": "stock", "docker-lean": "lean", "docker-pool": "lean+pool", "subprocess": "no container", "prime": "prime"}
+PATH_TITLES = {
+    "docker": "stock",
+    "docker-lean": "lean",
+    "docker-pool": "lean+pool",
+    "subprocess": "no container",
+    "prime": "prime",
+}
 """How the report names each runtime's docker path."""
 
 
@@ -216,7 +222,9 @@ class BenchConfig(BaseModel):
         )
 
 
-def _requested(pairs: list[str] | None, runtimes: list[RuntimeType], harnesses: list[Harness]) -> list[tuple[RuntimeType, Harness]]:
+def _requested(
+    pairs: list[str] | None, runtimes: list[RuntimeType], harnesses: list[Harness]
+) -> list[tuple[RuntimeType, Harness]]:
     if pairs is not None:
         return [cast(tuple[RuntimeType, Harness], tuple(pair.split("/", 1))) for pair in pairs]
     return [(runtime, harness) for runtime in runtimes for harness in harnesses]
@@ -255,7 +263,9 @@ class Plan:
     """The config as given (the report records it)."""
 
 
-QUICK = BenchConfig(pairs=["docker/bash", "docker-lean/arena-bash", "docker-pool/arena-bash"], levels=[1, 8], rollouts=8)
+QUICK = BenchConfig(
+    pairs=["docker/bash", "docker-lean/arena-bash", "docker-pool/arena-bash"], levels=[1, 8], rollouts=8
+)
 """`arena bench --quick`: verifiers' bash on the stock path against arena-bash on the lean path without and
 with the warm pool, shared toolset, levels 1 and 8 (the goals'), 8 rollouts each: a few minutes."""
 CAPACITY = BenchConfig(

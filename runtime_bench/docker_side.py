@@ -58,7 +58,9 @@ def enlist(root: Path = Path("/sys/fs/cgroup"), table: dict[int, ProcStat] | Non
     group = DockerSideGroup(root / "cpuacct" / GROUP, v2=False) if (root / "cpuacct").is_dir() else None
     if group is None and (root / "cgroup.controllers").is_file():
         group = DockerSideGroup(root / GROUP, v2=True)
-    processes = [p.pid for p in (scan() if table is None else table).values() if p.comm in DAEMONS or p.comm.startswith(SHIM)]
+    processes = [
+        p.pid for p in (scan() if table is None else table).values() if p.comm in DAEMONS or p.comm.startswith(SHIM)
+    ]
     global _enlisted
     _enlisted = None
     if group is None or not processes:

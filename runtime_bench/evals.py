@@ -96,7 +96,8 @@ class _CpuTrail:
                 continue
             kids = {
                 child.pid: (child.comm, tree_cpu_seconds(child.pid, table) or 0.0)
-                for child in table.values() if child.ppid == pid
+                for child in table.values()
+                if child.ppid == pid
             }
             self.samples.append((time.time(), cpu))
             self.children.append((table[pid].reaped_s, kids))
@@ -134,7 +135,9 @@ def _rows(episodes: list[Episode], containers: dict[str, ContainerStats]) -> lis
     for episode in episodes:
         box = by_prefix.get(episode.runtime_id[:12])
         row: dict[str, Any] = rollout_row(
-            episode.timing, box.destroyed if box else None, (box.created or box.started) if box else None,
+            episode.timing,
+            box.destroyed if box else None,
+            (box.created or box.started) if box else None,
             claim=episode.info.get(POOL_INFO),
         )
         row["container"] = box.id[:12] if box else None
@@ -184,7 +187,9 @@ def run_level(plan: Plan, combo: Combo, level: int, run: str, runs_dir: Path, ba
     ]
     if (missing := count - len(outcome.episodes)) > 0:
         reason = "vf-eval timed out" if outcome.timed_out else f"vf-eval exit {outcome.returncode}"
-        failures += [Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")] * missing
+        failures += [
+            Failure(task="?", stop=None, error=f"no episode recorded ({reason}; see {eval_log_path(request)})")
+        ] * missing
     # The docker side over the rollouts' window only (vf-eval's start-up leaves them to other work on the
     # host), which opens at the first box created: a warm pool boots boxes before the first rollout claims
     # one. vf-eval's own CPU still counts from the first rollout (its start-up is not the pool's).

@@ -78,6 +78,10 @@ def measure_floor(image: str, level: int, jobs: int, session: str, run: str) -> 
         seen = probe.stop()
     cpu = [c.cpu_s for c in seen.values() if c.cpu_s is not None]
     return FloorLevel(
-        level=level, run=run, docker_run=runs, docker_exec=execs, containers=len(seen),
+        level=level,
+        run=run,
+        docker_run=runs,
+        docker_exec=execs,
+        containers=len(seen),
         container_cpu_s=sum(cpu) if cpu else None,
     )

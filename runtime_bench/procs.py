@@ -42,8 +42,11 @@ def scan(proc: Path = Path("/proc")) -> dict[int, ProcStat]:
         fields = rest.split()
         pid = int(entry.name)
         table[pid] = ProcStat(
-            pid=pid, comm=head.partition("(")[2], ppid=int(fields[1]),
-            own_s=(int(fields[11]) + int(fields[12])) / ticks, reaped_s=(int(fields[13]) + int(fields[14])) / ticks,
+            pid=pid,
+            comm=head.partition("(")[2],
+            ppid=int(fields[1]),
+            own_s=(int(fields[11]) + int(fields[12])) / ticks,
+            reaped_s=(int(fields[13]) + int(fields[14])) / ticks,
         )
     return table
 

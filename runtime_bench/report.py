@@ -67,7 +67,7 @@ METHOD = (
     "reaped (vf-eval's reaped CPU less its other children as last seen alive: an upper bound). The stock path "
     "is verifiers' docker runtime; the lean path is Arena's `LeanEnv` box over the Engine API, whose box "
     "starts before the trace's boot: a rollout's start and its boot count from its container's creation. "
-    "The lean+pool path is the lean path with its warm pool (`[env] pool = \"auto\"`): a rollout starts when it "
+    'The lean+pool path is the lean path with its warm pool (`[env] pool = "auto"`): a rollout starts when it '
     "claims its box and ends when it is scored, and its box's removal (`teardown`) runs in the background; the "
     "pool's boots count in the docker-side CPU from the first box created."
 )
@@ -85,7 +85,9 @@ def _level(levels: Sequence[LevelT], level: int) -> LevelT | None:
 
 def dominant_phase(level: LevelResult) -> tuple[str, float] | None:
     """The step phase with the largest p50 at one level, and that p50."""
-    measured = [(name, summary.p50) for name in STEP_PHASES if (summary := level.phases.get(name)) and summary.p50 is not None]
+    measured = [
+        (name, summary.p50) for name in STEP_PHASES if (summary := level.phases.get(name)) and summary.p50 is not None
+    ]
     return max(measured, key=lambda item: item[1], default=None)
 
 
@@ -106,14 +108,22 @@ def capacity_rows(configs: Sequence[ConfigResult], sweep: int) -> list[Capacity]
         at = _level(config.levels, best[0]) if best else None
         peaks = [level.peak_mib.max for level in config.levels if level.peak_mib.max is not None]
         startup = at.startup_s if at else None
-        rows.append(Capacity(
-            label=config.label, harness=config.harness, path=_path(config), latency=config.latency,
-            best_level=best[0] if best else None, best_throughput=best[1] if best else None,
-            cpu_per_rollout=at.cpu.per_rollout_s if at else None,
-            docker_cpu_per_rollout=at.cpu.docker_side_per_rollout_s if at else None,
-            peak_mib=max(peaks) if peaks else None, startup_s=startup, sweep=sweep,
-            projected_s=sweep / best[1] + (startup or 0.0) if best else None,
-        ))
+        rows.append(
+            Capacity(
+                label=config.label,
+                harness=config.harness,
+                path=_path(config),
+                latency=config.latency,
+                best_level=best[0] if best else None,
+                best_throughput=best[1] if best else None,
+                cpu_per_rollout=at.cpu.per_rollout_s if at else None,
+                docker_cpu_per_rollout=at.cpu.docker_side_per_rollout_s if at else None,
+                peak_mib=max(peaks) if peaks else None,
+                startup_s=startup,
+                sweep=sweep,
+                projected_s=sweep / best[1] + (startup or 0.0) if best else None,
+            )
+        )
     return rows
 
 
@@ -137,14 +147,26 @@ def build_report(
             cpu_at.cpu.per_rollout_s if cpu_at else None,
             cpu_at.cpu.docker_side_per_rollout_s if cpu_at else None,
         )
-        goals.append(Goal(
-            label=config.label, harness=config.harness, path=_path(config), latency=config.latency,
-            cpu_level=cpu_at.level if cpu_at else None, **ratios,
-        ))
+        goals.append(
+            Goal(
+                label=config.label,
+                harness=config.harness,
+                path=_path(config),
+                latency=config.latency,
+                cpu_level=cpu_at.level if cpu_at else None,
+                **ratios,
+            )
+        )
     levels = [level for config in configs for level in config.levels]
-    failures = sum(level.failures for level in levels) + sum(f.docker_run.failures + f.docker_exec.failures for f in floor)
+    failures = sum(level.failures for level in levels) + sum(
+        f.docker_run.failures + f.docker_exec.failures for f in floor
+    )
     return BenchReport(
-        meta=meta, floor=list(floor), configs=list(configs), skipped=list(skipped), goals=goals,
+        meta=meta,
+        floor=list(floor),
+        configs=list(configs),
+        skipped=list(skipped),
+        goals=goals,
         capacity=capacity_rows(configs, meta.sweep),
         totals=Totals(
             rollouts=sum(level.rollouts for level in levels),
@@ -291,7 +313,9 @@ def render_markdown(report: BenchReport) -> str:
             "| c | rollouts | failed | leaked | "
             + " | ".join(PHASE_TITLES[p] for p in PHASES)
             + " | rollouts/s | eval wall s | eval start-up s | CPU-s/rollout | docker-side CPU-s/rollout | peak MiB |",
-            "| ---: | ---: | ---: | ---: | " + " | ".join("---" for _ in PHASES) + " | ---: | ---: | ---: | ---: | ---: | --- |",
+            "| ---: | ---: | ---: | ---: | "
+            + " | ".join("---" for _ in PHASES)
+            + " | ---: | ---: | ---: | ---: | ---: | --- |",
         ]
         for level in config.levels:
             lines.append(
@@ -300,7 +324,9 @@ def render_markdown(report: BenchReport) -> str:
                 + f" | {_s(level.throughput)} | {_s(level.eval_wall_s, 1)} | {_s(level.startup_s, 1)} | "
                 f"{_s(level.cpu.per_rollout_s)} | {_s(level.cpu.docker_side_per_rollout_s)} | {_triple(level.peak_mib)} |"
             )
-    details = [(config.label, level) for config in report.configs for level in config.levels if level.failures or level.leaked]
+    details = [
+        (config.label, level) for config in report.configs for level in config.levels if level.failures or level.leaked
+    ]
     lines += ["", "## Failures and leaks", ""]
     if not details and not report.totals.failures:
         lines.append(f"None: {report.totals.rollouts} rollouts, 0 failed, 0 leaked containers.")
@@ -325,14 +351,27 @@ def _pool_lines(report: BenchReport) -> list[str]:
     if not pooled:
         return []
     lines = [
-        "", "## What the warm pool moves off the critical path", "", POOL_NOTE, "",
+        "",
+        "## What the warm pool moves off the critical path",
+        "",
+        POOL_NOTE,
+        "",
         "| harness | latency s | c | lean boot p50 | lean+pool boot p50 | lean teardown p50 | lean+pool teardown p50 (background) "
         "| lean overhead p50 | lean+pool overhead p50 |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for config in pooled:
-        lean = next((c for c in report.configs if _path(c) == "lean" and c.harness == config.harness
-                     and c.latency == config.latency and c.toolset == config.toolset), None)
+        lean = next(
+            (
+                c
+                for c in report.configs
+                if _path(c) == "lean"
+                and c.harness == config.harness
+                and c.latency == config.latency
+                and c.toolset == config.toolset
+            ),
+            None,
+        )
         for level in config.levels:
             base = _level(lean.levels, level.level) if lean else None
 
@@ -356,7 +395,9 @@ def render_plot(report: BenchReport, path: Path) -> None:
 
     fig, (wall_ax, rate_ax) = plt.subplots(1, 2, figsize=(12, 4.8))
     for config in report.configs:
-        walls = [(lv.level, total.p50) for lv in config.levels if (total := lv.phases.get("total")) and total.p50 is not None]
+        walls = [
+            (lv.level, total.p50) for lv in config.levels if (total := lv.phases.get("total")) and total.p50 is not None
+        ]
         wall_ax.plot([x for x, _ in walls], [y for _, y in walls], marker="o", label=config.label)
         rated = [(lv.level, lv.throughput) for lv in config.levels if lv.throughput]
         rate_ax.plot([x for x, _ in rated], [y for _, y in rated], marker="o", label=config.label)
@@ -365,8 +406,12 @@ def render_plot(report: BenchReport, path: Path) -> None:
         measured = [(level, job) for level, job in jobs if job.wall.p50 is not None]
         if measured:
             label = "floor: docker run --rm true" if kind == "docker_run" else "floor: docker exec true"
-            wall_ax.plot([x for x, _ in measured], [job.wall.p50 for _, job in measured], style, marker="x", label=label)
-            rate_ax.plot([x for x, _ in measured], [job.throughput or 0 for _, job in measured], style, marker="x", label=label)
+            wall_ax.plot(
+                [x for x, _ in measured], [job.wall.p50 for _, job in measured], style, marker="x", label=label
+            )
+            rate_ax.plot(
+                [x for x, _ in measured], [job.throughput or 0 for _, job in measured], style, marker="x", label=label
+            )
     levels = report.meta.levels
     for ax, title, unit in (
         (wall_ax, "wall clock per rollout / job (p50)", "seconds"),
@@ -427,7 +472,9 @@ def write_report(report: BenchReport, out_dir: Path) -> ReportPaths:
     """Write report.json, report.md, report.png and capacity.png into `out_dir`; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(
-        json=out_dir / "report.json", md=out_dir / "report.md", png=out_dir / "report.png",
+        json=out_dir / "report.json",
+        md=out_dir / "report.md",
+        png=out_dir / "report.png",
         capacity_png=out_dir / "capacity.png",
     )
     paths.json.write_text(report.model_dump_json(indent=2) + "\n")

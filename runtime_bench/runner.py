@@ -70,7 +70,9 @@ def check_prerequisites(plan: Plan) -> None:
         image = plan.docker_image
         if not image_exists(image):
             name = image.split("/", 1)[-1].split(":", 1)[0]
-            raise PrerequisiteError(f"image {image} not found: build it with `arena images build {name}` or pass --image")
+            raise PrerequisiteError(
+                f"image {image} not found: build it with `arena images build {name}` or pass --image"
+            )
 
 
 def _meta(plan: Plan, bench_id: str) -> Meta:
@@ -199,13 +201,24 @@ def run_bench(plan: Plan, progress: Progress = print) -> tuple[BenchReport, Repo
     finally:
         scope = docker_side.scope()
         docker_side.release()
-    meta = meta.model_copy(update={"elapsed_s": time.monotonic() - started, "load_after": _load(), "gauge_after_s": cpu_gauge(),
-                                   "docker_side": scope})
+    meta = meta.model_copy(
+        update={
+            "elapsed_s": time.monotonic() - started,
+            "load_after": _load(),
+            "gauge_after_s": cpu_gauge(),
+            "docker_side": scope,
+        }
+    )
     configs = [
         ConfigResult(
-            label=combo.label, runtime=combo.runtime, latency=combo.latency, harness=combo.harness,
+            label=combo.label,
+            runtime=combo.runtime,
+            latency=combo.latency,
+            harness=combo.harness,
             environment=combo.environment,
-            toolset=combo.toolset, image=plan.images[combo.runtime], levels=results[combo],
+            toolset=combo.toolset,
+            image=plan.images[combo.runtime],
+            levels=results[combo],
         )
         for combo in combos
     ]

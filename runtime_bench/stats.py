@@ -92,7 +92,9 @@ def _span(timing: Mapping[str, Any], name: str) -> float | None:
 
 
 def rollout_row(
-    timing: Mapping[str, Any], destroyed_at: float | None = None, created_at: float | None = None,
+    timing: Mapping[str, Any],
+    destroyed_at: float | None = None,
+    created_at: float | None = None,
     claim: Mapping[str, Any] | None = None,
 ) -> dict[str, float | None]:
     """One rollout's phases in seconds, from a trace's `timing` and its container's create and destroy times.
@@ -126,9 +128,7 @@ def rollout_row(
         start = created_at
         boot_end = (timing.get("boot") or {}).get("end")
         row["boot"] = max(0.0, float(boot_end) - created_at) if boot_end else None
-    ends = [
-        (timing.get(name) or {}).get("end") for name in ("boot", "setup", "agent", "finalize", "scoring")
-    ]
+    ends = [(timing.get(name) or {}).get("end") for name in ("boot", "setup", "agent", "finalize", "scoring")]
     last = max((e for e in ends if e), default=None)
     row["teardown"] = max(0.0, destroyed_at - last) if destroyed_at and last else None
     end = destroyed_at if destroyed_at and last and not claimed else last

@@ -64,13 +64,9 @@ class AnthropicDialect:
                 raise RequestError(400, f"{where}: expected an object", param=where)
             role, content = message.get("role"), message.get("content")
             if role not in ("user", "assistant", "system"):
-                raise RequestError(
-                    400, f"{where}.role: expected user, assistant or system", param=f"{where}.role"
-                )
+                raise RequestError(400, f"{where}.role: expected user, assistant or system", param=f"{where}.role")
             if not isinstance(content, (str, list)):
-                raise RequestError(
-                    400, f"{where}.content: expected a string or an array", param=f"{where}.content"
-                )
+                raise RequestError(400, f"{where}.content: expected a string or an array", param=f"{where}.content")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
             if role == "system":  # Claude Code 2.1.332 sends its environment block as a system message
                 system.append(text_of(blocks))

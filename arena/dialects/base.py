@@ -109,9 +109,7 @@ def plan(action: Action, parsed: Parsed, shell: ShellMapper) -> Reply:
     if isinstance(action, RunShell):
         call = shell(action.command, parsed) if parsed.targets else None
         if call is None:
-            return Reply(
-                text=f"I wanted to run a shell command, but no shell tool is offered here: {action.command}"
-            )
+            return Reply(text=f"I wanted to run a shell command, but no shell tool is offered here: {action.command}")
         return Reply(call=call)
     if isinstance(action, CallTool):
         name = _pick(action.name, parsed.targets)
@@ -235,11 +233,7 @@ def text_of(content: Any, kinds: Iterable[str] = ("text", "input_text", "output_
         for block in content:
             if isinstance(block, str):
                 parts.append(block)
-            elif (
-                isinstance(block, dict)
-                and block.get("type", "text") in wanted
-                and isinstance(block.get("text"), str)
-            ):
+            elif isinstance(block, dict) and block.get("type", "text") in wanted and isinstance(block.get("text"), str):
                 parts.append(block["text"])
         return "\n".join(parts)
     return json.dumps(content)
@@ -296,9 +290,7 @@ def require(body: Any, key: str, kind: type | tuple[type, ...], what: str, *, op
     if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
         raise RequestError(400, f"{key}: expected {what}, got boolean", param=key, code="invalid_type")
     if not isinstance(value, kind):
-        raise RequestError(
-            400, f"{key}: expected {what}, got {type(value).__name__}", param=key, code="invalid_type"
-        )
+        raise RequestError(400, f"{key}: expected {what}, got {type(value).__name__}", param=key, code="invalid_type")
     return value
 
 

@@ -44,9 +44,7 @@ class ChatDialect:
                 raise RequestError(400, f"{where}: expected an object", param=where, code="invalid_type")
             role = message.get("role")
             if role not in _ROLES:
-                raise RequestError(
-                    400, f"{where}.role: expected one of {', '.join(_ROLES)}", param=f"{where}.role"
-                )
+                raise RequestError(400, f"{where}.role: expected one of {', '.join(_ROLES)}", param=f"{where}.role")
             content = message.get("content")
             if role == "tool":
                 history.result(str(message.get("tool_call_id", "")), text_of(content))
@@ -117,9 +115,7 @@ def _tools(raw: list) -> tuple[tuple[ToolSpec, ...], dict[str, Target]]:
     targets: dict[str, Target] = {}
     for i, tool in enumerate(raw):
         if not isinstance(tool, dict):
-            raise RequestError(
-                400, f"tools[{i}]: expected an object", param=f"tools[{i}]", code="invalid_type"
-            )
+            raise RequestError(400, f"tools[{i}]: expected an object", param=f"tools[{i}]", code="invalid_type")
         if tool.get("type", "function") != "function":
             continue
         function = tool.get("function")

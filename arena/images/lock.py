@@ -77,8 +77,10 @@ def read_lock(path: Path) -> ImageLock:
     try:
         return ImageLock.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise UsageError(f"image lock {path} is not valid ({exc.error_count()} problem(s)): {exc.errors()[0]['msg']}; "
-                         "fix or delete it, then re-run `arena images publish`") from None
+        raise UsageError(
+            f"image lock {path} is not valid ({exc.error_count()} problem(s)): {exc.errors()[0]['msg']}; "
+            "fix or delete it, then re-run `arena images publish`"
+        ) from None
 
 
 def write_lock(path: Path, lock: ImageLock) -> None:

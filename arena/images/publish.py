@@ -43,7 +43,9 @@ def parse_registry(text: str) -> str:
     """
     registry = text.strip().rstrip("/")
     if "://" in registry:
-        raise UsageError(f"--registry {text!r}: give HOST[:PORT]/NAMESPACE without a scheme, e.g. ghcr.io/you or 127.0.0.1:5000/arena")
+        raise UsageError(
+            f"--registry {text!r}: give HOST[:PORT]/NAMESPACE without a scheme, e.g. ghcr.io/you or 127.0.0.1:5000/arena"
+        )
     host, _, namespace = registry.partition("/")
     if not _HOST.fullmatch(host):
         raise UsageError(
@@ -100,7 +102,9 @@ def publish(
     lock = read_lock(lock_path)
     problem = registry_problem(registry)
     if problem:
-        raise RegistryError(f"registry {registry} is not reachable: {problem}. Fix: check the address, or start the registry, then re-run")
+        raise RegistryError(
+            f"registry {registry} is not reachable: {problem}. Fix: check the address, or start the registry, then re-run"
+        )
 
     built = {r.name: r for r in build_images(wanted, base=base, ca_bundle=ca_bundle, progress=progress)}
     published = []
@@ -108,7 +112,9 @@ def publish(
     for index, env in enumerate(wanted, 1):
         result = built[env]
         target = f"{registry}/{env}:{result.content_hash}"
-        progress(f"[push {index}/{len(wanted)}] {env}: {result.tag} → {target} ({result.size_bytes / 1e6:.0f} MB unpacked)")
+        progress(
+            f"[push {index}/{len(wanted)}] {env}: {result.tag} → {target} ({result.size_bytes / 1e6:.0f} MB unpacked)"
+        )
         pushed_at = datetime.now(UTC)
         began = time.monotonic()
         tag_image(result.tag, target)
@@ -116,11 +122,19 @@ def publish(
             digest = push_image(target, on_status=_prefixed(progress, f"    {env}: "))
         except DockerError as exc:
             untag_image(target)  # the tag named a push that did not happen
-            raise RegistryError(f"{exc}. Fix: check that you may push to {registry} (`docker login {registry.partition('/')[0]}`), then re-run") from exc
-        published.append(PublishedImage(
-            env=env, local_tag=result.tag, content_hash=result.content_hash, registry=registry,
-            ref=f"{registry}/{env}@{digest}", pushed_at=pushed_at,
-        ))
+            raise RegistryError(
+                f"{exc}. Fix: check that you may push to {registry} (`docker login {registry.partition('/')[0]}`), then re-run"
+            ) from exc
+        published.append(
+            PublishedImage(
+                env=env,
+                local_tag=result.tag,
+                content_hash=result.content_hash,
+                registry=registry,
+                ref=f"{registry}/{env}@{digest}",
+                pushed_at=pushed_at,
+            )
+        )
         progress(f"[push {index}/{len(wanted)}] {env}: {published[-1].ref} ({time.monotonic() - began:.1f}s)")
     progress(f"pushed {len(published)} image(s) in {time.monotonic() - started:.1f}s")
 

@@ -41,7 +41,9 @@ def stage_dockerfile(spec: ImageSpec, parent_stage: str, content_hash: str) -> s
     """
     text = (spec.dockerfile_dir / "Dockerfile").read_text()
     if len(_FROM.findall(text)) != 1:
-        raise UsageError(f"{spec.dockerfile_dir / 'Dockerfile'}: expected exactly one `FROM ${{FROM_IMAGE}}` line to rebase")
+        raise UsageError(
+            f"{spec.dockerfile_dir / 'Dockerfile'}: expected exactly one `FROM ${{FROM_IMAGE}}` line to rebase"
+        )
     text = _ARG_FROM.sub("", text, count=1)
     text = _FROM.sub(f"FROM {parent_stage} AS {spec.name}", text, count=1).rstrip("\n")
     return f"{text}\nLABEL arena.content-hash={content_hash}\nLABEL arena.managed=true\n"

@@ -18,7 +18,9 @@ def default_dir(names: Names, cwd: Path) -> Path:
     return (parent if parent.is_dir() else cwd) / names.package
 
 
-def new_environment(name: str, directory: Path | None = None, cwd: Path | None = None) -> tuple[Names, Path, list[Path]]:
+def new_environment(
+    name: str, directory: Path | None = None, cwd: Path | None = None
+) -> tuple[Names, Path, list[Path]]:
     """Check `name`, render the package and write it to `directory` (default: `default_dir`); returns
     the names, the folder and the files written.
 

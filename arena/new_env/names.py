@@ -46,8 +46,10 @@ def check_name(name: str, checkout: Path | None) -> Names:
             an importable module, a verifiers taskset, a distribution installed or in `checkout`).
     """
     if len(name) > MAX_LENGTH or not ID_PATTERN.match(name):
-        raise UsageError(f"{name!r} is not an environment id: lower-case letters and digits in words joined by '-', "
-                         f"starting with a letter, at most {MAX_LENGTH} characters (e.g. demo-env)")
+        raise UsageError(
+            f"{name!r} is not an environment id: lower-case letters and digits in words joined by '-', "
+            f"starting with a letter, at most {MAX_LENGTH} characters (e.g. demo-env)"
+        )
     package = name.replace("-", "_")
     names = Names(name, package, "".join(part.capitalize() for part in name.split("-")))
     if name in RESERVED or keyword.iskeyword(package):

@@ -25,13 +25,21 @@ SUFFIX = ".jinja"
 
 def render(names: Names) -> dict[Path, str]:
     """Relative path → text of every file of the new package."""
-    engine = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined,
-                                keep_trailing_newline=True, autoescape=False)
+    engine = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
     values = {"env_id": names.env_id, "pkg": names.package, "cls": names.classes}
     files = {}
     for source in sorted(TEMPLATE_DIR.rglob(f"*{SUFFIX}")):
         relative = source.relative_to(TEMPLATE_DIR).as_posix()
-        target = relative.removesuffix(SUFFIX).replace("package/", f"{names.package}/").replace("test_package", f"test_{names.package}")
+        target = (
+            relative.removesuffix(SUFFIX)
+            .replace("package/", f"{names.package}/")
+            .replace("test_package", f"test_{names.package}")
+        )
         files[Path(target)] = engine.get_template(relative).render(values)
     return files
 

@@ -63,11 +63,15 @@ class Catalog:
         """The runs page: every run's summary (no episode rows), the probes, the generation."""
         now = time.time()
         with self.lock:
-            return {"runs": [run.summary(now) for run in self.runs.values()], "probes": self.probes, "generation": self.generation}
+            return {
+                "runs": [run.summary(now) for run in self.runs.values()],
+                "probes": self.probes,
+                "generation": self.generation,
+            }
 
     def run(self, rid: str) -> RunView:
         """Raises:
-            UsageError: no run of that id.
+        UsageError: no run of that id.
         """
         with self.lock:
             if rid not in self.runs:
@@ -78,8 +82,14 @@ class Catalog:
         """A run's summary, details and its episode rows from `start` (a live page asks for the new ones)."""
         run = self.run(rid)
         with self.lock:
-            return {"summary": run.summary(), **run.details(), "start": start, "count": len(run.rows), "rows": run.rows[start:],
-                    "generation": self.generation}
+            return {
+                "summary": run.summary(),
+                **run.details(),
+                "start": start,
+                "count": len(run.rows),
+                "rows": run.rows[start:],
+                "generation": self.generation,
+            }
 
     def episode(self, rid: str, index: int) -> dict[str, Any]:
         """One episode's page: its row and its transcript.
@@ -118,7 +128,7 @@ class Catalog:
         out: list[dict[str, Any]] = []
         with self.lock:
             for x, a in enumerate(runs):
-                for b in runs[x + 1:]:
+                for b in runs[x + 1 :]:
                     if len(out) >= MAX_PAIRS:
                         return out
                     result = pair(a.rows, b.rows)
@@ -137,8 +147,10 @@ def load_catalog(paths: Sequence[Path]) -> Catalog:
     catalog = Catalog(roots=list(paths))
     catalog.refresh()
     if not catalog.runs:
-        raise PrerequisiteError(f"{', '.join(map(str, paths))}: no {TRACES_FILE} here nor in the subdirectories: "
-                                "give a vf-eval run directory, a probe directory or a demo's outputs directory")
+        raise PrerequisiteError(
+            f"{', '.join(map(str, paths))}: no {TRACES_FILE} here nor in the subdirectories: "
+            "give a vf-eval run directory, a probe directory or a demo's outputs directory"
+        )
     return catalog
 
 

@@ -17,14 +17,16 @@ __all__ = ["check_paths", "find_probes", "find_runs", "run_id"]
 
 def check_paths(paths: Sequence[Path]) -> None:
     """Raises:
-        PrerequisiteError: a path is missing or not a directory.
+    PrerequisiteError: a path is missing or not a directory.
     """
     for path in paths:
         if not path.exists():
             raise PrerequisiteError(f"{path} does not exist: give vf-eval run directories or a directory holding them")
         if not path.is_dir():
             hint = " (that is a run's traces file: give its directory)" if path.name == TRACES_FILE else ""
-            raise PrerequisiteError(f"{path} is not a directory{hint}: give vf-eval run directories or a directory holding them")
+            raise PrerequisiteError(
+                f"{path} is not a directory{hint}: give vf-eval run directories or a directory holding them"
+            )
 
 
 def find_runs(paths: Iterable[Path]) -> list[Path]:
@@ -32,7 +34,11 @@ def find_runs(paths: Iterable[Path]) -> list[Path]:
     regular file still marks its directory as a run (whose reader then says what is wrong)."""
     found: list[Path] = []
     for path in paths:
-        for candidates in ([path] if (path / TRACES_FILE).exists() else [], path.glob(f"*/{TRACES_FILE}"), path.glob(f"*/*/{TRACES_FILE}")):
+        for candidates in (
+            [path] if (path / TRACES_FILE).exists() else [],
+            path.glob(f"*/{TRACES_FILE}"),
+            path.glob(f"*/*/{TRACES_FILE}"),
+        ):
             runs = sorted(p if p == path else p.parent for p in candidates)
             if runs:
                 found += [run for run in runs if run not in found]

@@ -34,7 +34,9 @@ def export_page(catalog: Catalog, out: Path) -> int:
     """
     if not any(run.rows for run in catalog.runs.values()):
         names = ", ".join(str(run.path) for run in catalog.runs.values())
-        raise UsageError(f"no episodes: {names} hold{'s' if len(catalog.runs) == 1 else ''} no finished episode to export")
+        raise UsageError(
+            f"no episodes: {names} hold{'s' if len(catalog.runs) == 1 else ''} no finished episode to export"
+        )
     if out.is_dir():
         raise UsageError(f"--export {out} is a directory: give a file name, e.g. {out / 'view.html'}")
     head, tail = export_shell()
@@ -56,7 +58,9 @@ def export_page(catalog: Catalog, out: Path) -> int:
         os.replace(partial, out)
     except OSError as exc:
         partial.unlink(missing_ok=True)
-        raise UsageError(f"cannot write --export {out}: {exc.strerror or exc}; give a file in a folder you can write") from None
+        raise UsageError(
+            f"cannot write --export {out}: {exc.strerror or exc}; give a file in a folder you can write"
+        ) from None
     return out.stat().st_size
 
 

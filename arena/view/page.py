@@ -18,15 +18,27 @@ import math
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["SCRIPTS", "SERVED_CSP", "STYLES", "content_type", "export_shell", "json_block", "served_page", "static_file", "to_json"]
+__all__ = [
+    "SCRIPTS",
+    "SERVED_CSP",
+    "STYLES",
+    "content_type",
+    "export_shell",
+    "json_block",
+    "served_page",
+    "static_file",
+    "to_json",
+]
 
 SCRIPTS = ("vendor/prism.js", "core.js", "runs.js", "episodes.js", "episode.js", "compare.js")
 """The front end in load order: the vendored highlighter, then ours (core first; it starts the page)."""
 STYLES = ("app.css",)
 TYPES = {".js": "text/javascript", ".css": "text/css", ".txt": "text/plain; charset=utf-8"}
 STATIC = (*SCRIPTS, *STYLES, "vendor/PRISM-LICENSE.txt")
-SERVED_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-              "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'")
+SERVED_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
+)
 _SHELL = """<!doctype html>
 <html lang="en">
 <head>
@@ -67,12 +79,19 @@ def export_shell() -> tuple[str, str]:
     its tail (the scripts); the data blocks go between."""
     scripts = [static_file(name).decode() for name in SCRIPTS]
     styles = [static_file(name).decode() for name in STYLES]
-    csp = (f"default-src 'none'; script-src {' '.join(_sha256(s) for s in scripts)}; "
-           f"style-src {' '.join(_sha256(s) for s in styles)}; img-src data:; "
-           "base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'")
-    head = _SHELL.format(csp=f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n',
-                         style="".join(f"<style>{s}</style>" for s in styles))
-    tail = "".join(f"<script{_attrs(name)}>{text}</script>\n" for name, text in zip(SCRIPTS, scripts)) + "</body>\n</html>\n"
+    csp = (
+        f"default-src 'none'; script-src {' '.join(_sha256(s) for s in scripts)}; "
+        f"style-src {' '.join(_sha256(s) for s in styles)}; img-src data:; "
+        "base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
+    )
+    head = _SHELL.format(
+        csp=f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n',
+        style="".join(f"<style>{s}</style>" for s in styles),
+    )
+    tail = (
+        "".join(f"<script{_attrs(name)}>{text}</script>\n" for name, text in zip(SCRIPTS, scripts))
+        + "</body>\n</html>\n"
+    )
     return head, tail
 
 

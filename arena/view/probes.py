@@ -11,8 +11,25 @@ from arena.traces import no_constant
 
 __all__ = ["probe_gate"]
 
-KEYS = ("env", "policy", "role", "episodes", "failed", "tasks", "mean", "low", "high", "lower", "upper", "min", "max", "turns",
-        "budget_used", "rewrites", "retries")
+KEYS = (
+    "env",
+    "policy",
+    "role",
+    "episodes",
+    "failed",
+    "tasks",
+    "mean",
+    "low",
+    "high",
+    "lower",
+    "upper",
+    "min",
+    "max",
+    "turns",
+    "budget_used",
+    "rewrites",
+    "retries",
+)
 VERDICTS = ("passed", "failed", "undecided")
 
 
@@ -20,9 +37,21 @@ def probe_gate(path: Path) -> dict[str, Any]:
     try:
         saved = json.loads((path / "probe.json").read_text(errors="replace"), parse_constant=no_constant)
     except (OSError, ValueError, RecursionError) as exc:
-        return {"path": str(path), "name": path.name, "error": f"probe.json unreadable: {exc}", "scores": [], "failures": []}
+        return {
+            "path": str(path),
+            "name": path.name,
+            "error": f"probe.json unreadable: {exc}",
+            "scores": [],
+            "failures": [],
+        }
     if not isinstance(saved, dict):
-        return {"path": str(path), "name": path.name, "error": "probe.json holds no report object", "scores": [], "failures": []}
+        return {
+            "path": str(path),
+            "name": path.name,
+            "error": "probe.json holds no report object",
+            "scores": [],
+            "failures": [],
+        }
     scores = _list(saved.get("scores"))
     failures = _list(saved.get("failures"))
     undecided = [r for r in _list(saved.get("rules")) if isinstance(r, dict) and r.get("status") == "undecided"]
@@ -31,9 +60,14 @@ def probe_gate(path: Path) -> dict[str, Any]:
     if gate not in VERDICTS:  # a report of an older version: only failures were recorded
         gate = ("failed" if failures else "passed") if complete else None
     return {
-        "path": str(path), "name": path.name, "harness": str(saved.get("harness", "")), "split": str(saved.get("split", "")),
-        "tasks": saved.get("tasks") if isinstance(saved.get("tasks"), int) else None, "complete": complete,
-        "gate": gate if complete else None, "passed": complete and gate == "passed",
+        "path": str(path),
+        "name": path.name,
+        "harness": str(saved.get("harness", "")),
+        "split": str(saved.get("split", "")),
+        "tasks": saved.get("tasks") if isinstance(saved.get("tasks"), int) else None,
+        "complete": complete,
+        "gate": gate if complete else None,
+        "passed": complete and gate == "passed",
         "scores": [{k: _scalar(s.get(k)) for k in KEYS} for s in scores if isinstance(s, dict)],
         "failures": [_rule(f) for f in failures if isinstance(f, dict)],
         "undecided": [_rule(r) for r in undecided],
@@ -43,7 +77,11 @@ def probe_gate(path: Path) -> dict[str, Any]:
 def _rule(rule: dict[str, Any]) -> dict[str, str]:
     needed = rule.get("tasks_needed")
     more = f" (about {needed} tasks would decide it)" if isinstance(needed, int) else ""
-    return {"env": str(rule.get("env", "")), "rule": str(rule.get("rule", "")), "detail": str(rule.get("detail", "")) + more}
+    return {
+        "env": str(rule.get("env", "")),
+        "rule": str(rule.get("rule", "")),
+        "detail": str(rule.get("detail", "")) + more,
+    }
 
 
 def _scalar(value: object) -> object:

@@ -26,15 +26,28 @@ def episode_row(index: int, e: Episode, prices: Prices | None) -> dict[str, Any]
     error = next((str(x.get("message") or x.get("type") or "") for x in reversed(e.errors)), "")
     start = e.timing.get("start")
     return {
-        "i": index, "task": e.task, "reward": e.reward, "score": e.score,
-        "failed": e.failed, "infra": e.infra_failed, "agent_fault": e.agent_fault or "",
-        "reason": str(grade.get("reason") or "")[:REASON_CHARS], "parts": parts,
-        "stop": e.stop_condition or "", "turns": e.turns,
-        "used": next(iter(used.values()), None), "used_name": next(iter(used), ""),
-        "retries": e.retries, "errors": len(e.errors), "error": error[:ERROR_CHARS],
-        "rewrites": len(e.rewrites), "denials": sum(r.stage == "pre" for r in e.rewrites),
-        "start": start if isinstance(start, (int, float)) else None, "wall": wall_seconds(e.timing),
-        "tokens_in": e.usage.get("input"), "tokens_out": e.usage.get("output"),
+        "i": index,
+        "task": e.task,
+        "reward": e.reward,
+        "score": e.score,
+        "failed": e.failed,
+        "infra": e.infra_failed,
+        "agent_fault": e.agent_fault or "",
+        "reason": str(grade.get("reason") or "")[:REASON_CHARS],
+        "parts": parts,
+        "stop": e.stop_condition or "",
+        "turns": e.turns,
+        "used": next(iter(used.values()), None),
+        "used_name": next(iter(used), ""),
+        "retries": e.retries,
+        "errors": len(e.errors),
+        "error": error[:ERROR_CHARS],
+        "rewrites": len(e.rewrites),
+        "denials": sum(r.stage == "pre" for r in e.rewrites),
+        "start": start if isinstance(start, (int, float)) else None,
+        "wall": wall_seconds(e.timing),
+        "tokens_in": e.usage.get("input"),
+        "tokens_out": e.usage.get("output"),
         "cost": prices.cost(e.model, e.usage) if prices is not None else None,
     }
 
@@ -44,7 +57,11 @@ def wall_seconds(timing: Mapping[str, Any]) -> float | None:
     start = timing.get("start")
     if not isinstance(start, (int, float)):
         return None
-    ends = [float(span["end"]) for span in timing.values() if isinstance(span, dict) and isinstance(span.get("end"), (int, float))]
+    ends = [
+        float(span["end"])
+        for span in timing.values()
+        if isinstance(span, dict) and isinstance(span.get("end"), (int, float))
+    ]
     return round(max(ends, default=float(start)) - float(start), 2)
 
 

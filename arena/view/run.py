@@ -84,22 +84,35 @@ class RunView:
         ends = [r["start"] + r["wall"] for r in self.rows if r["start"] is not None and r["wall"] is not None]
         warnings = [w for w in (self.follower.skipped, self._tail_warning(now), self.prices_warning) if w]
         return {
-            "id": self.id, "name": self.path.name, "path": str(self.path),
-            "env": _dig(config, "env", "taskset", "id"), "harness": _dig(config, "env", "agent", "harness", "id"),
-            "model": model, "policy": model.rsplit("/", 1)[-1] if model.startswith("arena/") else "",
+            "id": self.id,
+            "name": self.path.name,
+            "path": str(self.path),
+            "env": _dig(config, "env", "taskset", "id"),
+            "harness": _dig(config, "env", "agent", "harness", "id"),
+            "model": model,
+            "policy": model.rsplit("/", 1)[-1] if model.startswith("arena/") else "",
             "split": _dig(config, "env", "taskset", "split"),
-            **self.numbers, "count": len(self.rows),
-            "started": min(starts, default=None), "ended": max(ends, default=None),
+            **self.numbers,
+            "count": len(self.rows),
+            "started": min(starts, default=None),
+            "ended": max(ends, default=None),
             "wall": round(max(ends) - min(starts), 1) if starts and ends else None,
             "budget": self.budget,
-            "status": self.status(now), "expected": self.expected,
-            "problem": self.problem, "warning": "; ".join(warnings), "priced": self.prices is not None,
+            "status": self.status(now),
+            "expected": self.expected,
+            "problem": self.problem,
+            "warning": "; ".join(warnings),
+            "priced": self.prices is not None,
         }
 
     def details(self) -> dict[str, Any]:
         """What the run page shows besides its rows: the config, versions and logs."""
-        return {"config": self.config, "versions": self.versions, "logs": self.logs(),
-                "prices": str(self.prices.path) if self.prices else ""}
+        return {
+            "config": self.config,
+            "versions": self.versions,
+            "logs": self.logs(),
+            "prices": str(self.prices.path) if self.prices else "",
+        }
 
     @property
     def expected(self) -> int | None:
@@ -126,8 +139,15 @@ class RunView:
         candidates += sorted((self.path / "logs").glob("attempt_*/eval.log"), key=lambda p: _attempt(p.parent.name))
         # Only regular files that are where a log belongs (a symlink out of the run's folder is not served).
         home = self.path.parent.resolve()
-        return [{"name": str(p.relative_to(self.path)) if p.is_relative_to(self.path) else p.name, "path": str(p), "bytes": p.stat().st_size}
-                for p in candidates if p.is_file() and p.resolve().is_relative_to(home)]
+        return [
+            {
+                "name": str(p.relative_to(self.path)) if p.is_relative_to(self.path) else p.name,
+                "path": str(p),
+                "bytes": p.stat().st_size,
+            }
+            for p in candidates
+            if p.is_file() and p.resolve().is_relative_to(home)
+        ]
 
     def line(self, index: int) -> bytes:
         """The raw `traces.jsonl` line of episode `index`.
@@ -142,17 +162,25 @@ class RunView:
             f.seek(offset)
             raw = f.read(length)
         if _trace_id(raw) != self.trace_ids[index]:
-            raise UsageError(f"episode {index} of {self.path} is no longer where it was in its {TRACES_FILE} (rewritten?): reload")
+            raise UsageError(
+                f"episode {index} of {self.path} is no longer where it was in its {TRACES_FILE} (rewritten?): reload"
+            )
         return raw
 
     def _last_write(self) -> float:
-        paths = [self.follower.path, self.path.parent / f"{self.path.name}.vf-eval.log", self.path / "logs" / "latest" / "eval.log"]
+        paths = [
+            self.follower.path,
+            self.path.parent / f"{self.path.name}.vf-eval.log",
+            self.path / "logs" / "latest" / "eval.log",
+        ]
         return max((p.stat().st_mtime for p in paths if p.is_file()), default=0.0)
 
     def _tail_warning(self, now: float | None) -> str:
         tail = self._size - self.follower.offset
         if tail > 0 and self.status(now) != "running":
-            return f"the last line of {TRACES_FILE} is incomplete ({tail} bytes, no newline): skipped as a write cut short"
+            return (
+                f"the last line of {TRACES_FILE} is incomplete ({tail} bytes, no newline): skipped as a write cut short"
+            )
         return ""
 
 
@@ -206,7 +234,9 @@ def _first_line_facts(path: Path) -> tuple[float | None, str]:
     except (OSError, ValueError, RecursionError):
         return None, ""
     data = _obj(_obj(row.get("task")).get("data"))
-    budget = next((float(v) for k, v in data.items() if str(k).endswith("budget") and isinstance(v, (int, float))), None)
+    budget = next(
+        (float(v) for k, v in data.items() if str(k).endswith("budget") and isinstance(v, (int, float))), None
+    )
     traces = row.get("traces")
     trace = _obj(traces[0] if isinstance(traces, list) and traces else None)
     return budget, str(_obj(trace.get("verifiers")).get("version") or "")

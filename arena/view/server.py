@@ -104,8 +104,14 @@ def build_app(catalog: Catalog, hosts: set[str] | None = None, follow: bool = Tr
 
     app.router.add_get("/", page)
     app.router.add_get("/static/{name:.+}", static)
-    for route, handler in (("index", index), ("generation", generation), ("run", run), ("episode", episode),
-                           ("search", search), ("pairs", pairs)):
+    for route, handler in (
+        ("index", index),
+        ("generation", generation),
+        ("run", run),
+        ("episode", episode),
+        ("search", search),
+        ("pairs", pairs),
+    ):
         app.router.add_get(f"/api/{route}.json", handler)
     app.router.add_get("/api/raw", raw)
     app.router.add_get("/api/log", log)
@@ -146,8 +152,10 @@ def run_server(catalog: Catalog, host: str, port: int, announce: Callable[[str],
             if host in ("127.0.0.1", "localhost", "::1"):
                 runner.app[HOSTS].update(f"{name}:{bound}" for name in ("127.0.0.1", "localhost", "[::1]"))
             episodes = sum(len(r.rows) for r in catalog.runs.values())
-            announce(f"arena view: http://{'127.0.0.1' if host == '0.0.0.0' else host}:{bound}/ "
-                     f"({len(catalog.runs)} run(s), {episodes} episode(s); following them as they grow; Ctrl-C stops)")
+            announce(
+                f"arena view: http://{'127.0.0.1' if host == '0.0.0.0' else host}:{bound}/ "
+                f"({len(catalog.runs)} run(s), {episodes} episode(s); following them as they grow; Ctrl-C stops)"
+            )
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()

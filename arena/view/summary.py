@@ -31,13 +31,17 @@ def run_numbers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     rewards = by_task(rows)
     infra = sum(bool(r["infra"]) for r in rows)
     numbers: dict[str, Any] = {
-        "episodes": len(rows), "tasks": len({r["task"] for r in rows}),
-        "infra": infra, "infra_rate": _num(infra / len(rows)) if rows else None,
+        "episodes": len(rows),
+        "tasks": len({r["task"] for r in rows}),
+        "infra": infra,
+        "infra_rate": _num(infra / len(rows)) if rows else None,
         "failures": sum(bool(r["failed"]) and not r["infra"] for r in rows),
         "agent_faults": sum(bool(r["agent_fault"]) for r in rows),
         "retries": sum(r["retries"] for r in rows),
-        "rewrites": sum(r["rewrites"] - r["denials"] for r in rows), "denials": sum(r["denials"] for r in rows),
-        "tokens_in": _total(r["tokens_in"] for r in rows), "tokens_out": _total(r["tokens_out"] for r in rows),
+        "rewrites": sum(r["rewrites"] - r["denials"] for r in rows),
+        "denials": sum(r["denials"] for r in rows),
+        "tokens_in": _total(r["tokens_in"] for r in rows),
+        "tokens_out": _total(r["tokens_out"] for r in rows),
         "cost": _total(r["cost"] for r in rows),
         "pass": pass_at(rewards),
     }
@@ -46,12 +50,30 @@ def run_numbers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     except ValueError as exc:  # a reward outside [0, 1] (weights summing past 1): a mean, no interval
         means = [math.fsum(v) / len(v) for v in rewards.values()]
         mean = math.fsum(means) / len(means) if means else math.nan
-        return {**numbers, "mean": _num(mean), "low": None, "high": None, "lower": None, "upper": None,
-                "scored_tasks": len(means), "ci": "—" if not means else f"{mean:.3f}", "method": "",
-                "note": f"no interval: {exc}"}
-    return {**numbers, "mean": _num(est.mean), "low": _num(est.low), "high": _num(est.high),
-            "lower": _num(est.lower), "upper": _num(est.upper), "scored_tasks": est.tasks,
-            "ci": est.text(), "method": est.method, "note": est.note}
+        return {
+            **numbers,
+            "mean": _num(mean),
+            "low": None,
+            "high": None,
+            "lower": None,
+            "upper": None,
+            "scored_tasks": len(means),
+            "ci": "—" if not means else f"{mean:.3f}",
+            "method": "",
+            "note": f"no interval: {exc}",
+        }
+    return {
+        **numbers,
+        "mean": _num(est.mean),
+        "low": _num(est.low),
+        "high": _num(est.high),
+        "lower": _num(est.lower),
+        "upper": _num(est.upper),
+        "scored_tasks": est.tasks,
+        "ci": est.text(),
+        "method": est.method,
+        "note": est.note,
+    }
 
 
 def pass_at(rewards: Mapping[str, Sequence[float]]) -> list[dict[str, Any]]:
@@ -61,8 +83,14 @@ def pass_at(rewards: Mapping[str, Sequence[float]]) -> list[dict[str, Any]]:
     if not counts or min(counts) < 2:
         return []
     try:
-        return [{"k": k, "at": _num(run_pass_at_k(rewards, k) or math.nan), "all": _num(run_pass_at_k(rewards, k, every=True) or math.nan)}
-                for k in sorted({k for k in PASS_KS if k <= min(counts)} | {min(counts)})]
+        return [
+            {
+                "k": k,
+                "at": _num(run_pass_at_k(rewards, k) or math.nan),
+                "all": _num(run_pass_at_k(rewards, k, every=True) or math.nan),
+            }
+            for k in sorted({k for k in PASS_KS if k <= min(counts)} | {min(counts)})
+        ]
     except ValueError:
         return []
 
@@ -76,10 +104,22 @@ def pair(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> dict
         return None
     if test.tasks == 0:
         return None
-    return {"tasks": test.tasks, "diff": _num(test.difference), "low": _num(test.low), "high": _num(test.high),
-            "p": _num(test.p_value), "wins": test.wins, "losses": test.losses, "ties": test.ties,
-            "mean_a": _num(test.mean_a), "mean_b": _num(test.mean_b), "method": test.method,
-            "only_a": len(test.only_a), "only_b": len(test.only_b), "text": test.text()}
+    return {
+        "tasks": test.tasks,
+        "diff": _num(test.difference),
+        "low": _num(test.low),
+        "high": _num(test.high),
+        "p": _num(test.p_value),
+        "wins": test.wins,
+        "losses": test.losses,
+        "ties": test.ties,
+        "mean_a": _num(test.mean_a),
+        "mean_b": _num(test.mean_b),
+        "method": test.method,
+        "only_a": len(test.only_a),
+        "only_b": len(test.only_b),
+        "text": test.text(),
+    }
 
 
 def _total(values: Iterable[float | int | None]) -> float | None:

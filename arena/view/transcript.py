@@ -33,18 +33,28 @@ def transcript(row: Mapping[str, Any]) -> dict[str, Any]:
         "start": start,
         "submission": info.get("submission"),
         "grade": info.get("grade"),
-        "rewards": _obj(trace.get("rewards")), "metrics": _obj(trace.get("metrics")),
+        "rewards": _obj(trace.get("rewards")),
+        "metrics": _obj(trace.get("metrics")),
         "phases": _phases(timing),
         "timeline": _timeline(timing, calls, items, records),
-        "errors": [{"type": str(x.get("type") or ""), "message": str(x.get("message") or ""), "traceback": str(x.get("traceback") or "")}
-                   for x in [*_list(row.get("errors")), *_list(trace.get("errors"))] if isinstance(x, dict)],
+        "errors": [
+            {
+                "type": str(x.get("type") or ""),
+                "message": str(x.get("message") or ""),
+                "traceback": str(x.get("traceback") or ""),
+            }
+            for x in [*_list(row.get("errors")), *_list(trace.get("errors"))]
+            if isinstance(x, dict)
+        ],
         "task": _obj(_obj(trace.get("task") or row.get("task")).get("data")),
         "info": {k: v for k, v in info.items() if k not in ("grade", "submission", "arena_rewrites")},
         "model_calls": len(calls),
     }
 
 
-def _items(nodes: Iterable[Any], records: Sequence[AuditRecord], calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _items(
+    nodes: Iterable[Any], records: Sequence[AuditRecord], calls: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     """The messages in commit order, tool calls with their results, and each rewrite or denial
     where it happened: on the tool result that carries its replacement, else at its time."""
     by_node = {c.get("node"): c for c in calls if isinstance(c.get("node"), int)}
@@ -66,12 +76,18 @@ def _items(nodes: Iterable[Any], records: Sequence[AuditRecord], calls: Sequence
             if call is not None:
                 item["usage"] = _obj(call.get("usage"))
                 span = _obj(call.get("time"))
-                item["model"] = {"start": _float(span.get("start")), "end": _float(span.get("end")), "name": str(call.get("model") or "")}
+                item["model"] = {
+                    "start": _float(span.get("start")),
+                    "end": _float(span.get("end")),
+                    "name": str(call.get("model") or ""),
+                }
         elif role == "tool":
             call_id = str(message.get("tool_call_id") or "")
             name, asked_at = asked.get(call_id, (str(message.get("name") or ""), None))
             item.update(call=name, call_id=call_id, asked=asked_at)
-            record = next((r for r in unplaced if r.replacement.strip() and r.replacement.strip() in item["text"]), None)
+            record = next(
+                (r for r in unplaced if r.replacement.strip() and r.replacement.strip() in item["text"]), None
+            )
             if record is not None:
                 unplaced.remove(record)
                 item["rewrite"] = _record(record)
@@ -82,8 +98,12 @@ def _items(nodes: Iterable[Any], records: Sequence[AuditRecord], calls: Sequence
     return items
 
 
-def _timeline(timing: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], items: Sequence[Mapping[str, Any]],
-              records: Sequence[AuditRecord]) -> list[dict[str, Any]]:
+def _timeline(
+    timing: Mapping[str, Any],
+    calls: Sequence[Mapping[str, Any]],
+    items: Sequence[Mapping[str, Any]],
+    records: Sequence[AuditRecord],
+) -> list[dict[str, Any]]:
     """Spans (epoch seconds) to draw on one time axis: the phases, each model call, each tool
     call (from the assistant's message to its result), and each denial or rewrite of the gate."""
     spans = [{"lane": "phase", "label": p["phase"], "start": p["start"], "end": p["end"]} for p in _phases(timing)]
@@ -96,8 +116,14 @@ def _timeline(timing: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], ite
         if item["kind"] == "tool" and item.get("asked") is not None and item.get("t") is not None:
             spans.append({"lane": "tool", "label": item["call"], "start": item["asked"], "end": item["t"]})
     for record in records:
-        spans.append({"lane": "gate", "label": f"{'denied' if record.stage == 'pre' else 'rewritten'}: {record.rule}",
-                      "start": record.time, "end": record.time})
+        spans.append(
+            {
+                "lane": "gate",
+                "label": f"{'denied' if record.stage == 'pre' else 'rewritten'}: {record.rule}",
+                "start": record.time,
+                "end": record.time,
+            }
+        )
     return spans
 
 
@@ -112,8 +138,17 @@ def _records(raw: object) -> list[AuditRecord]:
 
 
 def _record(r: AuditRecord) -> dict[str, Any]:
-    return {"rule": r.rule, "stage": r.stage, "denial": r.stage == "pre", "tool": r.tool, "args": r.arguments,
-            "replacement": r.replacement, "excerpt": r.original_excerpt, "sha256": r.original_sha256, "time": r.time}
+    return {
+        "rule": r.rule,
+        "stage": r.stage,
+        "denial": r.stage == "pre",
+        "tool": r.tool,
+        "args": r.arguments,
+        "replacement": r.replacement,
+        "excerpt": r.original_excerpt,
+        "sha256": r.original_sha256,
+        "time": r.time,
+    }
 
 
 def _call(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -127,9 +162,12 @@ def _call(raw: Mapping[str, Any]) -> dict[str, Any]:
             parsed = json.loads(arguments)
         except (ValueError, RecursionError):
             parsed = None
-    return {"id": str(raw.get("id") or ""), "name": str(raw.get("name") or function.get("name") or ""),
-            "args": parsed if isinstance(parsed, dict) else None,
-            "text": "" if isinstance(parsed, dict) else arguments if isinstance(arguments, str) else json.dumps(arguments)}
+    return {
+        "id": str(raw.get("id") or ""),
+        "name": str(raw.get("name") or function.get("name") or ""),
+        "args": parsed if isinstance(parsed, dict) else None,
+        "text": "" if isinstance(parsed, dict) else arguments if isinstance(arguments, str) else json.dumps(arguments),
+    }
 
 
 def _text(content: object) -> str:
@@ -138,7 +176,10 @@ def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) and p.get("type") == "text" else "[non-text part]" for p in content)
+        return "\n".join(
+            str(p.get("text", "")) if isinstance(p, dict) and p.get("type") == "text" else "[non-text part]"
+            for p in content
+        )
     return json.dumps(content, ensure_ascii=False)
 
 

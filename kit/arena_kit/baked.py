@@ -39,8 +39,12 @@ async def restore_baked_scripts(runtime: vf.Runtime, agent_user: str | None = No
     command = restore_command(runtime.scripts_dir)
     if agent_user is not None:
         scripts = f"{runtime.scripts_dir}-{agent_user}"
-        command += (f" && {{ {restore_command(scripts, f'{BAKED_SCRIPTS}-{agent_user}')}; }}"
-                    f" && {{ [ ! -d {shlex.quote(scripts)} ] || chown -R {shlex.quote(agent_user)}: {shlex.quote(scripts)}; }}")
+        command += (
+            f" && {{ {restore_command(scripts, f'{BAKED_SCRIPTS}-{agent_user}')}; }}"
+            f" && {{ [ ! -d {shlex.quote(scripts)} ] || chown -R {shlex.quote(agent_user)}: {shlex.quote(scripts)}; }}"
+        )
     result = await runtime.run(["sh", "-c", command], {})
     if result.exit_code != 0:
-        raise vf.SandboxError(f"could not restore the baked harness scripts into {runtime.scripts_dir}: {result.stderr.strip()[-500:]}")
+        raise vf.SandboxError(
+            f"could not restore the baked harness scripts into {runtime.scripts_dir}: {result.stderr.strip()[-500:]}"
+        )

@@ -40,10 +40,18 @@ from verifiers.v1.errors import SandboxError, stop_condition
 
 from arena_kit.errors import AgentKilledBoxError, BoxOomError, BoxOverBoundError
 
-__all__ = ["AGENT_FAULTS", "AGENT_FAULT_STOPS", "KILL_SIGNALS", "BoxEvidence", "agent_fault", "box_cgroups", "host_oom_kills", "killed_by", "mark_over_bound", "over_bound"]
-
-
-
+__all__ = [
+    "AGENT_FAULTS",
+    "AGENT_FAULT_STOPS",
+    "KILL_SIGNALS",
+    "BoxEvidence",
+    "agent_fault",
+    "box_cgroups",
+    "host_oom_kills",
+    "killed_by",
+    "mark_over_bound",
+    "over_bound",
+]
 
 
 AGENT_FAULTS: tuple[type[SandboxError], ...] = (BoxOomError, AgentKilledBoxError, BoxOverBoundError)
@@ -96,7 +104,9 @@ def killed_by(exit_code: int | None) -> signal.Signals | None:
     return sent if sent in KILL_SIGNALS else None
 
 
-def agent_fault(evidence: BoxEvidence, exit_code: int | None, detail: str, tool_pending: bool = False) -> SandboxError | None:
+def agent_fault(
+    evidence: BoxEvidence, exit_code: int | None, detail: str, tool_pending: bool = False
+) -> SandboxError | None:
     """The agent's fault a harness failure is, on `evidence`, the runner's `exit_code` (None: unknown,
     a live process) and, only when the code is unknown, whether the agent's tool call was still
     running (`tool_pending`); None: not the agent's by this evidence (the failure keeps its own type).
@@ -105,17 +115,27 @@ def agent_fault(evidence: BoxEvidence, exit_code: int | None, detail: str, tool_
         return BoxOverBoundError(f"the host stopped the box: {evidence.over_bound}: {detail}")
     if not evidence.running:
         # A stopped box is the host's (a daemon restart, a removal) unless the engine says OOM.
-        return BoxOomError(f"the engine reports the box killed for running out of memory: {detail}") if evidence.oom_killed else None
+        return (
+            BoxOomError(f"the engine reports the box killed for running out of memory: {detail}")
+            if evidence.oom_killed
+            else None
+        )
     if evidence.oom_killed or evidence.oom_kills:
-        return BoxOomError(f"the box ran out of memory ({evidence.oom_kills or 'an'} OOM kill(s) in its memory cgroup) "
-                           f"and its harness died (exit {exit_code}): {detail}")
+        return BoxOomError(
+            f"the box ran out of memory ({evidence.oom_kills or 'an'} OOM kill(s) in its memory cgroup) "
+            f"and its harness died (exit {exit_code}): {detail}"
+        )
     sent = killed_by(exit_code)
     if sent is not None:
-        return AgentKilledBoxError(f"the harness's runner was killed by {sent.name} (exit {exit_code}) in a box the "
-                                   f"engine reports running, with no OOM kill: a process in the box sent it: {detail}")
+        return AgentKilledBoxError(
+            f"the harness's runner was killed by {sent.name} (exit {exit_code}) in a box the "
+            f"engine reports running, with no OOM kill: a process in the box sent it: {detail}"
+        )
     if exit_code is None and tool_pending:
-        return AgentKilledBoxError("the harness died while the agent's tool call ran, in a box the engine reports "
-                                   f"running, with no OOM kill: {detail}")
+        return AgentKilledBoxError(
+            "the harness died while the agent's tool call ran, in a box the engine reports "
+            f"running, with no OOM kill: {detail}"
+        )
     return None
 
 

@@ -59,7 +59,9 @@ def locked_image(lock: Path, env_id: str) -> str:
         raise ValueError(f"image lock {lock} pins no image of {env_id!r} (it is not published): {publish}")
     ref = entry.get("ref")
     if not isinstance(ref, str) or not _DIGEST_REF.match(ref):
-        raise ValueError(f"image lock {lock}: the {env_id!r} entry's ref {ref!r} is not <repository>@sha256:<64 hex>: {publish}")
+        raise ValueError(
+            f"image lock {lock}: the {env_id!r} entry's ref {ref!r} is not <repository>@sha256:<64 hex>: {publish}"
+        )
     return ref
 
 

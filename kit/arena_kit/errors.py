@@ -35,8 +35,18 @@ import threading
 from typing import TYPE_CHECKING
 
 __all__ = [
-    "AgentKilledBoxError", "BoxLostError", "BoxOomError", "BoxOverBoundError", "BundleError", "EngineRefused",
-    "EngineUnreachableError", "NoFreeUid", "NotReexportOnly", "SeamError", "SecretError", "StartMissedError",
+    "AgentKilledBoxError",
+    "BoxLostError",
+    "BoxOomError",
+    "BoxOverBoundError",
+    "BundleError",
+    "EngineRefused",
+    "EngineUnreachableError",
+    "NoFreeUid",
+    "NotReexportOnly",
+    "SeamError",
+    "SecretError",
+    "StartMissedError",
     "TooConcurrent",
 ]
 
@@ -93,12 +103,18 @@ if TYPE_CHECKING:
     from verifiers.v1.errors import SandboxError
 
     class BoxLostError(SandboxError): ...  # type: ignore[misc]  # verifiers ships no types
+
     class EngineUnreachableError(SandboxError): ...  # type: ignore[misc]
+
     class StartMissedError(SandboxError): ...  # type: ignore[misc]
+
     class BoxOomError(SandboxError): ...  # type: ignore[misc]
+
     class AgentKilledBoxError(SandboxError): ...  # type: ignore[misc]
+
     class BoxOverBoundError(SandboxError): ...  # type: ignore[misc]
 else:
+
     def __getattr__(name: str) -> type:
         """A `SandboxError` subclass of `_SANDBOX_FAULTS`, all of them made (under a lock, so every reader
         gets the same classes) on the first read of any."""
@@ -109,5 +125,7 @@ else:
                 from verifiers.v1.errors import SandboxError
 
                 for fault, doc in _SANDBOX_FAULTS.items():
-                    globals()[fault] = type(fault, (SandboxError,), {"__doc__": doc, "__module__": __name__, "__qualname__": fault})
+                    globals()[fault] = type(
+                        fault, (SandboxError,), {"__doc__": doc, "__module__": __name__, "__qualname__": fault}
+                    )
         return globals()[name]

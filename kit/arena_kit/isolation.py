@@ -34,7 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from arena_kit.box_image import BoxImageConfig
 from arena_kit.runtimes.file_table import SHM_SEGMENTS, BoxFiles, box_files
 
-__all__ = ["ISOLATION", "Isolation", "IsolationTaskConfig", "box_limits", "confine", "pids_update_argv", "stock_box_options"]
+__all__ = [
+    "ISOLATION",
+    "Isolation",
+    "IsolationTaskConfig",
+    "box_limits",
+    "confine",
+    "pids_update_argv",
+    "stock_box_options",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +88,9 @@ class Isolation(BaseModel):
         """The TaskData fields that carry these limits (`resources`, `timeout`, `network_allow`, `agent_user`)."""
         return {
             "resources": vf.TaskResources(cpu=self.cpu, memory=self.memory),
-            "timeout": vf.TaskTimeout(setup=self.setup_s, agent=self.agent_s, finalize=self.finalize_s, scoring=self.scoring_s),
+            "timeout": vf.TaskTimeout(
+                setup=self.setup_s, agent=self.agent_s, finalize=self.finalize_s, scoring=self.scoring_s
+            ),
             "network_allow": list(self.network_allow),
             "agent_user": self.agent_user,
         }
@@ -130,8 +140,18 @@ def stock_box_options(pids: int) -> Iterator[None]:
     from arena_kit.verifiers_seam.stock_box import options
 
     limits = box_limits(pids)
-    with options(["--ulimit", f"nofile={limits.nofile}:{limits.nofile}", "--pids-limit", str(limits.pids),
-                  "--sysctl", f"kernel.shmmni={SHM_SEGMENTS}", "--security-opt", f"seccomp={profile_path()}"]):
+    with options(
+        [
+            "--ulimit",
+            f"nofile={limits.nofile}:{limits.nofile}",
+            "--pids-limit",
+            str(limits.pids),
+            "--sysctl",
+            f"kernel.shmmni={SHM_SEGMENTS}",
+            "--security-opt",
+            f"seccomp={profile_path()}",
+        ]
+    ):
         yield
 
 
@@ -180,7 +200,11 @@ async def own_uid(runtime: vf.Runtime, agent_user: str) -> bool:
     Raises:
         vf.SandboxError: no uid is free, or the box refused the change.
     """
-    if hasattr(runtime, "own_uid") or agent_user != ISOLATION.agent_user or getattr(runtime.info, "type", None) not in CONTAINER_ENGINES:
+    if (
+        hasattr(runtime, "own_uid")
+        or agent_user != ISOLATION.agent_user
+        or getattr(runtime.info, "type", None) not in CONTAINER_ENGINES
+    ):
         return False
     if LEASE_ATTRIBUTE in runtime.__dict__:
         return False
@@ -191,7 +215,9 @@ async def own_uid(runtime: vf.Runtime, agent_user: str) -> bool:
     except (RuntimeError, OSError) as error:
         raise vf.SandboxError(f"cannot give the agent a uid of its own: {error}") from error
     workdir = str(getattr(runtime.info, "workdir", None) or "/app")
-    result = await runtime.run(["sh", "-c", OWN_UID, "sh", agent_user, str(lease.uid), str(ISOLATION.agent_uid), workdir], {})
+    result = await runtime.run(
+        ["sh", "-c", OWN_UID, "sh", agent_user, str(lease.uid), str(ISOLATION.agent_uid), workdir], {}
+    )
     if result.exit_code != 0:
         lease.release()
         raise vf.SandboxError(f"cannot give {agent_user!r} the uid {lease.uid}: {result.stderr.strip()[-500:]}")
@@ -222,7 +248,9 @@ async def _limit_pids(runtime: vf.Runtime, pids: int) -> None:
     if not container or shutil.which(str(engine)) is None:
         raise vf.SandboxError(f"cannot set the PIDs limit: no {engine} container id or CLI (container={container!r})")
     argv = pids_update_argv(str(engine), container, pids)
-    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
     try:
         _, stderr = await asyncio.wait_for(proc.communicate(), UPDATE_TIMEOUT_S)
     except BaseException as stopped:
@@ -234,7 +262,11 @@ async def _limit_pids(runtime: vf.Runtime, pids: int) -> None:
                 proc.kill()
         await proc.communicate()
         if isinstance(stopped, TimeoutError):
-            raise vf.SandboxError(f"`{' '.join(argv)}` did not finish in {UPDATE_TIMEOUT_S:.0f} s; is the engine overloaded?") from None
+            raise vf.SandboxError(
+                f"`{' '.join(argv)}` did not finish in {UPDATE_TIMEOUT_S:.0f} s; is the engine overloaded?"
+            ) from None
         raise
     if proc.returncode != 0:
-        raise vf.SandboxError(f"`{' '.join(argv)}` failed ({proc.returncode}): {stderr.decode(errors='replace').strip()}")
+        raise vf.SandboxError(
+            f"`{' '.join(argv)}` failed ({proc.returncode}): {stderr.decode(errors='replace').strip()}"
+        )

@@ -40,11 +40,10 @@ _NULL_HANDLER = "_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 logger = logging.getLogger(__name__)
 
 
-
 def launched_as(module: str, argv: list[str] | None = None) -> bool:
     """Whether this process was started as `python [options] -m <module> ...`."""
     args = sys.orig_argv if argv is None else argv
-    return any(arg == "-m" and args[i + 1:i + 2] == [module] for i, arg in enumerate(args))
+    return any(arg == "-m" and args[i + 1 : i + 2] == [module] for i, arg in enumerate(args))
 
 
 def reexports(package: str) -> tuple[dict[str, tuple[str, str | None]], list[str] | None, bool]:
@@ -74,7 +73,7 @@ def reexports(package: str) -> tuple[dict[str, tuple[str, str | None]], list[str
                 if alias.asname is None and "." in alias.name:
                     raise NotReexportOnly(f"{spec.origin}:{node.lineno}: `import {alias.name}` binds a parent package")
                 names[alias.asname or alias.name] = (alias.name, None)
-        elif (isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]):
+        elif isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]:
             exported = list(ast.literal_eval(node.value))
         elif isinstance(node, ast.Expr) and ast.unparse(node) == _NULL_HANDLER:
             null_handler = True

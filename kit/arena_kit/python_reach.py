@@ -22,15 +22,56 @@ if TYPE_CHECKING:
 
 __all__ = ["base64_text", "read"]
 
-NET_MODULES = {"socket", "urllib", "urllib2", "urllib3", "requests", "httpx", "aiohttp", "http", "ftplib", "smtplib",
-               "telnetlib", "websocket", "websockets", "paramiko", "asyncssh", "pycurl"}
-IMPORTERS = {"__import__", "import_module", "find_spec", "files", "distribution", "version", "metadata", "requires",
-             "get_distribution", "get_loader", "find_loader"}
+NET_MODULES = {
+    "socket",
+    "urllib",
+    "urllib2",
+    "urllib3",
+    "requests",
+    "httpx",
+    "aiohttp",
+    "http",
+    "ftplib",
+    "smtplib",
+    "telnetlib",
+    "websocket",
+    "websockets",
+    "paramiko",
+    "asyncssh",
+    "pycurl",
+}
+IMPORTERS = {
+    "__import__",
+    "import_module",
+    "find_spec",
+    "files",
+    "distribution",
+    "version",
+    "metadata",
+    "requires",
+    "get_distribution",
+    "get_loader",
+    "find_loader",
+}
 """Functions whose first argument is a module or distribution name."""
 SHELL_CALLS = {"system", "popen", "getoutput", "getstatusoutput"}
 PROCESS_CALLS = {"run", "call", "check_call", "check_output", "Popen", "spawn"}
-PROSE_CALLS = {"print", "write", "writelines", "debug", "info", "warning", "warn", "error", "exception", "critical",
-               "log", "echo", "secho", "pprint"}
+PROSE_CALLS = {
+    "print",
+    "write",
+    "writelines",
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "log",
+    "echo",
+    "secho",
+    "pprint",
+}
 """Calls whose string arguments are prose: printed, logged or written out."""
 _PATHLIKE = re.compile(r"[~/]|\.[A-Za-z0-9]{1,10}$")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
@@ -86,7 +127,10 @@ def _name(func: ast.expr) -> tuple[str, str]:
     """(owner, name) of a called function: `os.system` → ("os", "system"), `print` → ("", "print")."""
     if isinstance(func, ast.Attribute):
         owner = func.value
-        return (owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else "", func.attr)
+        return (
+            owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else "",
+            func.attr,
+        )
     return ("", func.id) if isinstance(func, ast.Name) else ("", "")
 
 
@@ -117,12 +161,17 @@ def _call(node: ast.Call, found: Reach, shell: Callable[[str], None]) -> None:
     if name in IMPORTERS and isinstance(first, ast.Constant) and isinstance(first.value, str):
         found.paths.append(first.value)
     runs_shell = owner in {"os", "subprocess", "commands"} and name in SHELL_CALLS
-    runs_process = owner in {"subprocess", "asyncio"} and name in PROCESS_CALLS | {"create_subprocess_exec", "create_subprocess_shell"}
+    runs_process = owner in {"subprocess", "asyncio"} and name in PROCESS_CALLS | {
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+    }
     if not (runs_shell or runs_process) or first is None:
         return
     if isinstance(first, ast.Constant) and isinstance(first.value, str):
         shell(first.value)
-    elif isinstance(first, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
+    elif isinstance(first, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts
+    ):
         shell(shlex.join(str(e.value) for e in first.elts if isinstance(e, ast.Constant)))
     elif owner == "asyncio" and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
         shell(shlex.join(str(a.value) for a in node.args if isinstance(a, ast.Constant)))

@@ -85,7 +85,9 @@ def _arguments(call: vf.ToolCall | None) -> dict:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def _record(trace: vf.Trace, rule: Rule, environment: str, tool: str, arguments: dict, original: str, secrets: Sequence[str]) -> None:
+def _record(
+    trace: vf.Trace, rule: Rule, environment: str, tool: str, arguments: dict, original: str, secrets: Sequence[str]
+) -> None:
     data = trace.task.data if trace.task is not None else None
     record = AuditRecord(
         id=uuid.uuid4().hex,

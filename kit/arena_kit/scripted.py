@@ -8,8 +8,14 @@ from dataclasses import dataclass
 
 from arena_kit.policy import Action, Answer, Observation, Policy
 
-__all__ = ["INVESTIGATION_PREFIX", "SHORTCUT_CEILING", "SHORTCUT_PREFIX", "ScriptedPolicy", "Shortcut",
-           "shortcut_ceiling"]
+__all__ = [
+    "INVESTIGATION_PREFIX",
+    "SHORTCUT_CEILING",
+    "SHORTCUT_PREFIX",
+    "ScriptedPolicy",
+    "Shortcut",
+    "shortcut_ceiling",
+]
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,29 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = [
-    "BROAD", "CODE_FLAGS", "LOCATES", "NET_CLIENTS", "NET_CODE", "PROSE", "PYTHON", "SCRIPTED", "SEARCHES", "SHELLS",
-    "SINKS", "Invocation", "Reach", "base_name", "code_flags", "git", "operands", "printed", "reshaped", "scripted",
-    "search", "unescape", "unwrap",
+    "BROAD",
+    "CODE_FLAGS",
+    "LOCATES",
+    "NET_CLIENTS",
+    "NET_CODE",
+    "PROSE",
+    "PYTHON",
+    "SCRIPTED",
+    "SEARCHES",
+    "SHELLS",
+    "SINKS",
+    "Invocation",
+    "Reach",
+    "base_name",
+    "code_flags",
+    "git",
+    "operands",
+    "printed",
+    "reshaped",
+    "scripted",
+    "search",
+    "unescape",
+    "unwrap",
 ]
 
 
@@ -52,12 +72,57 @@ SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "source", "."}
 PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
 PROSE = {"echo", "printf", ":", "true", "false", "logger"}
 """Their arguments are text they print, not paths (an unquoted glob excepted: the shell lists it)."""
-SINKS = {"cat", "tee", "head", "tail", "wc", "sort", "uniq", "fold", "fmt", "column", "nl", "less", "more", "cut",
-         "tac", "tr", "grep", "egrep", "fgrep", "rg", "diff", "cmp", "md5sum", "sha256sum", "od", "base64", "xxd"}
+SINKS = {
+    "cat",
+    "tee",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "uniq",
+    "fold",
+    "fmt",
+    "column",
+    "nl",
+    "less",
+    "more",
+    "cut",
+    "tac",
+    "tr",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "diff",
+    "cmp",
+    "md5sum",
+    "sha256sum",
+    "od",
+    "base64",
+    "xxd",
+}
 """Programs that show, count, store or decode their input: it is data to them, never code or paths."""
-NET_CLIENTS = {"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp", "rsync",
-               "aria2c", "http", "https", "xh"}
-NET_CODE = re.compile(r"\b(?:urllib|urlopen|requests|httpx|aiohttp|http\.client|socket|fetch|WebSocket)\b|/dev/(?:tcp|udp)/")
+NET_CLIENTS = {
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "ssh",
+    "scp",
+    "sftp",
+    "ftp",
+    "rsync",
+    "aria2c",
+    "http",
+    "https",
+    "xh",
+}
+NET_CODE = re.compile(
+    r"\b(?:urllib|urlopen|requests|httpx|aiohttp|http\.client|socket|fetch|WebSocket)\b|/dev/(?:tcp|udp)/"
+)
 """Code that talks to the network (for code read as text: node -e, perl -e, unparsable Python)."""
 CODE_FLAGS = {"node": {"-e", "--eval", "-p", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}}
 SCRIPTED = {"sed": {"-e", "--expression"}, "awk": {"-v"}, "gawk": {"-v"}, "mawk": {"-v"}, "jq": set()}
@@ -65,19 +130,74 @@ SCRIPTED = {"sed": {"-e", "--expression"}, "awk": {"-v"}, "gawk": {"-v"}, "mawk"
 SEARCHES = {"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "fd"}
 LOCATES = {"locate", "plocate", "mlocate", "slocate"}
 WRAPPERS = {
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u"}, "exec": {"-a"}, "nohup": set(),
-    "time": set(), "command": set(), "builtin": set(), "setsid": set(), "unbuffer": set(), "busybox": set(),
-    "stdbuf": {"-i", "-o", "-e"}, "nice": {"-n"}, "ionice": {"-c", "-n"}, "env": {"-u", "-C", "--unset", "--chdir"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"}, "watch": {"-n", "-d"}, "strace": {"-e", "-o", "-p", "-s"},
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
+    "doas": {"-u"},
+    "exec": {"-a"},
+    "nohup": set(),
+    "time": set(),
+    "command": set(),
+    "builtin": set(),
+    "setsid": set(),
+    "unbuffer": set(),
+    "busybox": set(),
+    "stdbuf": {"-i", "-o", "-e"},
+    "nice": {"-n"},
+    "ionice": {"-c", "-n"},
+    "env": {"-u", "-C", "--unset", "--chdir"},
+    "timeout": {"-s", "--signal", "-k", "--kill-after"},
+    "watch": {"-n", "-d"},
+    "strace": {"-e", "-o", "-p", "-s"},
     "xargs": {"-I", "-i", "-n", "-P", "-L", "-l", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args"},
 }
 """Programs that run the program named in their arguments, with the options that take a value."""
-_GREP_VALUES = {"-A", "-B", "-C", "-m", "-d", "-D", "-t", "-T", "-M", "-j", "--max-count", "--context", "--type",
-                "--after-context", "--before-context", "--threads", "--type-not", "-e", "--regexp", "-f", "--file",
-                "-g", "--glob", "--iglob", "--include", "--exclude", "--exclude-dir", "-E", "--extension"}
+_GREP_VALUES = {
+    "-A",
+    "-B",
+    "-C",
+    "-m",
+    "-d",
+    "-D",
+    "-t",
+    "-T",
+    "-M",
+    "-j",
+    "--max-count",
+    "--context",
+    "--type",
+    "--after-context",
+    "--before-context",
+    "--threads",
+    "--type-not",
+    "-e",
+    "--regexp",
+    "-f",
+    "--file",
+    "-g",
+    "--glob",
+    "--iglob",
+    "--include",
+    "--exclude",
+    "--exclude-dir",
+    "-E",
+    "--extension",
+}
 _GREP_SOUGHT = {"-g", "--glob", "--iglob", "--include", "-E", "--extension"}
-_GIT_PROSE = {"-m", "--message", "--grep", "-S", "-G", "--author", "--committer", "--format", "--pretty", "-F", "--file"}
-BROAD = re.compile(r"(?:~|\$\{?HOME\b|\.\.|/(?:$|\*|(?:root|home|usr|opt|var|etc|srv|mnt|media|proc|sys|lib|lib64|bin|sbin|run|boot|snap|nix)\b))")
+_GIT_PROSE = {
+    "-m",
+    "--message",
+    "--grep",
+    "-S",
+    "-G",
+    "--author",
+    "--committer",
+    "--format",
+    "--pretty",
+    "-F",
+    "--file",
+}
+BROAD = re.compile(
+    r"(?:~|\$\{?HOME\b|\.\.|/(?:$|\*|(?:root|home|usr|opt|var|etc|srv|mnt|media|proc|sys|lib|lib64|bin|sbin|run|boot|snap|nix)\b))"
+)
 """A search scope outside the box's own task files: the whole tree, a home, a system directory."""
 
 
@@ -168,7 +288,7 @@ def scripted(found: Reach, flags: set[str], args: list[str]) -> None:
             has_script = True
             index += 2
         elif arg in {"--arg", "--argjson"}:
-            found.texts.extend(args[index + 1:index + 3])
+            found.texts.extend(args[index + 1 : index + 3])
             index += 3
         else:
             if arg == "-" or not arg.startswith("-"):
@@ -200,7 +320,7 @@ def unwrap(head: str, args: list[str], writes: tuple[str, ...] = ()) -> Invocati
                 return Invocation("echo", (), writes, True)
             return Invocation(name, tuple(args), writes, by_xargs)
         by_xargs = by_xargs or name == "xargs"
-        name, args = base_name(args[index]), args[index + 1:]
+        name, args = base_name(args[index]), args[index + 1 :]
     return Invocation(name, tuple(args), writes, by_xargs)
 
 
@@ -215,7 +335,7 @@ def printed(name: str, args: list[str]) -> str | None:
     """What echo/printf print, for their common static forms."""
     if name == "echo":
         flags = [a for a in args[:2] if re.fullmatch(r"-[neE]+", a)]
-        text = " ".join(args[len(flags):])
+        text = " ".join(args[len(flags) :])
         text = unescape(text) if any("e" in f for f in flags) else text
         return text if any("n" in f for f in flags) else text + "\n"
     if name == "printf" and args:
@@ -227,7 +347,7 @@ def printed(name: str, args: list[str]) -> str | None:
             return unescape(fmt.replace("%%", "%"))
         out = []
         for start in range(0, len(values), slots):
-            chunk = iter(values[start:start + slots] + [""] * slots)
+            chunk = iter(values[start : start + slots] + [""] * slots)
             out.append(unescape(re.sub(r"%[sb]", lambda _match: next(chunk), fmt)))
         return "".join(out)
     return "" if name in {":", "true", "false"} else None

@@ -28,8 +28,27 @@ from tree_sitter import Language, Node, Parser
 from arena_kit import python_reach
 from arena_kit.python_reach import base64_text
 from arena_kit.shell_programs import (
-    BROAD, CODE_FLAGS, LOCATES, NET_CLIENTS, PROSE, PYTHON, SCRIPTED, SEARCHES, SHELLS, SINKS, Invocation, Reach,
-    code_flags, git, operands, printed, reshaped, scripted, search, unescape, unwrap,
+    BROAD,
+    CODE_FLAGS,
+    LOCATES,
+    NET_CLIENTS,
+    PROSE,
+    PYTHON,
+    SCRIPTED,
+    SEARCHES,
+    SHELLS,
+    SINKS,
+    Invocation,
+    Reach,
+    code_flags,
+    git,
+    operands,
+    printed,
+    reshaped,
+    scripted,
+    search,
+    unescape,
+    unwrap,
 )
 
 __all__ = ["Invocation", "Reach", "reach"]
@@ -40,16 +59,57 @@ MAX_DEPTH = 6
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 
-_FIND_SOUGHT = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname"}
+_FIND_SOUGHT = {
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+}
 _FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
 _GLOB = re.compile(r"(?<!\\)[*?[]")
 _WRITE_REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<>"}
-_WORDS = {"word", "string", "raw_string", "ansi_c_string", "concatenation", "simple_expansion", "expansion",
-          "command_substitution", "process_substitution", "number", "translated_string"}
-_STATEMENTS = {"command", "redirected_statement", "pipeline", "list", "subshell", "compound_statement", "if_statement",
-               "while_statement", "for_statement", "case_statement", "case_item", "function_definition", "do_group",
-               "elif_clause", "else_clause", "negated_command", "variable_assignment", "declaration_command",
-               "c_style_for_statement", "test_command", "ERROR"}
+_WORDS = {
+    "word",
+    "string",
+    "raw_string",
+    "ansi_c_string",
+    "concatenation",
+    "simple_expansion",
+    "expansion",
+    "command_substitution",
+    "process_substitution",
+    "number",
+    "translated_string",
+}
+_STATEMENTS = {
+    "command",
+    "redirected_statement",
+    "pipeline",
+    "list",
+    "subshell",
+    "compound_statement",
+    "if_statement",
+    "while_statement",
+    "for_statement",
+    "case_statement",
+    "case_item",
+    "function_definition",
+    "do_group",
+    "elif_clause",
+    "else_clause",
+    "negated_command",
+    "variable_assignment",
+    "declaration_command",
+    "c_style_for_statement",
+    "test_command",
+    "ERROR",
+}
 
 
 @lru_cache(maxsize=512)
@@ -216,7 +276,10 @@ class _Walker:
             tokens = shlex.split(inner)
         except ValueError:
             tokens = inner.split()
-        operands(self.found, [t for t in tokens if not t.startswith("-") and t not in {"=", "==", "!=", "=~", "!", "&&", "||"}])
+        operands(
+            self.found,
+            [t for t in tokens if not t.startswith("-") and t not in {"=", "==", "!=", "=~", "!", "&&", "||"}],
+        )
 
     def assign(self, node: Node) -> None:
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
@@ -248,7 +311,9 @@ class _Walker:
             output = self.stage(stage, ahead[index], after, piped)
         return output
 
-    def invocation(self, stage: Node, words: list[_Word] | None = None, writes: tuple[str, ...] = ()) -> Invocation | None:
+    def invocation(
+        self, stage: Node, words: list[_Word] | None = None, writes: tuple[str, ...] = ()
+    ) -> Invocation | None:
         """The program a stage runs (from its recorded `words` when given, else a side-effect-free look)."""
         command = stage.child_by_field_name("body") if stage.type == "redirected_statement" else stage
         if command is None or command.type != "command":
@@ -328,7 +393,7 @@ class _Walker:
         """An unquoted heredoc's text: its expansions and substitutions judged and filled in."""
         source, parts, static, cursor = body.text or b"", [], True, body.start_byte
         for child in body.named_children:
-            parts.append(source[cursor - body.start_byte:child.start_byte - body.start_byte].decode())
+            parts.append(source[cursor - body.start_byte : child.start_byte - body.start_byte].decode())
             if child.type == "heredoc_content":
                 parts.append((child.text or b"").decode())
             else:
@@ -336,7 +401,7 @@ class _Walker:
                 static = static and word.static
                 parts.append(word.value)
             cursor = child.end_byte
-        parts.append(source[cursor - body.start_byte:].decode())
+        parts.append(source[cursor - body.start_byte :].decode())
         return "".join(parts) if static else None
 
     # --- simple commands ----------------------------------------------------------------------------
@@ -418,11 +483,11 @@ class _Walker:
             arg = args[index]
             if arg == "-c" and index + 1 < len(args):
                 self.python(args[index + 1])
-                operands(self.found, args[index + 2:])
+                operands(self.found, args[index + 2 :])
                 self.stdin(feed, Invocation("data"))
                 return
             if arg == "-m" and index + 1 < len(args):
-                operands(self.found, args[index + 1:])
+                operands(self.found, args[index + 1 :])
                 self.stdin(feed, Invocation("data"))
                 return
             if arg == "-" or not arg.startswith("-"):
@@ -451,7 +516,7 @@ class _Walker:
                 index += 2
             elif arg in _FIND_EXEC:
                 end = next((i for i in range(index + 1, len(args)) if args[i] in {";", "+"}), len(args))
-                inner = args[index + 1:end]
+                inner = args[index + 1 : end]
                 if inner:
                     self.command(unwrap(inner[0], inner[1:]), [_Word(a) for a in inner], None, _NO_INPUT)
                 index = end + 1
@@ -487,7 +552,7 @@ class _Walker:
         quoted = node.type == "string"
         source, parts, static, glob, cursor = node.text or b"", [], True, False, node.start_byte
         for child in node.children:
-            gap = source[cursor - node.start_byte:child.start_byte - node.start_byte].decode()
+            gap = source[cursor - node.start_byte : child.start_byte - node.start_byte].decode()
             parts.append(gap)
             cursor = child.end_byte
             if child.type == '"':

@@ -26,7 +26,6 @@ ENV = "ARENA_TASK_SECRET"
 SECRET_BYTES = 32
 
 
-
 def secret_path() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "arena" / "task-secret"
@@ -48,7 +47,9 @@ def _read_or_create(path: Path) -> bytes:
     except OSError as e:
         raise SecretError(f"cannot read the task secret {path}: {e.strerror or e}; set {ENV} instead") from e
     if len(data) < 16:
-        raise SecretError(f"the task secret {path} holds {len(data)} bytes (at least 16 expected); delete it to make a new one, or set {ENV}")
+        raise SecretError(
+            f"the task secret {path} holds {len(data)} bytes (at least 16 expected); delete it to make a new one, or set {ENV}"
+        )
     return data
 
 

@@ -54,8 +54,10 @@ def argument_refusal(tool: str, metadata: FuncMetadata, arguments: Mapping[str, 
     takes = f"{tool} takes {', '.join(names)}" if names else f"{tool} takes no arguments"
     unknown = [key for key in arguments if key not in names]
     if unknown:
-        return (f"unknown argument{'s' if len(unknown) > 1 else ''} "
-                f"{', '.join(repr(k[:_SHOWN_CHARS]) for k in unknown)}; {takes}. Nothing was run or charged.")
+        return (
+            f"unknown argument{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k[:_SHOWN_CHARS]) for k in unknown)}; {takes}. Nothing was run or charged."
+        )
     try:
         metadata.validate_arguments(dict(arguments))
     except ValidationError as e:
@@ -87,8 +89,9 @@ class SerialToolset(HookedToolset[ConfigT, StateT], Generic[ConfigT, StateT]):
     def register(self, mcp: MCPServer) -> None:
         super().register(mcp)
         # The same model the SDK builds from each tool's signature, so both agree on what is valid.
-        self._arguments = {getattr(fn, "tool_name", None) or fn.__name__: func_metadata(fn)
-                           for fn in discover_decorated(self, "tool")}
+        self._arguments = {
+            getattr(fn, "tool_name", None) or fn.__name__: func_metadata(fn) for fn in discover_decorated(self, "tool")
+        }
         mcp.middleware.append(self._refuse_bad_arguments)
 
     async def _refuse_bad_arguments(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:

@@ -51,26 +51,43 @@ class CgroupSampler:
 
 def measure(harness: str, rollouts: int, server_url: str, out: Path) -> dict[str, float]:
     request = EvalRequest(
-        taskset=ENV, harness=harness, model=model_name(ENV, "oracle"), image=f"arena/{ENV}:latest",
-        base_url=server_url, run_name=f"lean-measure-{harness}", output_dir=out, num_tasks=rollouts,
-        max_concurrent=1, taskset_args={"split": "dev"},
+        taskset=ENV,
+        harness=harness,
+        model=model_name(ENV, "oracle"),
+        image=f"arena/{ENV}:latest",
+        base_url=server_url,
+        run_name=f"lean-measure-{harness}",
+        output_dir=out,
+        num_tasks=rollouts,
+        max_concurrent=1,
+        taskset_args={"split": "dev"},
     )
     with CgroupSampler() as sampler:
         outcome = run_eval(request, progress=lambda _line: None)
     outcome.raise_for_failures()
     # Traces carry docker's short id; cgroups are named by the full one.
-    box = [max((ns for cid, ns in sampler.usage_ns.items() if e.runtime_id and cid.startswith(e.runtime_id)), default=0) / 1e9
-           for e in outcome.episodes]
+    box = [
+        max((ns for cid, ns in sampler.usage_ns.items() if e.runtime_id and cid.startswith(e.runtime_id)), default=0)
+        / 1e9
+        for e in outcome.episodes
+    ]
 
     def phase(name: str) -> float:
         return statistics.mean(e.timing[name]["end"] - e.timing[name]["start"] for e in outcome.episodes)
 
     harness_s = statistics.mean(e.timing["agent"]["harness"]["duration"] for e in outcome.episodes)
     return {
-        "rollouts": len(outcome.episodes), "mean_reward": statistics.mean(e.reward or 0.0 for e in outcome.episodes),
-        "vf_eval_tree_cpu_s": outcome.cpu_s or 0.0, "box_cpu_s_per_rollout": statistics.mean(box),
-        "box_cpu_s_min": min(box), "box_cpu_s_max": max(box), "wall_s": outcome.wall_s or 0.0,
-        "boot_s": phase("boot"), "setup_s": phase("setup"), "agent_s": phase("agent"), "harness_s": harness_s,
+        "rollouts": len(outcome.episodes),
+        "mean_reward": statistics.mean(e.reward or 0.0 for e in outcome.episodes),
+        "vf_eval_tree_cpu_s": outcome.cpu_s or 0.0,
+        "box_cpu_s_per_rollout": statistics.mean(box),
+        "box_cpu_s_min": min(box),
+        "box_cpu_s_max": max(box),
+        "wall_s": outcome.wall_s or 0.0,
+        "boot_s": phase("boot"),
+        "setup_s": phase("setup"),
+        "agent_s": phase("agent"),
+        "harness_s": harness_s,
         "scoring_s": phase("scoring"),
     }
 
@@ -81,7 +98,11 @@ def main() -> None:
     with start_in_thread() as server:
         for harness in ("bash", "arena-bash"):
             figures = measure(harness, rollouts, server.url, out)
-            print(harness, " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()), flush=True)
+            print(
+                harness,
+                " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ from arena_kit.scripted import ScriptedPolicy
 from arena_testkit.lean_evals import smoke_request
 
 TICK = os.sysconf("SC_CLK_TCK")
-POLICY = ScriptedPolicy([RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"), CallTool("note", {"text": "n"}), Answer("DONE")])
+POLICY = ScriptedPolicy(
+    [RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"), CallTool("note", {"text": "n"}), Answer("DONE")]
+)
 CATEGORIES = ("vf-eval python", "docker CLI", "dockerd", "containerd", "shims", "runc", "in box")
 DOCKER_SIDE = ("docker CLI", "dockerd", "containerd", "shims", "runc")
 CALIBRATION = {"runc": 0.0}
@@ -67,7 +69,7 @@ def runc_calls(path: Path | None, shims: set[int]) -> int:
     count = 0
     for offset in range(0, len(data) - 63, 64):
         (ppid,) = struct.unpack_from("<I", data, offset + 20)
-        count += ppid in shims and data[offset + 48:offset + 64].split(b"\0")[0] == b"runc"
+        count += ppid in shims and data[offset + 48 : offset + 64].split(b"\0")[0] == b"runc"
     return count
 
 
@@ -75,8 +77,13 @@ def runc_exec_cost(image: str, calls: int = 20) -> float:
     """CPU-s of one `runc exec` of `true` into a running container (what a shim runs per exec), from this
     process's reaped children (exact, unlike accounting)."""
     client = docker.from_env()
-    container = client.containers.run(image, ["sleep", "infinity"], entrypoint=[], detach=True,
-                                      labels={"arena.session": f"measure-runc-{os.getpid()}"})
+    container = client.containers.run(
+        image,
+        ["sleep", "infinity"],
+        entrypoint=[],
+        detach=True,
+        labels={"arena.session": f"measure-runc-{os.getpid()}"},
+    )
     try:
         argv = ["runc", "--root", "/run/docker/runtime-runc/moby", "exec", container.id, "true"]
         subprocess.run(argv, check=True, capture_output=True)  # warm the page cache
@@ -196,7 +203,8 @@ class Sampler:
             "dockerd": last["dockerd"] - first["dockerd"],
             "containerd": last["containerd"] - first["containerd"],
             "shims": sum(own for own, _ in shims),
-            "runc": self.runc_cost * runc_calls(self.accounting, {pid for pid in self.last if self.kind.get(pid) == "shim"}),
+            "runc": self.runc_cost
+            * runc_calls(self.accounting, {pid for pid in self.last if self.kind.get(pid) == "shim"}),
             "in box": in_box,
         }
 
@@ -230,13 +238,19 @@ class Result:
         total = sum(per.values())
         cells = " | ".join(f"{per[k]:.3f}" for k in CATEGORIES)
         docker_side = sum(per[k] for k in DOCKER_SIDE)
-        return (f"| {self.name} | {self.window_s / self.rollouts:.3f} | {self.rollouts / self.window_s:.2f} | {cells} | "
-                f"**{docker_side:.3f}** | **{total:.3f}** | {self.cli_calls / self.rollouts:.1f} | {self.failed} |")
+        return (
+            f"| {self.name} | {self.window_s / self.rollouts:.3f} | {self.rollouts / self.window_s:.2f} | {cells} | "
+            f"**{docker_side:.3f}** | **{total:.3f}** | {self.cli_calls / self.rollouts:.1f} | {self.failed} |"
+        )
 
 
-def run_config(path: str, level: int, rollouts: int, image: str, server_url: str, out: Path, harness: str = "bash") -> Result:
+def run_config(
+    path: str, level: int, rollouts: int, image: str, server_url: str, out: Path, harness: str = "bash"
+) -> Result:
     name = f"measure-{harness}-{path}-c{level}-{int(time.time())}"
-    request = smoke_request(server_url, "arena/measure", image, out, name, runtime_args={"allow": []}, max_concurrent=level)
+    request = smoke_request(
+        server_url, "arena/measure", image, out, name, runtime_args={"allow": []}, max_concurrent=level
+    )
     request = dataclasses.replace(request, harness=harness)  # type: ignore[arg-type]
     config = eval_config(request)
     config["env"]["docker"] = path
@@ -250,14 +264,22 @@ def run_config(path: str, level: int, rollouts: int, image: str, server_url: str
     shim_dir.mkdir()
     calls = out / f"{name}.docker-calls"
     real = subprocess.run(["which", "docker"], capture_output=True, text=True, check=True).stdout.strip()
-    (shim_dir / "docker").write_text(f"#!/bin/sh\necho \"$1\" >> {calls}\nexec {real} \"$@\"\n")
+    (shim_dir / "docker").write_text(f'#!/bin/sh\necho "$1" >> {calls}\nexec {real} "$@"\n')
     (shim_dir / "docker").chmod(0o755)
-    env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": name, **request.env, "PATH": f"{shim_dir}:{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        API_KEY_VAR: "arena-local",
+        "VF_RUN_ID": name,
+        **request.env,
+        "PATH": f"{shim_dir}:{os.environ['PATH']}",
+    }
     vf_eval = str(Path(sys.executable).with_name("vf-eval"))
     times: list[float] = []
     with accounting(out / f"{name}.acct") as acct:
         with open(out / f"{name}.log", "wb") as log:
-            proc = subprocess.Popen([vf_eval, "@", str(toml), "--no-rich", "--clean"], stdout=log, stderr=subprocess.STDOUT, env=env)
+            proc = subprocess.Popen(
+                [vf_eval, "@", str(toml), "--no-rich", "--clean"], stdout=log, stderr=subprocess.STDOUT, env=env
+            )
         sampler = Sampler(proc.pid, accounting=acct)
         close = watch_containers(f"verifiers.run={name}", sampler, times, sampler.stop)
         thread = threading.Thread(target=sampler.run, daemon=True)
@@ -270,11 +292,19 @@ def run_config(path: str, level: int, rollouts: int, image: str, server_url: str
     outcome = read_outcome(request.run_dir, proc.returncode)
     window = (min(times), max(times)) if times else (0.0, 1.0)
     cli_calls = len(calls.read_text().splitlines()) if calls.exists() else 0
-    return Result(f"{harness} {path} c={level}", rollouts, window[1] - window[0], sampler.per_category(*window), len(outcome.failures) + (rollouts - len(outcome.episodes)), cli_calls)
+    return Result(
+        f"{harness} {path} c={level}",
+        rollouts,
+        window[1] - window[0],
+        sampler.per_category(*window),
+        len(outcome.failures) + (rollouts - len(outcome.episodes)),
+        cli_calls,
+    )
 
 
-def _measured(work: Callable[[], None], sampler: Sampler, thread: threading.Thread, close: Callable[[], None],
-              times: list[float]) -> tuple[float, dict[str, float], float]:
+def _measured(
+    work: Callable[[], None], sampler: Sampler, thread: threading.Thread, close: Callable[[], None], times: list[float]
+) -> tuple[float, dict[str, float], float]:
     """Run `work` in this process while the sampler watches; (container window s, CPU-s by category
     with this process's children as "docker CLI", this process's own CPU-s)."""
     before = os.times()
@@ -372,7 +402,9 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=16)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--paths", nargs="+", default=["stock", "lean"])
-    parser.add_argument("--harnesses", nargs="+", default=["bash"], help="bash, arena-bash, claude_code, codex, arena-codex")
+    parser.add_argument(
+        "--harnesses", nargs="+", default=["bash"], help="bash, arena-bash, claude_code, codex, arena-codex"
+    )
     parser.add_argument("--no-floor", action="store_true", help="skip the `docker run` floor runs")
     parser.add_argument("--image", default="arena/harness:latest")
     parser.add_argument("--out", type=Path, default=Path("/tmp/lean-measure"))
@@ -387,7 +419,11 @@ def main() -> None:
             for path in args.paths:
                 results.append(run_boxes(path, level, args.rollouts, args.image))
                 print(results[-1].row(), flush=True)
-        print("| config | wall s/box | boxes/s | " + " | ".join(CATEGORIES) + " | docker side | CPU-s/box | CLI calls | failed |")
+        print(
+            "| config | wall s/box | boxes/s | "
+            + " | ".join(CATEGORIES)
+            + " | docker side | CPU-s/box | CLI calls | failed |"
+        )
         print("|---|---:|---:|" + "---:|" * (len(CATEGORIES) + 4))
         for result in results:
             print(result.row())
@@ -401,7 +437,11 @@ def main() -> None:
                     results.append(run_config(path, level, args.rollouts, args.image, server.url, args.out, harness))
                     print(results[-1].row(), flush=True)
     print(f"\nload average at the end: {os.getloadavg()}")
-    print("| config | wall s/rollout | rollouts/s | " + " | ".join(CATEGORIES) + " | docker side | CPU-s/rollout | docker CLI calls/rollout | failed |")
+    print(
+        "| config | wall s/rollout | rollouts/s | "
+        + " | ".join(CATEGORIES)
+        + " | docker side | CPU-s/rollout | docker CLI calls/rollout | failed |"
+    )
     print("|---|---:|---:|" + "---:|" * (len(CATEGORIES) + 4))
     for result in results:
         print(result.row())

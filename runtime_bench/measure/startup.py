@@ -79,8 +79,12 @@ def _watch(proc: subprocess.Popen[bytes], log: Path, launched: float, rep: Rep, 
         now = time.time() - launched
         if server is None:
             for entry in os.listdir("/proc"):
-                if entry.isdigit() and (st := _stat(int(entry))) and st[0] == proc.pid and any(
-                        s in _cmdline(int(entry)) for s in SERVERS):
+                if (
+                    entry.isdigit()
+                    and (st := _stat(int(entry)))
+                    and st[0] == proc.pid
+                    and any(s in _cmdline(int(entry)) for s in SERVERS)
+                ):
                     server = int(entry)
                     rep.times["server_spawn"] = st[2] - launched
                     rep.server_cmd = _cmdline(server)
@@ -101,24 +105,39 @@ def _watch(proc: subprocess.Popen[bytes], log: Path, launched: float, rep: Rep, 
 
 
 def measure(taskset: str, harness: Harness, base_url: str, out: Path, name: str, hooks: bool = True) -> Rep:
-    request = EvalRequest(taskset=taskset, harness=harness, model=f"arena/{taskset}/oracle", image=IMAGES[taskset],
-                          base_url=base_url, run_name=name, output_dir=out, num_tasks=1, max_concurrent=1)
+    request = EvalRequest(
+        taskset=taskset,
+        harness=harness,
+        model=f"arena/{taskset}/oracle",
+        image=IMAGES[taskset],
+        base_url=base_url,
+        run_name=name,
+        output_dir=out,
+        num_tasks=1,
+        max_concurrent=1,
+    )
     config = eval_config(request)
     config["env"]["taskset"]["split"] = "dev"
     toml = out / f"{name}.toml"
     toml.write_text(tomli_w.dumps(config))
     rep = Rep(taskset, name)
     client = docker.from_env()
-    events = client.events(filters={"label": f"verifiers.run={name}", "type": "container", "event": "create"},
-                           decode=True)
+    events = client.events(
+        filters={"label": f"verifiers.run={name}", "type": "container", "event": "create"}, decode=True
+    )
     starts = DEFAULT_STARTS if harness in LIVE_HARNESSES else 0
     env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": name, RUN_DIR_ENV: str(request.run_dir.resolve())}
     done = threading.Event()
     with open(out / f"{name}.log", "wb") as log:
         launched = time.time()
-        launcher = [sys.executable, "-m", "arena.vf_hooks", str(starts)] if hooks else [str(Path(sys.executable).with_name("vf-eval"))]
-        proc = subprocess.Popen([*launcher, "@", str(toml), "--no-rich", "--clean"], stdout=log, stderr=subprocess.STDOUT,
-                                env=env)
+        launcher = (
+            [sys.executable, "-m", "arena.vf_hooks", str(starts)]
+            if hooks
+            else [str(Path(sys.executable).with_name("vf-eval"))]
+        )
+        proc = subprocess.Popen(
+            [*launcher, "@", str(toml), "--no-rich", "--clean"], stdout=log, stderr=subprocess.STDOUT, env=env
+        )
         boxes: list[float] = []
 
         def on_events() -> None:
@@ -127,8 +146,11 @@ def measure(taskset: str, harness: Harness, base_url: str, out: Path, name: str,
                 return
 
         threading.Thread(target=on_events, daemon=True).start()
-        watcher = threading.Thread(target=_watch, args=(proc, request.run_dir / "logs" / "latest" / "eval.log",
-                                                        launched, rep, done), daemon=True)
+        watcher = threading.Thread(
+            target=_watch,
+            args=(proc, request.run_dir / "logs" / "latest" / "eval.log", launched, rep, done),
+            daemon=True,
+        )
         watcher.start()
         try:
             proc.wait(DEADLINE_S)
@@ -156,8 +178,11 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tasksets", nargs="+", default=list(IMAGES), choices=list(IMAGES))
     parser.add_argument("--harness", default="bash", choices=HARNESSES)
-    parser.add_argument("--plain", action="store_true", help="launch verifiers' own vf-eval script (no Arena hooks), "
-                        "the reference without arena.vf_startup")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="launch verifiers' own vf-eval script (no Arena hooks), the reference without arena.vf_startup",
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/arena-startup"))
     parser.add_argument("--label", default="run", help="a tag for the run names and the JSON lines")
     args = parser.parse_args()
@@ -167,18 +192,31 @@ def main() -> None:
         for taskset in args.tasksets:
             for i in range(args.reps):
                 load = _load()
-                rep = measure(taskset, args.harness, server.url, args.out,
-                              f"startup-{args.label}-{args.harness}-{taskset}-{i}-{os.getpid()}", hooks=not args.plain)
+                rep = measure(
+                    taskset,
+                    args.harness,
+                    server.url,
+                    args.out,
+                    f"startup-{args.label}-{args.harness}-{taskset}-{i}-{os.getpid()}",
+                    hooks=not args.plain,
+                )
                 reps.append(rep)
-                print(json.dumps({"label": args.label, "harness": args.harness, "load_before": load, **asdict(rep)}), flush=True)
+                print(
+                    json.dumps({"label": args.label, "harness": args.harness, "load_before": load, **asdict(rep)}),
+                    flush=True,
+                )
     for taskset in args.tasksets:
         mine = [r for r in reps if r.taskset == taskset]
         keys = ("log", "server_spawn", "server_up", "rollout", "box")
         medians = {k: statistics.median(r.times.get(k, float("nan")) for r in mine) for k in keys}
         cpu = {k: statistics.median(r.cpu.get(k, float("nan")) for r in mine) for k in ("vf-eval", "tool server")}
-        print(f"{args.label} {args.harness} {taskset}: median s after launch " + ", ".join(f"{k} {v:.2f}" for k, v in medians.items())
-              + "; CPU-s at rollout " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
-              + f"; failed {sum(r.failed for r in mine)}")
+        print(
+            f"{args.label} {args.harness} {taskset}: median s after launch "
+            + ", ".join(f"{k} {v:.2f}" for k, v in medians.items())
+            + "; CPU-s at rollout "
+            + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
+            + f"; failed {sum(r.failed for r in mine)}"
+        )
 
 
 if __name__ == "__main__":

@@ -28,9 +28,17 @@ from arena.server import start_in_thread
 
 def run(harness: str, base_url: str, out: Path, tasks: int) -> list[dict[str, float]]:
     name = f"codex-{harness}-{os.getpid()}"
-    request = EvalRequest(taskset="fault-localisation", harness="codex", model="arena/fault-localisation/oracle",
-                          image="arena/fault-localisation:latest", base_url=base_url, run_name=name, output_dir=out,
-                          num_tasks=tasks, max_concurrent=1)
+    request = EvalRequest(
+        taskset="fault-localisation",
+        harness="codex",
+        model="arena/fault-localisation/oracle",
+        image="arena/fault-localisation:latest",
+        base_url=base_url,
+        run_name=name,
+        output_dir=out,
+        num_tasks=tasks,
+        max_concurrent=1,
+    )
     config = eval_config(request)
     config["env"]["taskset"]["split"] = "dev"
     config["env"]["agent"]["harness"]["id"] = harness
@@ -39,8 +47,14 @@ def run(harness: str, base_url: str, out: Path, tasks: int) -> list[dict[str, fl
     vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).with_name("vf-eval"))
     env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": name}
     with open(out / f"{name}.log", "wb") as log:
-        subprocess.run([vf_eval, "@", str(toml), "--no-rich", "--clean"], stdout=log, stderr=subprocess.STDOUT, env=env,
-                       timeout=1800, check=False)
+        subprocess.run(
+            [vf_eval, "@", str(toml), "--no-rich", "--clean"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            timeout=1800,
+            check=False,
+        )
     rows = []
     for line in (request.run_dir / "traces.jsonl").read_text().splitlines():
         trace = json.loads(line)
@@ -48,9 +62,13 @@ def run(harness: str, base_url: str, out: Path, tasks: int) -> list[dict[str, fl
         timing = trace.get("timing") or {}
         agent = timing.get("agent") or {}
         last = max((c["time"]["end"] for c in trace.get("calls") or []), default=None)
-        rows.append({"harness_s": (agent.get("harness") or {}).get("duration", float("nan")),
-                     "after_last_reply_s": agent["end"] - last if last and agent.get("end") else float("nan"),
-                     "reward": sum(r["score"] * r["weight"] for r in (trace.get("rewards") or {}).values())})
+        rows.append(
+            {
+                "harness_s": (agent.get("harness") or {}).get("duration", float("nan")),
+                "after_last_reply_s": agent["end"] - last if last and agent.get("end") else float("nan"),
+                "reward": sum(r["score"] * r["weight"] for r in (trace.get("rewards") or {}).values()),
+            }
+        )
     outcome = read_outcome(request.run_dir)
     print(json.dumps({"harness": harness, "failed": len(outcome.failures), "rollouts": rows}), flush=True)
     return rows
@@ -66,9 +84,12 @@ def main() -> None:
         for harness in ("codex", "arena-codex"):
             started = time.time()
             rows = run(harness, server.url, args.out, args.tasks)
-            print(f"{harness}: median harness phase {statistics.median(r['harness_s'] for r in rows):.2f} s, "
-                  f"after last reply {statistics.median(r['after_last_reply_s'] for r in rows):.2f} s "
-                  f"({len(rows)} rollouts, {time.time() - started:.0f} s)", flush=True)
+            print(
+                f"{harness}: median harness phase {statistics.median(r['harness_s'] for r in rows):.2f} s, "
+                f"after last reply {statistics.median(r['after_last_reply_s'] for r in rows):.2f} s "
+                f"({len(rows)} rollouts, {time.time() - started:.0f} s)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ from arena.cli import main
 @pytest.mark.parametrize(
     ("error", "says"),
     [
-        (requests.exceptions.ConnectionError("('Connection aborted.', FileNotFoundError(2, 'No such file'))"), "not reachable"),
+        (
+            requests.exceptions.ConnectionError("('Connection aborted.', FileNotFoundError(2, 'No such file'))"),
+            "not reachable",
+        ),
         (docker.errors.DockerException("Error while fetching server API version: connection refused"), "not reachable"),
-        (docker.errors.APIError("500 Server Error: Internal Server Error (\"oci runtime error\")"), "refused a call"),
+        (docker.errors.APIError('500 Server Error: Internal Server Error ("oci runtime error")'), "refused a call"),
         (docker.errors.NotFound("404 Client Error: No such container: vf-1234"), "arena reap --run"),
         (docker.errors.ImageNotFound("404 Client Error: No such image: arena/base:latest"), "arena images build"),
     ],

@@ -61,7 +61,9 @@ def test_compare_of_a_run_whose_traces_file_is_a_folder_is_refused(capsys, run, 
 
 @pytest.mark.parametrize("command", ["compare", "audit"])
 def test_a_null_reward_signal_scores_zero_in_compare_and_audit(capsys, run, tmp_path, command):
-    nulls = write_run(tmp_path / "nulls", [episode_line("t1", None, trace_id="n1"), episode_line("t2", 1.0, trace_id="n2")])
+    nulls = write_run(
+        tmp_path / "nulls", [episode_line("t1", None, trace_id="n1"), episode_line("t2", 1.0, trace_id="n2")]
+    )
     argv = ["compare", str(run), str(nulls)] if command == "compare" else ["audit", str(nulls)]
     assert main(argv) == 0
     out = capsys.readouterr()
@@ -85,8 +87,11 @@ def test_json_that_is_no_vf_eval_episode_is_refused(capsys, run, tmp_path, comma
     alien = tmp_path / "alien"
     alien.mkdir()
     (alien / "traces.jsonl").write_text('{"a": 1}\n')
-    argv = {"view": ["view", str(alien), "--export", str(tmp_path / "x.html")], "compare": ["compare", str(run), str(alien)],
-            "audit": ["audit", str(alien)]}[command]
+    argv = {
+        "view": ["view", str(alien), "--export", str(tmp_path / "x.html")],
+        "compare": ["compare", str(run), str(alien)],
+        "audit": ["audit", str(alien)],
+    }[command]
     _fails(capsys, argv, "not a vf-eval episode")
 
 
@@ -99,7 +104,11 @@ def test_an_empty_run_says_no_episodes(capsys, run, tmp_path, command):
         assert main(["audit", str(empty)]) == 0
         assert capsys.readouterr().out.startswith(f"no episodes in {empty}")
         return
-    argv = ["view", str(empty), "--export", str(tmp_path / "x.html")] if command == "view" else ["compare", str(run), str(empty)]
+    argv = (
+        ["view", str(empty), "--export", str(tmp_path / "x.html")]
+        if command == "view"
+        else ["compare", str(run), str(empty)]
+    )
     _fails(capsys, argv, "no episodes")
     assert not (tmp_path / "x.html").exists()
 
@@ -124,8 +133,15 @@ def test_a_port_in_use_is_named_with_the_fix(capsys, run):
         _fails(capsys, ["view", str(run), "--port", str(taken.getsockname()[1])], "pass another --port")
 
 
-@pytest.mark.parametrize(("argv", "usage"), [(["view", "x", "--bogus"], "arena view"), (["compare", "a", "b", "--nope"], "arena compare"),
-                                             (["images", "build", "--nope"], "arena images build"), (["--nope"], "arena")])
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["view", "x", "--bogus"], "arena view"),
+        (["compare", "a", "b", "--nope"], "arena compare"),
+        (["images", "build", "--nope"], "arena images build"),
+        (["--nope"], "arena"),
+    ],
+)
 def test_an_unknown_flag_shows_its_subcommands_usage(capsys, argv, usage):
     _usage_error(capsys, argv, usage, "unrecognized arguments")
 
@@ -145,4 +161,9 @@ def test_every_subcommand_says_what_it_does_with_examples_and_exit_codes():
     del commands["bench"]  # its own parser (runtime_bench.cli), which has its description and exit codes
     for name, command in commands.items():
         text = command.format_help()
-        assert command.description and "examples:" in text and "exit codes: 0 success" in text and "70 an internal error" in text, name
+        assert (
+            command.description
+            and "examples:" in text
+            and "exit codes: 0 success" in text
+            and "70 an internal error" in text
+        ), name

@@ -51,5 +51,7 @@ def test_arena_help_answers_within_its_budget_best_of_five():
 
 @pytest.mark.slow
 def test_bench_help_reaches_the_bench_parser():
-    done = subprocess.run([sys.executable, "-m", "arena.cli", "bench", "--help"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bench", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and "usage: arena bench" in done.stdout and "--quick" in done.stdout

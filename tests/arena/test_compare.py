@@ -45,8 +45,10 @@ def test_the_json_planning_figure_is_labelled_and_never_zero_even_with_no_spread
 
 
 def test_a_failed_episode_is_beside_the_mean_not_a_zero_in_it(tmp_path):
-    a = write_run(tmp_path / "a", [episode_line("t1", 1.0, trace_id="x", ok=False, stop="boxlost_error"),
-                                   episode_line("t2", 1.0, trace_id="y")])
+    a = write_run(
+        tmp_path / "a",
+        [episode_line("t1", 1.0, trace_id="x", ok=False, stop="boxlost_error"), episode_line("t2", 1.0, trace_id="y")],
+    )
     b = simple_run(tmp_path / "b", {"t1": [1.0], "t2": [1.0]})
     report = compare_runs(a, [b])
     assert report.baseline_scores.estimate.mean == 1.0 and report.baseline_scores.failed == 1
@@ -64,7 +66,9 @@ def test_each_run_shows_its_one_mean_the_same_as_the_tables(tmp_path, capsys):
 
 def test_several_runs_against_one_baseline_are_holm_adjusted(tmp_path, capsys):
     base = simple_run(tmp_path / "base", {f"t{i}": [0.0] for i in range(12)})
-    runs = [simple_run(tmp_path / f"r{k}", {f"t{i}": [1.0 if i < 12 - 3 * k else 0.0] for i in range(12)}) for k in range(3)]
+    runs = [
+        simple_run(tmp_path / f"r{k}", {f"t{i}": [1.0 if i < 12 - 3 * k else 0.0] for i in range(12)}) for k in range(3)
+    ]
     report = compare_runs(base, runs)
     p = [c.result.p_value for c in report.comparisons]
     assert [c.p_holm for c in report.comparisons] == pytest.approx(holm(p))
@@ -99,7 +103,11 @@ def test_runs_without_traces_or_shared_tasks_or_with_rewards_outside_0_1_exit_2_
     a = simple_run(tmp_path / "a", {"t1": [1.0]})
     b = simple_run(tmp_path / "b", {"t9": [1.0]})
     big = simple_run(tmp_path / "big", {"t1": [2.0]})
-    for args, needle in (([a, tmp_path], "has no traces.jsonl"), ([a, b], "share no scored task"), ([a, big], "in [0, 1]")):
+    for args, needle in (
+        ([a, tmp_path], "has no traces.jsonl"),
+        ([a, b], "share no scored task"),
+        ([a, big], "in [0, 1]"),
+    ):
         code, _, err = _cli(capsys, *args)
         assert code == 2 and needle in err
 
@@ -107,6 +115,10 @@ def test_runs_without_traces_or_shared_tasks_or_with_rewards_outside_0_1_exit_2_
 @pytest.mark.slow
 def test_the_command_line_runs_compare_as_a_subprocess(tmp_path):
     a, b = simple_run(tmp_path / "a", ORACLE), simple_run(tmp_path / "b", STALLER)
-    done = subprocess.run([sys.executable, "-m", "arena.cli", "compare", str(a), str(b), "--fail-if-worse", "0"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "compare", str(a), str(b), "--fail-if-worse", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 3 and "p = 0.25 (not significant with 3 tasks)" in done.stdout, done.stderr

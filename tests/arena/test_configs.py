@@ -22,7 +22,16 @@ from typing import Any
 import pytest
 from arena_testkit.scaffolded import scaffolded
 
-from arena.eval_configs import CONFIG_DIR, DEFAULT_MODEL, REAL_APIS, check, config_harnesses, eval_configs, expected, write
+from arena.eval_configs import (
+    CONFIG_DIR,
+    DEFAULT_MODEL,
+    REAL_APIS,
+    check,
+    config_harnesses,
+    eval_configs,
+    expected,
+    write,
+)
 from arena.errors import UsageError
 from arena.images.lock import DEFAULT_LOCK, ImageLock, PublishedImage, write_lock
 from arena.new_env import new_environment
@@ -63,8 +72,14 @@ def _diff(a: Any, b: Any, prefix: str = "") -> set[str]:
 
 def _published(env: str) -> PublishedImage:
     digest = hashlib.sha256(env.encode()).hexdigest()
-    return PublishedImage(env=env, local_tag=f"arena/{env}:0123456789abcdef", content_hash="0123456789abcdef",
-                          registry=REGISTRY, ref=f"{REGISTRY}/{env}@sha256:{digest}", pushed_at=datetime(2026, 1, 1, tzinfo=UTC))
+    return PublishedImage(
+        env=env,
+        local_tag=f"arena/{env}:0123456789abcdef",
+        content_hash="0123456789abcdef",
+        registry=REGISTRY,
+        ref=f"{REGISTRY}/{env}@sha256:{digest}",
+        pushed_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
 
 
 def _lock_in(cwd: Path, *envs: str) -> ImageLock:
@@ -101,7 +116,9 @@ def test_no_config_names_an_environment_or_an_image(path):
 
 
 def test_the_checked_in_configs_are_what_their_source_writes():
-    assert check() == [], "configs/ is generated: run `python -m arena.eval_configs` (edit arena/eval_configs.py or arena/retries.py, not the TOMLs)"
+    assert check() == [], (
+        "configs/ is generated: run `python -m arena.eval_configs` (edit arena/eval_configs.py or arena/retries.py, not the TOMLs)"
+    )
 
 
 def test_check_names_a_hand_edited_a_missing_and_a_stray_config(tmp_path):
@@ -114,7 +131,10 @@ def test_check_names_a_hand_edited_a_missing_and_a_stray_config(tmp_path):
     removed.unlink()
     (tmp_path / "fault-localisation-bash.toml").write_text('model = "x"\n')
     assert set(check(tmp_path, configs)) == {
-        f"{configs[0].name}: differs from its source", f"{configs[1].name}: missing", "fault-localisation-bash.toml: no harness and kind make it"}
+        f"{configs[0].name}: differs from its source",
+        f"{configs[1].name}: missing",
+        "fault-localisation-bash.toml: no harness and kind make it",
+    }
 
 
 def test_writing_replaces_the_per_environment_configs_and_keeps_the_image_lock(tmp_path):
@@ -146,13 +166,17 @@ def test_a_new_environment_needs_no_config(tmp_path):
 def test_eval_configs_default_to_the_held_out_test_split_and_the_do_nothing_model(path):
     raw = _load(path)
     assert raw["env"]["taskset"]["split"] == "test", "dev is for development; eval configs score on test"
-    assert raw["model"] == (DEFAULT_MODEL if _kind(path) != "real-model" else REAL_APIS[raw["env"]["agent"]["harness"]["id"]].model)
+    assert raw["model"] == (
+        DEFAULT_MODEL if _kind(path) != "real-model" else REAL_APIS[raw["env"]["agent"]["harness"]["id"]].model
+    )
 
 
 @pytest.fixture(scope="module")
 def scaffold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The folder of an `arena new-env` package (PYTHONPATH for a vf-eval that resolves it)."""
-    _names, folder, _written = new_environment(SCAFFOLD, tmp_path_factory.mktemp("scaffold") / SCAFFOLD.replace("-", "_"))
+    _names, folder, _written = new_environment(
+        SCAFFOLD, tmp_path_factory.mktemp("scaffold") / SCAFFOLD.replace("-", "_")
+    )
     yield folder
 
 
@@ -175,8 +199,13 @@ print(json.dumps({"taskset": taskset["id"], "split": taskset["split"], "type": r
 
 def _run(argv: list[str], cwd: Path, scaffold: Path) -> subprocess.CompletedProcess[str]:
     # No provider or Prime key is set: a dry run must resolve without any credential.
-    env = {"ARENA_MODEL_KEY": "x", "PATH": str(Path(sys.executable).parent), "HOME": str(cwd), "PYTHONPATH": str(scaffold),
-           "ARENA_TASK_SECRET": os.environ["ARENA_TASK_SECRET"]}
+    env = {
+        "ARENA_MODEL_KEY": "x",
+        "PATH": str(Path(sys.executable).parent),
+        "HOME": str(cwd),
+        "PYTHONPATH": str(scaffold),
+        "ARENA_TASK_SECRET": os.environ["ARENA_TASK_SECRET"],
+    }
     return subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=cwd, env=env)
 
 
@@ -224,7 +253,9 @@ def test_real_model_config_differs_from_its_docker_config_only_in_the_client_and
 def test_prime_config_differs_from_its_docker_config_only_in_runtime_interception_and_image_lock(path):
     raw, docker = _load(path), _load(CONFIG_DIR / f"{path.stem.removesuffix('-prime')}.toml")
     changed = _diff(raw, docker)
-    assert all(key.startswith(("env.agent.runtime.", "env.interception")) for key in changed - {"env.taskset.task"}), changed
+    assert all(key.startswith(("env.agent.runtime.", "env.interception")) for key in changed - {"env.taskset.task"}), (
+        changed
+    )
     assert raw["env"]["agent"]["runtime"]["type"] == "prime"
     assert raw["env"]["taskset"]["task"] == {"image_lock": str(DEFAULT_LOCK)}
 
@@ -245,9 +276,14 @@ def test_config_runs_its_tasks_isolated_by_default_in_their_environment_s_image(
     task = next(iter(taskset.take(1)))
     declared = ISOLATION.task_fields()
     assert (task.data.resources, task.data.timeout, task.data.network_allow) == (
-        declared["resources"], declared["timeout"], declared["network_allow"])
+        declared["resources"],
+        declared["timeout"],
+        declared["network_allow"],
+    )
     assert task.config.pids_limit == ISOLATION.pids
-    runtime = resolve_runtime_config(vf.AgentConfig.model_validate({"runtime": raw["env"]["agent"]["runtime"]}).runtime, task)
+    runtime = resolve_runtime_config(
+        vf.AgentConfig.model_validate({"runtime": raw["env"]["agent"]["runtime"]}).runtime, task
+    )
     assert (runtime.memory, runtime.cpu) == (ISOLATION.memory, ISOLATION.cpu)
     assert runtime.network_restricted and runtime.allow == []
     assert runtime.image == (lock.images[env].ref if _kind(path) == "prime" else f"arena/{env}:latest")

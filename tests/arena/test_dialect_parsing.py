@@ -241,9 +241,7 @@ def test_a_deferred_claude_tool_is_loaded_first_and_the_load_is_hidden_from_the_
     loaded = first + [
         {
             "role": "assistant",
-            "content": [
-                {"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": reply.call.arguments}
-            ],
+            "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": reply.call.arguments}],
         },
         {
             "role": "user",
@@ -310,9 +308,7 @@ def test_a_deferred_claude_tool_is_loaded_first_and_the_load_is_hidden_from_the_
 )
 def test_run_shell_becomes_the_harness_shell_tool(dialect, tools, expected):
     body = {"model": "m", "tools": tools}
-    body.update(
-        {"input": "go"} if dialect is RESPONSES else {"messages": [{"role": "user", "content": "go"}]}
-    )
+    body.update({"input": "go"} if dialect is RESPONSES else {"messages": [{"role": "user", "content": "go"}]})
     reply = plan(RunShell("ls -l"), parse(dialect, body), dialect.shell)
     assert reply.call is not None
     assert (reply.call.target.wire_name, reply.call.arguments) == expected
@@ -322,9 +318,7 @@ def test_a_namespaced_tool_is_called_back_with_its_namespace():
     body = {
         "model": "m",
         "input": "go",
-        "tools": [
-            {"type": "namespace", "name": "mcp__logs", "tools": [{"type": "function", "name": "search_logs"}]}
-        ],
+        "tools": [{"type": "namespace", "name": "mcp__logs", "tools": [{"type": "function", "name": "search_logs"}]}],
     }
     reply = plan(CallTool("search_logs", {"query": "q"}), parse(RESPONSES, body), RESPONSES.shell)
     assert reply.call is not None
@@ -354,9 +348,7 @@ def test_tool_actions_the_request_cannot_carry_become_text():
         pytest.param(CHAT, {"messages": []}, "model", id="chat-missing-model"),
         pytest.param(CHAT, {"model": "m"}, "messages", id="chat-missing-messages"),
         pytest.param(CHAT, {"model": "m", "messages": "hi"}, "messages", id="chat-messages-not-a-list"),
-        pytest.param(
-            CHAT, {"model": "m", "messages": [], "stream": "yes"}, "stream", id="chat-stream-not-bool"
-        ),
+        pytest.param(CHAT, {"model": "m", "messages": [], "stream": "yes"}, "stream", id="chat-stream-not-bool"),
         pytest.param(
             CHAT,
             {"model": "m", "messages": [{"role": "wizard", "content": "x"}]},

@@ -66,8 +66,7 @@ def test_a_streamed_tool_call_parses_in_verifiers(ours, theirs, body, shell):
     response = replay(theirs, ours.stream(plan(RunShell("ls -l"), parsed, ours.shell), parsed))
     (call,) = response.message.tool_calls
     assert (
-        call.name == shell
-        and json.loads(call.arguments)[("cmd" if shell == "exec_command" else "command")] == "ls -l"
+        call.name == shell and json.loads(call.arguments)[("cmd" if shell == "exec_command" else "command")] == "ls -l"
     )
     assert response.finish_reason == "tool_calls"
     assert response.usage is not None and response.usage.completion_tokens > 0

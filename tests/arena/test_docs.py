@@ -140,7 +140,7 @@ def _resolves(dotted: str) -> bool:
         spec = _spec(".".join(parts[:cut]))
         if spec is None:
             return False
-        if spec.submodule_search_locations is None or _spec(".".join(parts[:cut + 1])) is None:
+        if spec.submodule_search_locations is None or _spec(".".join(parts[: cut + 1])) is None:
             break  # a plain module, or a package whose next part is a name it defines
         cut += 1
     tree = _source(".".join(parts[:cut]))
@@ -193,7 +193,18 @@ def _documented_commands() -> list[tuple[str, str, str, str]]:
 
 
 def test_docs_name_commands_at_all() -> None:
-    assert {c for _, c, _, _ in _documented_commands()} >= {"demo", "probe", "serve", "view", "compare", "audit", "bench", "images", "reap", "new-env"}
+    assert {c for _, c, _, _ in _documented_commands()} >= {
+        "demo",
+        "probe",
+        "serve",
+        "view",
+        "compare",
+        "audit",
+        "bench",
+        "images",
+        "reap",
+        "new-env",
+    }
 
 
 def test_every_documented_command_and_flag_is_one_the_cli_accepts() -> None:

@@ -18,8 +18,17 @@ from arena.errors import ArenaError
 from arena.evalrun import EvalRequest, eval_config, run_evals
 from arena_testkit.fake_vf_eval import ctrl_c_deliverable, fake_vf_eval  # noqa: F401 (fixture)
 
+
 def _request(out: Path, name: str, model: str = "finish") -> EvalRequest:
-    return EvalRequest(taskset="t", harness="bash", model=model, image="img", base_url="http://127.0.0.1:1", run_name=name, output_dir=out)
+    return EvalRequest(
+        taskset="t",
+        harness="bash",
+        model=model,
+        image="img",
+        base_url="http://127.0.0.1:1",
+        run_name=name,
+        output_dir=out,
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -45,9 +54,18 @@ def test_outcomes_come_back_in_request_order_and_each_is_announced(fake_vf_eval,
 def test_agent_args_are_merged_last_so_a_runtime_table_replaces_the_docker_one(tmp_path):
     plain = eval_config(_request(tmp_path, "r"))["env"]["agent"]
     assert plain["runtime"] == {"type": "docker", "image": "img"} and "timeout" not in plain
-    request = EvalRequest(**{**_request(tmp_path, "r").__dict__, "agent_args": {"runtime": {"type": "subprocess"}, "timeout": {"rollout": 9}}})
+    request = EvalRequest(
+        **{
+            **_request(tmp_path, "r").__dict__,
+            "agent_args": {"runtime": {"type": "subprocess"}, "timeout": {"rollout": 9}},
+        }
+    )
     agent = eval_config(request)["env"]["agent"]
-    assert (agent["runtime"], agent["timeout"], agent["harness"]) == ({"type": "subprocess"}, {"rollout": 9}, {"id": "bash"})
+    assert (agent["runtime"], agent["timeout"], agent["harness"]) == (
+        {"type": "subprocess"},
+        {"rollout": 9},
+        {"id": "bash"},
+    )
 
 
 def test_parallel_below_one_is_a_clear_error(tmp_path):
@@ -66,7 +84,9 @@ def test_ctrl_c_terminates_the_running_evals_and_starts_no_more(fake_vf_eval, tm
         run_evals(requests, parallel=2)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_deliverable)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_deliverable
+    )
     pids: list[int] = []
     try:
         pid_files = [out / "run0.pid", out / "run1.pid"]

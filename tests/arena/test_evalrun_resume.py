@@ -25,8 +25,17 @@ ARGV_VF_EVAL = textwrap.dedent(
 
 
 def _request(out, resume: bool) -> EvalRequest:
-    return EvalRequest(taskset="t", harness="bash", model="m", image="img", base_url="http://127.0.0.1:4321", run_name="run",
-                       output_dir=out, resume=resume, agent_args={"runtime": {"type": "subprocess"}})
+    return EvalRequest(
+        taskset="t",
+        harness="bash",
+        model="m",
+        image="img",
+        base_url="http://127.0.0.1:4321",
+        run_name="run",
+        output_dir=out,
+        resume=resume,
+        agent_args={"runtime": {"type": "subprocess"}},
+    )
 
 
 def _save_config(out, base_url: str = "http://127.0.0.1:4321/v1") -> None:

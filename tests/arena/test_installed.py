@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from arena.errors import PolicyLoadError
-from arena.installed import ENTRY_POINT_GROUP, ENVIRONMENTS_GROUP, declaration, entry_points, environment_ids, image_dirs
+from arena.installed import (
+    ENTRY_POINT_GROUP,
+    ENVIRONMENTS_GROUP,
+    declaration,
+    entry_points,
+    environment_ids,
+    image_dirs,
+)
 from arena.policies import PolicyResolver
 from arena_kit.contract.spec import ID_PATTERN
 from arena_testkit.scaffolded import scaffolded
@@ -16,7 +23,9 @@ from arena_testkit.scaffolded import scaffolded
 
 def test_installed_environments_are_found_by_id_without_importing_them() -> None:
     ids = environment_ids()
-    assert ids == sorted({p.name for g in (ENVIRONMENTS_GROUP, ENTRY_POINT_GROUP) for p in importlib.metadata.entry_points(group=g)})
+    assert ids == sorted(
+        {p.name for g in (ENVIRONMENTS_GROUP, ENTRY_POINT_GROUP) for p in importlib.metadata.entry_points(group=g)}
+    )
     assert ids and all(ID_PATTERN.match(env_id) for env_id in ids)
 
 
@@ -45,8 +54,10 @@ def test_an_id_in_both_groups_is_taken_from_the_declaration(monkeypatch: pytest.
     assert entry_points() == (new, other)
 
 
-@pytest.mark.parametrize(("value", "says"), [("json:dumps", "must give an arena_kit.contract.Environment"),
-                                             ("no_such_module_x:E", "failed to load")])
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [("json:dumps", "must give an arena_kit.contract.Environment"), ("no_such_module_x:E", "failed to load")],
+)
 def test_a_broken_declaration_is_a_policy_load_error(value: str, says: str) -> None:
     with pytest.raises(PolicyLoadError, match=says):
         declaration(importlib.metadata.EntryPoint("broken-env", value, ENVIRONMENTS_GROUP))

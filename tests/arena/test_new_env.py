@@ -15,9 +15,17 @@ from arena.new_env.names import check_name, checkout_distributions, checkout_roo
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {
-    "pyproject.toml", "README.md", "tests/test_demo_env.py", "demo_env/__init__.py", "demo_env/taskset.py",
-    "demo_env/toolset.py", "demo_env/generate.py", "demo_env/grade.py", "demo_env/policies.py",
-    "demo_env/adversaries.py", "demo_env/image/Dockerfile",
+    "pyproject.toml",
+    "README.md",
+    "tests/test_demo_env.py",
+    "demo_env/__init__.py",
+    "demo_env/taskset.py",
+    "demo_env/toolset.py",
+    "demo_env/generate.py",
+    "demo_env/grade.py",
+    "demo_env/policies.py",
+    "demo_env/adversaries.py",
+    "demo_env/image/Dockerfile",
 }
 
 
@@ -32,11 +40,16 @@ def test_a_free_name_gets_the_whole_package_with_every_name_filled_in(tmp_path: 
             ast.parse(text, str(path))
     init = (folder / "demo_env/__init__.py").read_text()
     assert 'id="demo-env"' in init and '__all__ = ["DemoEnvTaskset", "LeanEnv"]' in init
-    assert '[project.entry-points."arena.environments"]\ndemo-env = "demo_env:ENVIRONMENT"' in (folder / "pyproject.toml").read_text()
+    assert (
+        '[project.entry-points."arena.environments"]\ndemo-env = "demo_env:ENVIRONMENT"'
+        in (folder / "pyproject.toml").read_text()
+    )
     assert "FROM ${FROM_IMAGE}" in (folder / "demo_env/image/Dockerfile").read_text()
 
 
-def test_the_cli_writes_the_package_and_says_what_to_run_next(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_writes_the_package_and_says_what_to_run_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["new-env", "demo-env", "--dir", str(tmp_path / "pkg")]) == 0
     out = capsys.readouterr().out
     assert "pip install -e" in out and "arena probe demo-env --tasks 5" in out
@@ -49,24 +62,34 @@ def test_in_a_checkout_s_environments_the_next_steps_write_no_config(tmp_path: P
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "arena-evals"\n')
     names, folder, _written = new_environment("demo-env", cwd=tmp_path)
     assert folder == tmp_path / "environments/demo_env"
-    assert next_steps(names, folder) == [f"pip install -e {folder}", "arena images build demo-env", "arena probe demo-env --tasks 5"]
+    assert next_steps(names, folder) == [
+        f"pip install -e {folder}",
+        "arena images build demo-env",
+        "arena probe demo-env --tasks 5",
+    ]
 
 
-@pytest.mark.parametrize(("name", "says"), [
-    ("Demo", "is not an environment id"),
-    ("demo_env", "is not an environment id"),
-    ("1demo", "is not an environment id"),
-    ("demo--env", "is not an environment id"),
-    ("d" * 41, "is not an environment id"),
-    ("harness", "is reserved"),
-    ("class", "is reserved"),
-    ("schema-migration", "is installed already"),
-    ("json", "the importable module 'json'"),
-    ("textarena", "verifiers' own taskset"),
-    ("log-search", "clashes with"),
-])
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("Demo", "is not an environment id"),
+        ("demo_env", "is not an environment id"),
+        ("1demo", "is not an environment id"),
+        ("demo--env", "is not an environment id"),
+        ("d" * 41, "is not an environment id"),
+        ("harness", "is reserved"),
+        ("class", "is reserved"),
+        ("schema-migration", "is installed already"),
+        ("json", "the importable module 'json'"),
+        ("textarena", "verifiers' own taskset"),
+        ("log-search", "clashes with"),
+    ],
+)
 def test_a_bad_or_clashing_name_is_one_line_exit_2_and_nothing_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    says: str,
 ) -> None:
     assert main(["new-env", name, "--dir", str(tmp_path / "pkg")]) == 2
     err = capsys.readouterr().err
@@ -85,7 +108,9 @@ def test_a_distribution_declared_in_the_checkout_clashes_even_when_not_installed
 
 
 def test_the_real_checkout_declares_its_packages() -> None:
-    assert {"arena-evals", "arena-kit", "log-search", "sqlite-sandbox", "schema-migration"} <= checkout_distributions(ROOT)
+    assert {"arena-evals", "arena-kit", "log-search", "sqlite-sandbox", "schema-migration"} <= checkout_distributions(
+        ROOT
+    )
 
 
 def test_an_existing_folder_is_refused_and_left_as_it_was(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

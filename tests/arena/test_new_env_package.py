@@ -28,15 +28,27 @@ def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[
 
 
 def test_its_own_tests_pass(package: Path) -> None:
-    done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "tests"], package,
-                PYTHONPATH=str(package))
+    done = _run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "tests"],
+        package,
+        PYTHONPATH=str(package),
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "10 passed" in done.stdout
 
 
 def test_it_type_checks_strictly_with_the_project_s_settings(package: Path) -> None:
-    done = _run([str(BIN / "mypy"), "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental",
-                 str(package / "demo_env"), str(package / "tests")], ROOT)
+    done = _run(
+        [
+            str(BIN / "mypy"),
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--no-incremental",
+            str(package / "demo_env"),
+            str(package / "tests"),
+        ],
+        ROOT,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
 
 

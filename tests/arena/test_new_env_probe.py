@@ -29,7 +29,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def _arena(*argv: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena.cli", *argv], capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *argv], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 @pytest.fixture
@@ -44,14 +46,19 @@ def scaffold_id() -> Iterator[str]:
             client.images.remove(tag)
 
 
-def test_a_scaffolded_environment_installs_builds_and_passes_its_probe(images: dict[str, str], scaffold_id: str,
-                                                                        tmp_path: Path) -> None:
+def test_a_scaffolded_environment_installs_builds_and_passes_its_probe(
+    images: dict[str, str], scaffold_id: str, tmp_path: Path
+) -> None:
     env = {**os.environ}
     done = _arena("new-env", scaffold_id, "--dir", str(tmp_path / "pkg"), env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     site = tmp_path / "site"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(tmp_path / "pkg")],
-                         capture_output=True, text=True, timeout=600)
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(tmp_path / "pkg")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert pip.returncode == 0, pip.stderr[-3000:]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
 
@@ -59,7 +66,18 @@ def test_a_scaffolded_environment_installs_builds_and_passes_its_probe(images: d
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     assert f"{scaffold_id}: built arena/{scaffold_id}:" in built.stdout
 
-    probe = _arena("probe", scaffold_id, "--tasks", "5", "--parallel", "2", "--output-dir", str(tmp_path / "out"), env=env, timeout=1200)
+    probe = _arena(
+        "probe",
+        scaffold_id,
+        "--tasks",
+        "5",
+        "--parallel",
+        "2",
+        "--output-dir",
+        str(tmp_path / "out"),
+        env=env,
+        timeout=1200,
+    )
     assert probe.returncode == 3, probe.stdout[-4000:] + probe.stderr[-3000:]
     assert "gate undecided: no rule failed" in probe.stdout and "GATE FAILED" not in probe.stderr
     # how many tasks would decide the rest depends on the shortcut's scores on the tasks the secret draws

@@ -7,7 +7,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from arena.policies import ENTRY_POINT_GROUP, STALLER_TEXT, PolicyLoadError, PolicyResolver, UnknownPolicy, echo, staller
+from arena.policies import (
+    ENTRY_POINT_GROUP,
+    STALLER_TEXT,
+    PolicyLoadError,
+    PolicyResolver,
+    UnknownPolicy,
+    echo,
+    staller,
+)
 from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Answer, CallTool, Observation, RunShell, Step, ToolSpec, tool_matches
 from arena.server import start_in_thread
@@ -25,9 +33,7 @@ def observation(steps: tuple[Step, ...] = (), last_user: str = "", prompt: str =
     )
 
 
-def install_fake_environment(
-    root: Path, monkeypatch: pytest.MonkeyPatch, module: str, body: str, value: str
-) -> None:
+def install_fake_environment(root: Path, monkeypatch: pytest.MonkeyPatch, module: str, body: str, value: str) -> None:
     """A real (tiny) installed distribution on sys.path whose entry point is in our group."""
     (root / f"{module}.py").write_text(textwrap.dedent(body))
     info = root / f"{module}-0.1.dist-info"

@@ -19,13 +19,30 @@ pytestmark = pytest.mark.docker
 
 def test_probe_gate_passes_on_both_environments(images, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "probe", "fault-localisation", "schema-migration",
-         "--tasks", "2", "--parallel", "3", "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=2400,
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "probe",
+            "fault-localisation",
+            "schema-migration",
+            "--tasks",
+            "2",
+            "--parallel",
+            "3",
+            "--output-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=2400,
     )
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "gate undecided: no rule failed" in proc.stdout and "GATE FAILED" not in proc.stderr
-    assert "oracle-reaches-ceiling (oracle): undecided — oracle mean" in proc.stdout and "run more tasks (about" in proc.stdout
+    assert (
+        "oracle-reaches-ceiling (oracle): undecided — oracle mean" in proc.stdout
+        and "run more tasks (about" in proc.stdout
+    )
     for line in ("fault-localisation   oracle", "schema-migration     oracle", "cheater_", "shortcut_"):
         assert line in proc.stdout
     [report_path] = list(tmp_path.glob("probe-*/probe.json"))
@@ -40,4 +57,6 @@ def test_probe_gate_passes_on_both_environments(images, tmp_path):
     assert all(s["episodes"] == 2 and s["failed"] == 0 and s["rewrites"] == 0 for s in shortcuts)
     assert scores[("fault-localisation", "cheater_host_probe")]["rewrites"] == 2  # denied in each of its 2 episodes
     assert scores[("schema-migration", "cheater_read_heldout")]["rewrites"] == 2
-    assert scores[("fault-localisation", "oracle")]["rewrites"] == scores[("schema-migration", "oracle")]["rewrites"] == 0
+    assert (
+        scores[("fault-localisation", "oracle")]["rewrites"] == scores[("schema-migration", "oracle")]["rewrites"] == 0
+    )

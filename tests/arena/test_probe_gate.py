@@ -13,17 +13,49 @@ from arena_kit.records import AuditRecord
 TASKS = 50
 
 
-def _s(policy: str, mean: float | None = None, *, values: list[float] | None = None, env: str = "e", failed: int = 0,
-       rewrites: int = 0, ceiling: float | None = None) -> PolicyScore:
+def _s(
+    policy: str,
+    mean: float | None = None,
+    *,
+    values: list[float] | None = None,
+    env: str = "e",
+    failed: int = 0,
+    rewrites: int = 0,
+    ceiling: float | None = None,
+) -> PolicyScore:
     values = [mean if mean is not None else 0.0] * TASKS if values is None else values
     rewards = {f"t{i:03d}": [v] for i, v in enumerate(values)}
     est = estimate(rewards)
-    return PolicyScore(env=env, policy=policy, episodes=len(values) + failed, failed=failed, mean=est.mean, min=min(values),
-                       max=max(values), turns=3, budget_used=None, rewrites=rewrites, ceiling=ceiling, tasks=est.tasks,
-                       low=est.low, high=est.high, lower=est.lower, upper=est.upper, method=est.method, rewards=rewards)
+    return PolicyScore(
+        env=env,
+        policy=policy,
+        episodes=len(values) + failed,
+        failed=failed,
+        mean=est.mean,
+        min=min(values),
+        max=max(values),
+        turns=3,
+        budget_used=None,
+        rewrites=rewrites,
+        ceiling=ceiling,
+        tasks=est.tasks,
+        low=est.low,
+        high=est.high,
+        lower=est.lower,
+        upper=est.upper,
+        method=est.method,
+        rewards=rewards,
+    )
 
 
-GOOD = [_s("staller", 0.0), _s("oracle", 1.0), _s("exhaustive", 0.5), _s("impatient", 0.1), _s("spammer", 0.0), _s("cheater_x", 0.0)]
+GOOD = [
+    _s("staller", 0.0),
+    _s("oracle", 1.0),
+    _s("exhaustive", 0.5),
+    _s("impatient", 0.1),
+    _s("spammer", 0.0),
+    _s("cheater_x", 0.0),
+]
 
 
 def _status(scores) -> dict[str, str]:
@@ -96,36 +128,76 @@ def test_environments_are_gated_separately():
 
 def test_score_outcome_scores_by_task_and_counts_the_rewrites_recorded_in_each_episode():
     record = AuditRecord(
-        id="r", run="run", rollout="t", harness="bash", environment="e", task="t", rule="net-egress", stage="pre",
-        tool="bash", arguments={}, original_sha256="0" * 64, original_excerpt="", replacement="DENIED", time=0.0,
+        id="r",
+        run="run",
+        rollout="t",
+        harness="bash",
+        environment="e",
+        task="t",
+        rule="net-egress",
+        stage="pre",
+        tool="bash",
+        arguments={},
+        original_sha256="0" * 64,
+        original_excerpt="",
+        replacement="DENIED",
+        time=0.0,
     )
 
     def episode(task: str, reward: float, rewrites: int) -> Episode:
         return Episode(
-            task=task, ok=True, errors=[], stop_condition="agent_completed", reward=reward, rewards={},
-            metrics={"queries_used": 3.0}, info={}, timing={}, turns=2, rewrites=(record,) * rewrites,
+            task=task,
+            ok=True,
+            errors=[],
+            stop_condition="agent_completed",
+            reward=reward,
+            rewards={},
+            metrics={"queries_used": 3.0},
+            info={},
+            timing={},
+            turns=2,
+            rewrites=(record,) * rewrites,
         )
 
-    outcome = EvalOutcome(run_dir=Path("run"), returncode=0, episodes=[episode("a", 0.0, 1), episode("a", 0.5, 0), episode("b", 0.0, 2)])
+    outcome = EvalOutcome(
+        run_dir=Path("run"), returncode=0, episodes=[episode("a", 0.0, 1), episode("a", 0.5, 0), episode("b", 0.0, 2)]
+    )
     score = score_outcome("e", "cheater_x", outcome)
     assert (score.episodes, score.rewrites, score.budget_used, score.tasks) == (3, 3, 3.0, 2)
     assert score.mean == 0.125  # one mean: task a 0.25, task b 0 (by episode it would be 0.167)
     assert score.rewards == {"a": [0.0, 0.5], "b": [0.0]} and score.pass_k is None
 
 
-
 def test_a_failed_episode_is_named_by_its_stop_condition_and_a_turn_limit_is_no_failure():
     def episode(task: str, stop: str | None, ok: bool = True) -> Episode:
-        return Episode(task=task, ok=ok, errors=[], stop_condition=stop, reward=0.0, rewards={}, metrics={}, info={},
-                       timing={}, turns=40)
+        return Episode(
+            task=task,
+            ok=ok,
+            errors=[],
+            stop_condition=stop,
+            reward=0.0,
+            rewards={},
+            metrics={},
+            info={},
+            timing={},
+            turns=40,
+        )
 
-    outcome = EvalOutcome(run_dir=Path("run"), returncode=0, episodes=[
-        episode("a", "max_turns"), episode("b", "timeout_error", ok=False), episode("c", "timeout_error", ok=False),
-        episode("d", None, ok=False)])
+    outcome = EvalOutcome(
+        run_dir=Path("run"),
+        returncode=0,
+        episodes=[
+            episode("a", "max_turns"),
+            episode("b", "timeout_error", ok=False),
+            episode("c", "timeout_error", ok=False),
+            episode("d", None, ok=False),
+        ],
+    )
     score = score_outcome("e", "exhaustive", outcome)
     assert (score.failed, score.failed_stops) == (3, {"timeout_error": 2, "not ok": 1})
     (ran,) = [r for r in gate([score]) if r.rule == "episodes-ran"]
     assert ran.status == "failed" and "stopped by not ok ×1; stopped by timeout_error ×2" in ran.detail
+
 
 def test_shortcuts_must_stay_under_their_ceiling_and_far_below_the_oracle():
     assert _not_met([*GOOD, _s("shortcut_grep", 0.2)]) == {}
@@ -142,9 +214,10 @@ def test_shortcuts_are_honest_policies_so_a_rule_firing_on_one_fails_the_gate():
 
 
 def test_roles_follow_the_published_names():
-    assert [role_of(n) for n in ("staller", "oracle", "exhaustive", "shortcut_none", "investigate_names", "cheater_x",
-                                 "hard_coder")] == [
-        "staller", "standard", "standard", "shortcut", "investigation", "cheater", "cheater"]
+    assert [
+        role_of(n)
+        for n in ("staller", "oracle", "exhaustive", "shortcut_none", "investigate_names", "cheater_x", "hard_coder")
+    ] == ["staller", "standard", "standard", "shortcut", "investigation", "cheater", "cheater"]
 
 
 def test_an_investigation_is_reported_not_gated_but_must_stay_untouched_by_the_rules():
@@ -156,19 +229,26 @@ def test_the_rules_table_prints_every_verdict_and_the_report_exits_3_when_undeci
     few = [_s(s.policy, values=[s.max or 0.0] * 5) for s in GOOD]
     table = render_rules(gate(few))
     assert "[e] episodes-ran: met for all 6 policies" in table
-    assert "oracle-reaches-ceiling (oracle): undecided — oracle mean 1.000; undecided: run more tasks (about 29)" in table
+    assert (
+        "oracle-reaches-ceiling (oracle): undecided — oracle mean 1.000; undecided: run more tasks (about 29)" in table
+    )
     assert "budget-binds (exhaustive − oracle): " in table
     assert report_gate(few, gate(few), tmp_path / "probe.json") == 3
     out, err = capsys.readouterr()
-    assert "gate undecided: no rule failed" in out and "GATE UNDECIDED [e] oracle-reaches-ceiling (oracle): run more tasks (about 29 tasks)" in err
+    assert (
+        "gate undecided: no rule failed" in out
+        and "GATE UNDECIDED [e] oracle-reaches-ceiling (oracle): run more tasks (about 29 tasks)" in err
+    )
     assert "GATE FAILED" not in err
 
 
 def test_the_difficulty_table_has_a_column_per_knob_value():
     from arena.probe import render_difficulty
 
-    table = render_difficulty("decoys", {"0": [_s("oracle", 1.0), _s("shortcut_grep", 1.0)],
-                                         "3": [_s("oracle", 0.99), _s("shortcut_grep", 0.2)]})
+    table = render_difficulty(
+        "decoys",
+        {"0": [_s("oracle", 1.0), _s("shortcut_grep", 1.0)], "3": [_s("oracle", 0.99), _s("shortcut_grep", 0.2)]},
+    )
     header, oracle, grep = table.splitlines()
     assert "decoys=0" in header and "decoys=3" in header
     assert oracle.split()[-2:] == ["1.000", "0.990"] and grep.split()[-2:] == ["1.000", "0.200"]

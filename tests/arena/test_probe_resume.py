@@ -34,7 +34,9 @@ DYING_VF_EVAL = textwrap.dedent(
 
 
 def _probe(out, **kwargs):
-    return run_probe([ENV], tasks=1, policies=["none-but-the-two"], output_dir=out, progress=lambda _line: None, **kwargs)
+    return run_probe(
+        [ENV], tasks=1, policies=["none-but-the-two"], output_dir=out, progress=lambda _line: None, **kwargs
+    )
 
 
 def test_a_resumed_probe_runs_only_its_unfinished_policy_on_the_same_server(tmp_path, monkeypatch):
@@ -46,7 +48,10 @@ def test_a_resumed_probe_runs_only_its_unfinished_policy_on_the_same_server(tmp_
 
     scores, _failures, report = _probe(out, resume=report.parent)
     launches = [json.loads(line) for line in (report.parent / "launches.jsonl").read_text().splitlines()]
-    first, resumed = [(name, mode) for name, _url, mode in launches[:2]], [(name, mode) for name, _url, mode in launches[2:]]
+    first, resumed = (
+        [(name, mode) for name, _url, mode in launches[:2]],
+        [(name, mode) for name, _url, mode in launches[2:]],
+    )
     assert sorted(first) == [(f"{ENV}-oracle-bash-dev", "--clean"), (f"{ENV}-staller-bash-dev", "--clean")]
     assert resumed == [(f"{ENV}-oracle-bash-dev", "--resume")], "only the unfinished policy runs again"
     assert len({url for _name, url, _mode in launches}) == 1, "a resumed run must reach the same model server"
@@ -58,7 +63,14 @@ def test_a_probe_started_with_other_arguments_is_not_resumed(tmp_path, monkeypat
     put_vf_eval_on_path(DYING_VF_EVAL, tmp_path, monkeypatch)
     _scores, _failures, report = _probe(tmp_path / "out")
     with pytest.raises(UsageError, match="started with tasks=1"):
-        run_probe([ENV], tasks=2, policies=["none"], output_dir=tmp_path / "out", resume=report.parent, progress=lambda _l: None)
+        run_probe(
+            [ENV],
+            tasks=2,
+            policies=["none"],
+            output_dir=tmp_path / "out",
+            resume=report.parent,
+            progress=lambda _l: None,
+        )
 
 
 def test_resuming_where_no_probe_ran_is_a_usage_error(tmp_path):

@@ -11,7 +11,9 @@ from arena_testkit.fake_vf_eval import fake_vf_eval  # noqa: F401 (fixture)
 
 
 @pytest.mark.slow
-def test_the_split_knobs_and_policy_filter_reach_every_eval_and_the_report_grows_as_policies_finish(fake_vf_eval, tmp_path):
+def test_the_split_knobs_and_policy_filter_reach_every_eval_and_the_report_grows_as_policies_finish(
+    fake_vf_eval, tmp_path
+):
     seen_reports: list[dict] = []
 
     def progress(line: str) -> None:
@@ -20,8 +22,14 @@ def test_the_split_knobs_and_policy_filter_reach_every_eval_and_the_report_grows
             seen_reports.append(json.loads(report.read_text()))
 
     scores, failures, report = run_probe(
-        ["fault-localisation"], tasks=3, split="test", policies=["shortcut_*"], taskset_args={"services": 8},
-        output_dir=tmp_path, parallel_evals=1, progress=progress,
+        ["fault-localisation"],
+        tasks=3,
+        split="test",
+        policies=["shortcut_*"],
+        taskset_args={"services": 8},
+        output_dir=tmp_path,
+        parallel_evals=1,
+        progress=progress,
     )
     policies = [s.policy for s in scores]
     assert policies[:2] == ["staller", "oracle"] and len(policies) > 2

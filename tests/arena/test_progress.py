@@ -47,14 +47,31 @@ GRADUAL_VF_EVAL = textwrap.dedent(
 
 
 def _arena(out: Path, *argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "arena.cli", *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, **(env or {})}, cwd=out)
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=out,
+    )
 
 
 def test_probe_prints_each_episode_with_counts_the_mean_so_far_and_an_eta(tmp_path, monkeypatch):
     put_vf_eval_on_path(GRADUAL_VF_EVAL, tmp_path, monkeypatch)
-    proc = _arena(tmp_path, "probe", "fault-localisation", "--tasks", "3", "--policies", "oracle", "--parallel", "1",
-                  "--output-dir", str(tmp_path / "out"))
+    proc = _arena(
+        tmp_path,
+        "probe",
+        "fault-localisation",
+        "--tasks",
+        "3",
+        "--policies",
+        "oracle",
+        "--parallel",
+        "1",
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
     output, _ = proc.communicate(timeout=300)
     lines = [line for line in output.splitlines() if ": episode " in line]
     assert len(lines) == 6, output  # staller and oracle, 3 tasks each
@@ -62,13 +79,22 @@ def test_probe_prints_each_episode_with_counts_the_mean_so_far_and_an_eta(tmp_pa
     assert "episode 1/3 (dev#0) scored 1.000" in oracle[0] and "mean 1.000" in oracle[0]
     assert "episode 3/3" in oracle[-1] and "all 6/6" in lines[-1]
     assert any("left" in line for line in lines[:-1]), "no ETA while episodes were left"
-    assert lines.index(oracle[0]) < output.splitlines().index(next(line for line in output.splitlines() if line.startswith("[2/2]"))), \
-        "episodes were reported only when the policy ended"
+    assert lines.index(oracle[0]) < output.splitlines().index(
+        next(line for line in output.splitlines() if line.startswith("[2/2]"))
+    ), "episodes were reported only when the policy ended"
 
 
 def test_the_progress_of_an_eval_follows_its_growing_traces(tmp_path):
-    request = EvalRequest(taskset="t", harness="bash", model="arena/t/oracle", image="i", base_url="http://x", run_name="r",
-                          output_dir=tmp_path, num_tasks=3)
+    request = EvalRequest(
+        taskset="t",
+        harness="bash",
+        model="arena/t/oracle",
+        image="i",
+        base_url="http://x",
+        run_name="r",
+        output_dir=tmp_path,
+        num_tasks=3,
+    )
     rows = [episode_line(f"dev#{i}", float(i % 2), trace_id=str(i)) for i in range(3)]
     out = tmp_path / "progress.txt"
     with out.open("w") as log, EvalProgress([request], out=log) as live:
@@ -91,12 +117,17 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
-@pytest.mark.parametrize(("command", "sig"), [("probe", signal.SIGTERM), ("probe", signal.SIGHUP), ("demo", signal.SIGTERM)])
+@pytest.mark.parametrize(
+    ("command", "sig"), [("probe", signal.SIGTERM), ("probe", signal.SIGHUP), ("demo", signal.SIGTERM)]
+)
 def test_a_stop_signal_stops_the_running_evals_as_ctrl_c_does(tmp_path, monkeypatch, command, sig):
     put_vf_eval_on_path(GRADUAL_VF_EVAL, tmp_path, monkeypatch)
     out = tmp_path / "out"
-    argv = (["probe", "fault-localisation", "--tasks", "2", "--policies", "oracle", "--parallel", "1"] if command == "probe"
-            else ["demo", "--skip-build"])
+    argv = (
+        ["probe", "fault-localisation", "--tasks", "2", "--policies", "oracle", "--parallel", "1"]
+        if command == "probe"
+        else ["demo", "--skip-build"]
+    )
     proc = _arena(tmp_path, *argv, "--output-dir", str(out), env={"FAKE_SLEEP": "1"})
     pids: list[int] = []
     try:

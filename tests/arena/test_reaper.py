@@ -36,14 +36,22 @@ def test_reap_after_sigkill_removes_our_containers_and_spares_others(images, tmp
     run = f"reap-test-{uuid.uuid4().hex[:8]}"
     other = subprocess.run(
         ["docker", "run", "-d", "--label", "arena.managed=false", images["base"], "sleep", "300"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     policy = ScriptedPolicy([RunShell("sleep 300"), Answer("never reached")])
     try:
         with start_in_thread(policies={"arena/sleeper": policy}) as server:
             request = EvalRequest(
-                taskset="arena-smoke", harness="bash", model="arena/sleeper", image=images["harness"],
-                base_url=server.url, run_name=run, output_dir=tmp_path, env={"PYTHONPATH": str(SUPPORT)},
+                taskset="arena-smoke",
+                harness="bash",
+                model="arena/sleeper",
+                image=images["harness"],
+                base_url=server.url,
+                run_name=run,
+                output_dir=tmp_path,
+                env={"PYTHONPATH": str(SUPPORT)},
             )
             proc = launch_eval(request)
             try:
@@ -76,10 +84,40 @@ def test_a_container_removed_while_the_reaper_lists_is_skipped_not_an_error(imag
     from arena import engine
 
     run = f"reap-race-{uuid.uuid4().hex[:8]}"
-    kept = subprocess.run(["docker", "run", "-d", "--label", "arena.managed=true", "--label", f"verifiers.run={run}",
-                           images["base"], "sleep", "300"], capture_output=True, text=True, check=True).stdout.strip()
-    gone = subprocess.run(["docker", "run", "-d", "--label", "arena.managed=true", "--label", f"verifiers.run={run}",
-                           images["base"], "sleep", "300"], capture_output=True, text=True, check=True).stdout.strip()
+    kept = subprocess.run(
+        [
+            "docker",
+            "run",
+            "-d",
+            "--label",
+            "arena.managed=true",
+            "--label",
+            f"verifiers.run={run}",
+            images["base"],
+            "sleep",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    gone = subprocess.run(
+        [
+            "docker",
+            "run",
+            "-d",
+            "--label",
+            "arena.managed=true",
+            "--label",
+            f"verifiers.run={run}",
+            images["base"],
+            "sleep",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     client = engine.docker_client()
     inspect = client.api.inspect_container
 

@@ -41,9 +41,7 @@ def no_environments() -> tuple:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerHandle]:
-    with start_in_thread(
-        resolver=PolicyResolver({"arena/scripted": SCRIPT}, entry_points=no_environments)
-    ) as handle:
+    with start_in_thread(resolver=PolicyResolver({"arena/scripted": SCRIPT}, entry_points=no_environments)) as handle:
         yield handle
 
 
@@ -69,9 +67,7 @@ def test_messages_create_calls_bash_with_usage(client):
 
 
 def test_streamed_tool_use_reassembles_in_the_sdk(client):
-    with client.messages.stream(
-        model="arena/scripted", max_tokens=1024, messages=TASK, tools=TOOLS
-    ) as stream:
+    with client.messages.stream(model="arena/scripted", max_tokens=1024, messages=TASK, tools=TOOLS) as stream:
         kinds = [event.type for event in stream]
         message = stream.get_final_message()
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
@@ -97,9 +93,7 @@ def test_tool_result_round_trip_ends_the_turn_with_streamed_text(client):
             ],
         },
     ]
-    with client.messages.stream(
-        model="arena/scripted", max_tokens=1024, messages=history, tools=TOOLS
-    ) as stream:
+    with client.messages.stream(model="arena/scripted", max_tokens=1024, messages=history, tools=TOOLS) as stream:
         pieces = list(stream.text_stream)
         message = stream.get_final_message()
     assert "".join(pieces) == LONG_ANSWER and len(pieces) > 1

@@ -65,9 +65,7 @@ def test_chat_completion_calls_the_bash_tool_with_usage(client):
     assert call.function.name == "bash"
     assert json.loads(call.function.arguments) == {"command": "echo hi > f"}
     assert completion.usage.prompt_tokens > 0 and completion.usage.completion_tokens > 0
-    assert (
-        completion.usage.total_tokens == completion.usage.prompt_tokens + completion.usage.completion_tokens
-    )
+    assert completion.usage.total_tokens == completion.usage.prompt_tokens + completion.usage.completion_tokens
     assert SCRIPT.seen[-1].prompt == "write f" and SCRIPT.seen[-1].system == "sys"
 
 
@@ -98,9 +96,7 @@ def test_chat_tool_result_round_trip_ends_with_streamed_text(client):
         {"role": "tool", "tool_call_id": call.id, "content": [{"type": "text", "text": "(no output)"}]},
     ]
     chunks = list(
-        client.chat.completions.create(
-            model="arena/scripted", messages=history, tools=CHAT_TOOLS, stream=True
-        )
+        client.chat.completions.create(model="arena/scripted", messages=history, tools=CHAT_TOOLS, stream=True)
     )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == LONG_ANSWER

@@ -47,12 +47,22 @@ def _alive(pid: int) -> bool:
 
 
 def _request(out: Path, name: str, model: str, deadline_s: float | None = None) -> EvalRequest:
-    return EvalRequest(taskset="t", harness="bash", model=model, image="i", base_url="http://x", run_name=name,
-                       output_dir=out, deadline_s=deadline_s)
+    return EvalRequest(
+        taskset="t",
+        harness="bash",
+        model=model,
+        image="i",
+        base_url="http://x",
+        run_name=name,
+        output_dir=out,
+        deadline_s=deadline_s,
+    )
 
 
 @pytest.mark.slow
-def test_an_eval_past_its_deadline_is_stopped_whole_even_when_it_ignores_sigterm(hanging_vf_eval, tmp_path, monkeypatch):
+def test_an_eval_past_its_deadline_is_stopped_whole_even_when_it_ignores_sigterm(
+    hanging_vf_eval, tmp_path, monkeypatch
+):
     monkeypatch.setattr(supervise, "TERMINATE_GRACE_S", 1.0)
     out = tmp_path / "out"
     [outcome] = run_evals([_request(out, "run0", "stubborn", deadline_s=3.0)], parallel=1)
@@ -75,7 +85,9 @@ def test_ctrl_c_stops_every_running_evals_whole_process_group(hanging_vf_eval, t
                                run_name=f"run{{i}}", output_dir=out) for i in range(2)], parallel=2)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_deliverable)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_deliverable
+    )
     pids: list[int] = []
     try:
         files = [out / "run0.pids", out / "run1.pids"]

@@ -22,10 +22,13 @@ def test_the_demo_prints_three_of_three_as_the_exact_interval_not_plus_minus_zer
     assert "one mean [95% interval]" in table.splitlines()[1] and "one mean: each task's mean" in table
 
 
-@pytest.mark.parametrize(("rewards", "text"), [
-    ({"a": [1.0], "b": [1.0], "c": [1.0], "d": [1.0], "e": [0.0]}, "0.800 [0.284, 0.995]"),  # was 0.800 ± 0.555
-    ({"a": [1.0], "b": [1.0], "c": [0.0]}, "0.667 [0.094, 0.992]"),  # was 0.667 ± 1.434
-])
+@pytest.mark.parametrize(
+    ("rewards", "text"),
+    [
+        ({"a": [1.0], "b": [1.0], "c": [1.0], "d": [1.0], "e": [0.0]}, "0.800 [0.284, 0.995]"),  # was 0.800 ± 0.555
+        ({"a": [1.0], "b": [1.0], "c": [0.0]}, "0.667 [0.094, 0.992]"),  # was 0.667 ± 1.434
+    ],
+)
 def test_the_interval_stays_inside_the_unit_interval(tmp_path, rewards, text):
     outcome = read_outcome(simple_run(tmp_path / "run", rewards))
     assert text in _demo(outcome)
@@ -49,7 +52,9 @@ def test_an_infrastructure_failure_is_reported_beside_the_mean_not_scored_zero_i
     score = score_outcome("env-a", "oracle", outcome)
     assert (score.mean, score.tasks, score.failed, score.infra_failed, score.episodes) == (1.0, 3, 1, 1, 4)
     demo = _demo(outcome)
-    assert "1 (25%)" in demo and "1 of 4 episodes failed (25%): 0 scored 0, 1 on an infrastructure fault left out" in demo
+    assert (
+        "1 (25%)" in demo and "1 of 4 episodes failed (25%): 0 scored 0, 1 on an infrastructure fault left out" in demo
+    )
     assert "1 (25%)" in render_table([score])
 
 
@@ -65,7 +70,9 @@ def test_an_agent_that_runs_out_its_clock_scores_zero_and_keeps_the_task_in_its_
 
 
 def test_pass_at_k_and_pass_hat_k_appear_with_several_rollouts_a_task(tmp_path):
-    outcome = read_outcome(simple_run(tmp_path / "run", {"a": [1.0, 0.0, 1.0], "b": [0.0, 0.0, 0.0], "c": [1.0, 1.0, 1.0]}))
+    outcome = read_outcome(
+        simple_run(tmp_path / "run", {"a": [1.0, 0.0, 1.0], "b": [0.0, 0.0, 0.0], "c": [1.0, 1.0, 1.0]})
+    )
     score = score_outcome("env-a", "oracle", outcome)
     # a: pass@3 1, pass^3 0; b: 0, 0; c: 1, 1
     assert score.pass_k == pytest.approx({"k": 3, "pass_at_k": 2 / 3, "pass_hat_k": 1 / 3})
@@ -84,7 +91,9 @@ def test_the_probe_scores_json_carries_bounds_and_rewards_by_task(tmp_path):
 
 
 def test_no_scored_episode_prints_a_dash_not_a_zero(tmp_path):
-    outcome = read_outcome(write_run(tmp_path / "run", [episode_line("a", 1.0, trace_id="a", ok=False, stop="boxlost_error")]))
+    outcome = read_outcome(
+        write_run(tmp_path / "run", [episode_line("a", 1.0, trace_id="a", ok=False, stop="boxlost_error")])
+    )
     score = score_outcome("env-a", "oracle", outcome)
     assert score.mean is None and score.tasks == 0
     assert "no scored tasks" in _demo(outcome) and "no scored tasks" in render_table([score])

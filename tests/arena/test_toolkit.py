@@ -69,33 +69,50 @@ def _search(start: str, end: str, service: str | None = None, limit: int = 50) -
 SEARCH = func_metadata(_search)
 
 
-@pytest.mark.parametrize(("arguments", "message"), [
-    pytest.param({"start": "a", "end": "b", "colour": "red"},
-                 "unknown argument 'colour'; _search takes start, end, service, limit", id="unknown"),
-    pytest.param({"start": "a", "end": "b", "x": 1, "y": 2}, "unknown arguments 'x', 'y'", id="two-unknown"),
-    pytest.param({"start": "a"}, "end is required; _search takes start, end, service, limit", id="missing"),
-    pytest.param({"start": "a", "end": "b", "limit": "NaN"}, "limit is invalid (Input should be a valid integer",
-                 id="nan-limit"),
-    pytest.param({"start": "a", "end": "b", "limit": 1.5}, "limit is invalid", id="fractional-limit"),
-    pytest.param({"start": {"nested": ["x"] * 100}, "end": "b"}, "start is invalid (Input should be a valid string)",
-                 id="nested-start"),
-    pytest.param({"start": "a", "end": None}, "end is invalid", id="null-end"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param(
+            {"start": "a", "end": "b", "colour": "red"},
+            "unknown argument 'colour'; _search takes start, end, service, limit",
+            id="unknown",
+        ),
+        pytest.param({"start": "a", "end": "b", "x": 1, "y": 2}, "unknown arguments 'x', 'y'", id="two-unknown"),
+        pytest.param({"start": "a"}, "end is required; _search takes start, end, service, limit", id="missing"),
+        pytest.param(
+            {"start": "a", "end": "b", "limit": "NaN"},
+            "limit is invalid (Input should be a valid integer",
+            id="nan-limit",
+        ),
+        pytest.param({"start": "a", "end": "b", "limit": 1.5}, "limit is invalid", id="fractional-limit"),
+        pytest.param(
+            {"start": {"nested": ["x"] * 100}, "end": "b"},
+            "start is invalid (Input should be a valid string)",
+            id="nested-start",
+        ),
+        pytest.param({"start": "a", "end": None}, "end is invalid", id="null-end"),
+    ],
+)
 def test_argument_refusals_name_the_argument_and_what_it_takes(arguments, message):
     refusal = argument_refusal("_search", SEARCH, arguments)
     assert refusal is not None and message in refusal
     assert "pydantic" not in refusal and "validation error" not in refusal and len(refusal) < 300
 
 
-@pytest.mark.parametrize("arguments", [{"start": "a", "end": "b"}, {"start": "a", "end": "b", "service": None},
-                                       {"start": "a", "end": "b", "limit": "7"}])
+@pytest.mark.parametrize(
+    "arguments",
+    [{"start": "a", "end": "b"}, {"start": "a", "end": "b", "service": None}, {"start": "a", "end": "b", "limit": "7"}],
+)
 def test_valid_arguments_pass(arguments):
     assert argument_refusal("_search", SEARCH, arguments) is None
 
 
 def _forged(route: str) -> dict[str, list[str]]:
-    return {STATE_URL_PARAM: ["http://127.0.0.1:9/state"], STATE_ROUTE_PARAM: [route],
-            STATE_SIGNATURE_PARAM: ["0" * 64]}
+    return {
+        STATE_URL_PARAM: ["http://127.0.0.1:9/state"],
+        STATE_ROUTE_PARAM: [route],
+        STATE_SIGNATURE_PARAM: ["0" * 64],
+    }
 
 
 def test_forged_rollouts_leave_no_lock_behind(monkeypatch):

@@ -11,15 +11,32 @@ from arena.evalrun import read_outcome
 from arena.traces import read_traces, reward_of
 
 RECORD = {
-    "id": "r1", "run": "run1", "rollout": "t1", "harness": "bash", "environment": "env-a", "task": "a",
-    "rule": "net-egress", "stage": "pre", "tool": "bash", "arguments": {"command": "curl http://x.io"},
-    "original_sha256": "0" * 64, "original_excerpt": "", "replacement": "DENIED", "time": 1.0,
+    "id": "r1",
+    "run": "run1",
+    "rollout": "t1",
+    "harness": "bash",
+    "environment": "env-a",
+    "task": "a",
+    "rule": "net-egress",
+    "stage": "pre",
+    "tool": "bash",
+    "arguments": {"command": "curl http://x.io"},
+    "original_sha256": "0" * 64,
+    "original_excerpt": "",
+    "replacement": "DENIED",
+    "time": 1.0,
 }
 
 
 def _line(trace_id: str, score: float, rewrites: list[dict] | None = None) -> str:
-    trace = {"id": trace_id, "ok": True, "stop_condition": "agent_completed", "calls": [{}],
-             "rewards": {"r": {"score": score, "weight": 1.0}}, "info": {"arena_rewrites": rewrites or []}}
+    trace = {
+        "id": trace_id,
+        "ok": True,
+        "stop_condition": "agent_completed",
+        "calls": [{}],
+        "rewards": {"r": {"score": score, "weight": 1.0}},
+        "info": {"arena_rewrites": rewrites or []},
+    }
     return json.dumps({"ok": True, "task": {"data": {"name": trace_id}}, "traces": [trace]})
 
 
@@ -79,8 +96,11 @@ def test_a_null_reward_signal_reads_as_no_reward_not_a_crash(tmp_path):
     assert reward_of({"r": {"score": 1.0, "weight": float("inf")}}) is None
 
 
-@pytest.mark.parametrize("line", ['{"a": 1}', '{"traces": []}', '{"traces": ["x"]}', "[1, 2]", "3"],
-                         ids=["no-traces", "empty-traces", "traces-not-objects", "a-list", "a-number"])
+@pytest.mark.parametrize(
+    "line",
+    ['{"a": 1}', '{"traces": []}', '{"traces": ["x"]}', "[1, 2]", "3"],
+    ids=["no-traces", "empty-traces", "traces-not-objects", "a-list", "a-number"],
+)
 def test_json_that_is_no_vf_eval_episode_is_refused_wherever_it_is(tmp_path, line):
     for lines in ((line,), (line, _line("t2", 1.0))):
         with pytest.raises(TraceError, match=r"line 1 of .*not a vf-eval episode"):
@@ -94,13 +114,23 @@ def test_a_traces_file_that_is_a_directory_is_a_trace_error(tmp_path):
 
 
 def test_invalid_utf8_and_odd_shapes_read_as_absent_fields(tmp_path):
-    odd = {"ok": True, "task": "a string", "errors": "x", "traces": [{"rewards": "x", "calls": 3, "info": [], "timing": 1,
-                                                                      "agent": "y", "stop_condition": 5}]}
+    odd = {
+        "ok": True,
+        "task": "a string",
+        "errors": "x",
+        "traces": [{"rewards": "x", "calls": 3, "info": [], "timing": 1, "agent": "y", "stop_condition": 5}],
+    }
     run = _run(tmp_path, _line("t1", 1.0)[:-1] + ', "note": "\xff"}', json.dumps(odd))
     (run / "traces.jsonl").write_bytes((run / "traces.jsonl").read_bytes().replace("\xff".encode(), b"\xff\xfe"))
     first, second = read_traces(run).episodes
     assert first.reward == 1.0
-    assert (second.task, second.reward, second.turns, second.stop_condition, second.errors) == ("(no task name: line 2)", 0.0, 0, None, [])
+    assert (second.task, second.reward, second.turns, second.stop_condition, second.errors) == (
+        "(no task name: line 2)",
+        0.0,
+        0,
+        None,
+        [],
+    )
 
 
 def test_a_follower_reads_completed_lines_and_leaves_a_write_in_progress(tmp_path):
@@ -115,7 +145,7 @@ def test_a_follower_reads_completed_lines_and_leaves_a_write_in_progress(tmp_pat
     lines = follower.read()
     assert [(line.number, line.episode.task) for line in lines] == [(2, "t2"), (3, "t3")]
     raw = path.read_bytes()
-    assert json.loads(raw[lines[1].offset:lines[1].offset + lines[1].length])["task"]["data"]["name"] == "t3"
+    assert json.loads(raw[lines[1].offset : lines[1].offset + lines[1].length])["task"]["data"]["name"] == "t3"
     assert follower.read() == []
 
 
@@ -128,8 +158,13 @@ def test_infrastructure_failures_are_left_out_of_the_mean_and_agent_faults_score
         row["traces"][0]["stop_condition"] = stop
         return json.dumps(row)
 
-    run = _run(tmp_path, line("a", "boxlost_error", False, 1.0), line("a", "agent_completed", True, 1.0),
-               line("b", "boxoom_error", False, 1.0), line("c", "timeout_error", False, 1.0))
+    run = _run(
+        tmp_path,
+        line("a", "boxlost_error", False, 1.0),
+        line("a", "agent_completed", True, 1.0),
+        line("b", "boxoom_error", False, 1.0),
+        line("c", "timeout_error", False, 1.0),
+    )
     episodes = read_traces(run).episodes
     assert [e.score for e in episodes] == [None, 1.0, 0.0, 0.0]
     assert task_rewards(episodes) == {"a": [1.0], "b": [0.0], "c": [0.0]}

@@ -28,7 +28,8 @@ def _run(script: str, tmp_path: Path, timeout: float = 60) -> subprocess.Complet
 
 @pytest.mark.parametrize("code", [0, 3])
 def test_a_finished_run_skips_the_teardown_after_its_threads_callbacks_and_writes(tmp_path: Path, code: int) -> None:
-    done = _run(f"""
+    done = _run(
+        f"""
         import atexit, threading, time
         from arena import vf_exit
         vf_exit.arm()
@@ -42,7 +43,9 @@ def test_a_finished_run_skips_the_teardown_after_its_threads_callbacks_and_write
         print("on stdout", end="")
         vf_exit.finished({code})
         raise SystemExit({code})
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert done.returncode == code, done.stderr
     assert "teardown ran" not in done.stderr
     assert done.stdout == "on stdout"
@@ -59,12 +62,17 @@ def test_a_finished_run_skips_the_teardown_after_its_threads_callbacks_and_write
         ("vf_exit.finished('bad config'); raise SystemExit('bad config')", 1, "bad config"),
     ],
 )
-def test_a_run_that_did_not_finish_exits_through_the_interpreter(tmp_path: Path, ending: str, code: int, said: str) -> None:
-    done = _run(f"""
+def test_a_run_that_did_not_finish_exits_through_the_interpreter(
+    tmp_path: Path, ending: str, code: int, said: str
+) -> None:
+    done = _run(
+        f"""
         from arena import vf_exit
         vf_exit.arm()
         {ending}
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert done.returncode == code
     assert "teardown ran" in done.stderr
     assert said in done.stderr
@@ -89,11 +97,15 @@ def test_flush_open_files_flushes_buffered_writers_and_passes_over_closed_and_re
 def test_vf_hooks_skips_the_teardown_of_a_finished_vf_eval(tmp_path: Path) -> None:
     """`python -m arena.vf_hooks 0 --help`: vf-eval prints its help and returns; the process then
     leaves without collecting the sentinel (it did, before `arena.vf_exit`), its help on stdout."""
-    done = _run("""
+    done = _run(
+        """
         import runpy
         sys.argv = ["arena.vf_hooks", "0", "--help"]
         runpy.run_module("arena.vf_hooks", run_name="__main__", alter_sys=True)
-    """, tmp_path, timeout=120)
+    """,
+        tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "teardown ran" not in done.stderr
     assert "usage" in done.stdout.lower()

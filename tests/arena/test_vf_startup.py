@@ -29,9 +29,18 @@ from arena_kit.verifiers_seam import launch as seam_launch
 from arena_kit.verifiers_seam.launch import PROBE_SHA256, READ_BACK_PORT_SHA256, RUN_BACKGROUND_SHA256, source_digest
 from arena_kit.warm_start import Order, read_order
 
-HEAVY = ("verifiers.v1.acp", "verifiers.v1.harnesses.claude_code", "verifiers.v1.harnesses.codex", "verifiers.v1.tasksets.nemo_gym",
-         "verifiers.v1.tasksets.harbor", "verifiers.v1.judges.rubric", "sympy", "math_verify.parser", "anthropic._client",
-         "anthropic.lib.bedrock")
+HEAVY = (
+    "verifiers.v1.acp",
+    "verifiers.v1.harnesses.claude_code",
+    "verifiers.v1.harnesses.codex",
+    "verifiers.v1.tasksets.nemo_gym",
+    "verifiers.v1.tasksets.harbor",
+    "verifiers.v1.judges.rubric",
+    "sympy",
+    "math_verify.parser",
+    "anthropic._client",
+    "anthropic.lib.bedrock",
+)
 """What vf-eval imported before a bash rollout of fault-localisation and never used (~0.6 of its ~3 CPU-s)."""
 
 
@@ -54,21 +63,30 @@ def test_the_replaced_verifiers_code_is_the_code_read() -> None:
 @pytest.mark.slow
 def test_vf_eval_imports_only_what_a_bash_run_uses() -> None:
     # What arena.vf_hooks does before vf-eval, then what vf-eval imports up to a bash rollout's start.
-    loaded = set(json.loads(_fresh(
-        "import json, sys\nfrom arena.vf_startup import lighten_imports\nassert lighten_imports()\n"
-        "import verifiers.v1.cli.eval.main, verifiers.v1.mcp.launch, verifiers.v1.runtimes.container\n"
-        "from verifiers.v1.utils import loaders\nloaders.import_taskset('fault-localisation'); loaders.import_harness('bash')\n"
-        "import fault_localisation.taskset\nprint(json.dumps(sorted(sys.modules)))")))
+    loaded = set(
+        json.loads(
+            _fresh(
+                "import json, sys\nfrom arena.vf_startup import lighten_imports\nassert lighten_imports()\n"
+                "import verifiers.v1.cli.eval.main, verifiers.v1.mcp.launch, verifiers.v1.runtimes.container\n"
+                "from verifiers.v1.utils import loaders\nloaders.import_taskset('fault-localisation'); loaders.import_harness('bash')\n"
+                "import fault_localisation.taskset\nprint(json.dumps(sorted(sys.modules)))"
+            )
+        )
+    )
     assert {"verifiers.v1.harnesses.bash", "verifiers.v1.judge", "fault_localisation.taskset"} <= loaded
     assert not set(HEAVY) & loaded, f"vf-eval imported {sorted(set(HEAVY) & loaded)} before its first rollout"
 
 
 @pytest.mark.slow
 def test_a_deferred_math_verify_scores_as_the_real_one() -> None:
-    cases = "[('\\\\boxed{1/2}', '0.5'), ('\\\\boxed{3}', '2'), ('x = \\\\boxed{\\\\frac{2}{4}}', '1/2'), ('none', '1')]"
+    cases = (
+        "[('\\\\boxed{1/2}', '0.5'), ('\\\\boxed{3}', '2'), ('x = \\\\boxed{\\\\frac{2}{4}}', '1/2'), ('none', '1')]"
+    )
     score = f"from verifiers.v1.utils.score import verify_boxed_math_answer as v\nprint([v(a, g) for a, g in {cases}])"
-    lazy = _fresh(f"import sys\nfrom arena.vf_startup import lighten_imports\nlighten_imports()\n{score}\n"
-                  "assert 'sympy' in sys.modules and sys.modules['math_verify'].__getattr__")
+    lazy = _fresh(
+        f"import sys\nfrom arena.vf_startup import lighten_imports\nlighten_imports()\n{score}\n"
+        "assert 'sympy' in sys.modules and sys.modules['math_verify'].__getattr__"
+    )
     assert lazy == _fresh(score) == "[1.0, 0.0, 1.0, 0.0]"
 
 
@@ -148,14 +166,17 @@ def test_fast_server_polls_replace_verifiers_code_only_where_it_was_read(monkeyp
     assert fast_server_polls() is True and launch._read_back_port is read_back_port and launch._PROBE == PROBE
 
 
-@pytest.mark.parametrize(("line", "wrong"), [
-    ("not json", "one JSON object"),
-    ("[1]", "a JSON object, got list"),
-    ('{"module": "m", "cwd": "/", "log": "l"}', "needs 'env' as a dict"),
-    ('{"module": 3, "cwd": "/", "log": "l", "env": {}}', "needs 'module' as a str"),
-    ('{"module": "m", "cwd": "/", "log": "l", "env": {"A": 1}}', "maps strings to strings"),
-    ('{"module": "m", "cwd": "/", "log": "l", "env": {}, "argv": []}', "unknown keys \\['argv'\\]"),
-])
+@pytest.mark.parametrize(
+    ("line", "wrong"),
+    [
+        ("not json", "one JSON object"),
+        ("[1]", "a JSON object, got list"),
+        ('{"module": "m", "cwd": "/", "log": "l"}', "needs 'env' as a dict"),
+        ('{"module": 3, "cwd": "/", "log": "l", "env": {}}', "needs 'module' as a str"),
+        ('{"module": "m", "cwd": "/", "log": "l", "env": {"A": 1}}', "maps strings to strings"),
+        ('{"module": "m", "cwd": "/", "log": "l", "env": {}, "argv": []}', "unknown keys \\['argv'\\]"),
+    ],
+)
 def test_a_bad_order_is_refused_by_name(line: str, wrong: str) -> None:
     with pytest.raises(ValueError, match=wrong):
         read_order(line)
@@ -188,7 +209,8 @@ def test_the_first_host_server_spawn_becomes_the_warm_process(tmp_path: Path, mo
         "print(json.dumps({'name': __name__, 'cwd': os.getcwd(), 'argv0': sys.argv[0], 'pid': os.getpid(),\n"
         "                  'mine': os.environ.get('WARM_PROBE'), 'key': os.environ.get('PROBE_API_KEY'), 'path0': sys.path[0],\n"
         "                  'preloaded': 'verifiers.v1.mcp.server' in sys.modules}), flush=True)\n"
-        "time.sleep(600)\n")
+        "time.sleep(600)\n"
+    )
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     monkeypatch.setenv("PROBE_API_KEY", "secret")
     monkeypatch.setattr(SubprocessRuntime, "run_background", SubprocessRuntime.run_background)  # restored after

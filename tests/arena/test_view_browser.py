@@ -35,7 +35,9 @@ ORACLE, STALLER, ROLLOUTS = "demo-fl-oracle-bash", "demo-fl-staller-bash", "roll
 def _need_browser() -> None:
     if CHROMIUM and DRIVER:
         return
-    reason = "chromium/chromedriver not installed: run tests/support/ensure-chromium.sh (Debian's chromium, chromium-driver)"
+    reason = (
+        "chromium/chromedriver not installed: run tests/support/ensure-chromium.sh (Debian's chromium, chromium-driver)"
+    )
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
@@ -43,7 +45,9 @@ def _need_browser() -> None:
 
 def sql_episode(task: str, trace_id: str) -> dict[str, Any]:
     """An episode whose first call runs SQL (a multi-line string argument) and whose result is JSON."""
-    row = episode_line(task, 1.0, trace_id=trace_id, tool_output=json.dumps({"rows": [{"name": "ada", "n": 3}], "elapsed_ms": 4}))
+    row = episode_line(
+        task, 1.0, trace_id=trace_id, tool_output=json.dumps({"rows": [{"name": "ada", "n": 3}], "elapsed_ms": 4})
+    )
     call = row["traces"][0]["nodes"][2]["message"]["tool_calls"][0]
     call.update(name="sqlite_query", arguments=json.dumps({"sql": SQL}))
     row["traces"][0]["calls"][0]["usage"] = {"prompt_tokens": 1200, "completion_tokens": 30, "cached_input_tokens": 200}
@@ -63,7 +67,9 @@ def make_runs(out: Path) -> Path:
     (run / "vf-eval.log").write_text("vf-eval: 12 episodes\n")
     (run / "logs" / "attempt_1").mkdir(parents=True)
     (run / "logs" / "attempt_1" / "eval.log").write_text("attempt 1\n")
-    (run / "arena-versions.json").write_text(json.dumps({"arena-evals": "0.1.0", "verifiers": "0.4.0", "image": "arena/fault-localisation:latest"}))
+    (run / "arena-versions.json").write_text(
+        json.dumps({"arena-evals": "0.1.0", "verifiers": "0.4.0", "image": "arena/fault-localisation:latest"})
+    )
     (out / "prices.toml").write_text('[models."arena/fault-localisation/oracle"]\ninput = 2.0\noutput = 10.0\n')
     staller = [episode_line(f"dev#{i}", 0.0, trace_id=f"s{i}", reason="no answer was submitted") for i in range(12)]
     write_run(out / STALLER, staller, model="arena/fault-localisation/staller")
@@ -88,7 +94,13 @@ def driver() -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     browser = webdriver.Chrome(service=Service(executable_path=str(DRIVER)), options=options)
@@ -100,8 +112,12 @@ def driver() -> Iterator[Any]:
 
 def serve(path: Path, timeout: float = 60) -> tuple[subprocess.Popen[str], str]:
     """`arena view PATH --port 0` and its URL, read by a thread (a select on the buffered pipe misses lines it already read)."""
-    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "view", str(path), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "view", str(path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
 
@@ -113,11 +129,15 @@ def serve(path: Path, timeout: float = 60) -> tuple[subprocess.Popen[str], str]:
     deadline = time.monotonic() + timeout
     printed: list[str] = []
     try:
-        while not (printed and printed[-1].startswith("arena view: http://127.0.0.1:")):  # past the lines naming runs it cannot read
+        while not (
+            printed and printed[-1].startswith("arena view: http://127.0.0.1:")
+        ):  # past the lines naming runs it cannot read
             try:
                 printed.append(lines.get(timeout=max(0.0, deadline - time.monotonic())))
             except queue.Empty:
-                raise AssertionError(f"arena view printed no URL in {timeout:.0f} s (exit {proc.poll()}):\n{''.join(printed)}") from None
+                raise AssertionError(
+                    f"arena view printed no URL in {timeout:.0f} s (exit {proc.poll()}):\n{''.join(printed)}"
+                ) from None
     except BaseException:
         proc.kill()
         proc.wait(timeout=10)
@@ -164,7 +184,9 @@ def untouched(driver: Any) -> None:
     assert driver.title == "arena view"
     assert driver.execute_script("return window.pwned === undefined")
     assert driver.execute_script("return document.querySelectorAll('img, svg, iframe').length") == 0
-    inline = driver.execute_script("return [...document.scripts].filter(s => !s.type || s.type.includes('javascript')).length")
+    inline = driver.execute_script(
+        "return [...document.scripts].filter(s => !s.type || s.type.includes('javascript')).length"
+    )
     assert inline == 6  # the vendored highlighter and our five scripts
 
 
@@ -178,6 +200,7 @@ def param(driver: Any, name: str) -> str | None:
 
 
 # ---- 1. live ---------------------------------------------------------------------------------------
+
 
 def test_a_running_eval_shows_new_episodes_without_a_reload_and_a_new_run_appears(driver, tmp_path):
     out = tmp_path / "outputs"
@@ -207,6 +230,7 @@ def test_a_running_eval_shows_new_episodes_without_a_reload_and_a_new_run_appear
 
 # ---- 2. transcripts --------------------------------------------------------------------------------
 
+
 def test_sql_and_shell_arguments_are_unescaped_and_highlighted_and_json_results_are_trees(driver, served):
     open_(driver, served + f"#/run/{ORACLE}/ep/4")
     wait(driver, "document.querySelector('#transcript')")
@@ -235,7 +259,12 @@ def test_an_episode_shows_turn_times_tokens_cost_a_timeline_and_the_denial_inlin
     assert "tool 1.00 s" in driver.find_elements("css selector", "#transcript li.tool")[0].text
     assert "tokens 1200 in / 30 out · cost $0.0027" in driver.find_element("id", "episode-tokens").text
     lanes = driver.find_elements("css selector", "#timeline .lane-row")
-    assert [lane.find_element("css selector", ".lane-name").text for lane in lanes] == ["phase", "model", "tool", "gate"]
+    assert [lane.find_element("css selector", ".lane-name").text for lane in lanes] == [
+        "phase",
+        "model",
+        "tool",
+        "gate",
+    ]
     assert len(lanes[1].find_elements("css selector", ".bar")) == 2 and lanes[2].find_elements("css selector", ".bar")
     open_(driver, served + f"#/run/{ORACLE}/ep/1")
     wait(driver, "document.querySelector('#transcript .rewrite')")
@@ -247,7 +276,10 @@ def test_an_episode_shows_turn_times_tokens_cost_a_timeline_and_the_denial_inlin
 def test_the_run_page_shows_totals_config_versions_and_logs_and_the_episode_its_raw_line(driver, served):
     open_(driver, served + f"#/run/{ORACLE}")
     wait(driver, "document.querySelector('#run-details')")
-    assert "tokens 1200 in / 30 out" in driver.find_element("id", "run-header").text and "cost $0.0027" in driver.find_element("id", "run-header").text
+    assert (
+        "tokens 1200 in / 30 out" in driver.find_element("id", "run-header").text
+        and "cost $0.0027" in driver.find_element("id", "run-header").text
+    )
     driver.find_element("css selector", "#run-details > summary").click()
     details = driver.find_element("id", "run-details").text
     assert "fault-localisation" in details and '"arena-evals": "0.1.0"' in details
@@ -273,10 +305,15 @@ def test_a_long_result_is_collapsed_and_expands(driver, served):
 
 # ---- 3. finding things -----------------------------------------------------------------------------
 
+
 def test_the_runs_table_sorts_with_dates_and_the_sort_lives_in_the_url(driver, served):
     open_(driver, served)
     wait(driver, "document.querySelectorAll('#runs tbody tr').length === 3")
-    assert [r.get_attribute("data-run") for r in driver.find_elements("css selector", "#runs tbody tr")] == [ORACLE, STALLER, ROLLOUTS]
+    assert [r.get_attribute("data-run") for r in driver.find_elements("css selector", "#runs tbody tr")] == [
+        ORACLE,
+        STALLER,
+        ROLLOUTS,
+    ]
     assert "2023-11-14" in driver.find_element("id", "runs").text
     driver.find_element("css selector", "th[data-key=mean] a").click()
     wait(driver, "document.querySelector('#runs tbody tr').dataset.run === 'demo-fl-staller-bash'")
@@ -298,18 +335,29 @@ def test_filters_sort_search_and_selection_live_in_the_url_and_keys_move_and_ope
     wait(driver, "document.querySelectorAll('#episodes tbody tr.ep').length === 2")
     driver.execute_script("document.activeElement.blur()")
     keys(driver, "jj")
-    wait(driver, "document.querySelector('#episodes tr.sel') && document.querySelector('#episodes tr.sel').dataset.episode === '2'")
+    wait(
+        driver,
+        "document.querySelector('#episodes tr.sel') && document.querySelector('#episodes tr.sel').dataset.episode === '2'",
+    )
     assert (param(driver, "sort"), param(driver, "f.score"), param(driver, "sel")) == ("score", "<1", "2")
     driver.refresh()  # the same list, the same selection
-    wait(driver, "document.querySelectorAll('#episodes tbody tr.ep').length === 2 && document.querySelector('#episodes tr.sel')")
+    wait(
+        driver,
+        "document.querySelectorAll('#episodes tbody tr.ep').length === 2 && document.querySelector('#episodes tr.sel')",
+    )
     assert driver.find_element("css selector", "#episodes tr.sel").get_attribute("data-episode") == "2"
     keys(driver, "\ue007")  # Enter
     wait(driver, "document.querySelector('#task-name') && document.querySelector('#task-name').textContent === 'dev#2'")
     assert driver.find_element("id", "prev").text.startswith("← previous") and not driver.find_elements("id", "next")
     keys(driver, "p")  # the previous in the list as filtered and sorted: dev#10, not dev#1
-    wait(driver, "document.querySelector('#task-name') && document.querySelector('#task-name').textContent === 'dev#10'")
+    wait(
+        driver, "document.querySelector('#task-name') && document.querySelector('#task-name').textContent === 'dev#10'"
+    )
     keys(driver, "u")
-    wait(driver, "document.querySelector('#episodes tr.sel') && document.querySelector('#episodes tr.sel').dataset.episode === '10'")
+    wait(
+        driver,
+        "document.querySelector('#episodes tr.sel') && document.querySelector('#episodes tr.sel').dataset.episode === '10'",
+    )
     keys(driver, "/")
     assert driver.execute_script("return document.activeElement.id") == "run-search"
 
@@ -345,6 +393,7 @@ def test_rollouts_of_one_task_are_grouped_with_pass_at_k(driver, served):
 
 # ---- 4. compare ------------------------------------------------------------------------------------
 
+
 def test_compare_against_a_chosen_baseline_with_the_paired_test_and_per_rollout_links(driver, served):
     open_(driver, served)
     wait(driver, "document.querySelectorAll('#runs input[type=checkbox]').length === 3")
@@ -359,8 +408,13 @@ def test_compare_against_a_chosen_baseline_with_the_paired_test_and_per_rollout_
     from selenium.webdriver.support.ui import Select
 
     Select(driver.find_element("id", "baseline")).select_by_visible_text(ORACLE)
-    wait(driver, "document.querySelector('#pairs tbody tr') && document.querySelector('#pairs tbody tr').textContent.includes('-0.875')")
-    assert "0 / 11 / 1" in driver.find_element("css selector", "#pairs tbody tr").text and param(driver, "base") == ORACLE
+    wait(
+        driver,
+        "document.querySelector('#pairs tbody tr') && document.querySelector('#pairs tbody tr').textContent.includes('-0.875')",
+    )
+    assert (
+        "0 / 11 / 1" in driver.find_element("css selector", "#pairs tbody tr").text and param(driver, "base") == ORACLE
+    )
     link = driver.find_element("css selector", "#compare-grid tr[data-task='dev#4'] td:nth-child(2) a.roll")
     link.click()
     wait(driver, "document.querySelector('#task-name') && document.querySelector('#task-name').textContent === 'dev#4'")
@@ -379,10 +433,15 @@ def test_several_runs_are_compared_with_holms_adjustment(driver, served):
 
 # ---- 5. the export ---------------------------------------------------------------------------------
 
+
 def test_the_export_opens_from_file_with_networking_off_and_shows_the_same(driver, runs, tmp_path):
     out = tmp_path / "view.html"
-    done = subprocess.run([sys.executable, "-m", "arena.cli", "view", str(runs), "--export", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "view", str(runs), "--export", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     driver.set_network_conditions(offline=True, latency=0, download_throughput=0, upload_throughput=0)
     try:
@@ -391,7 +450,10 @@ def test_the_export_opens_from_file_with_networking_off_and_shows_the_same(drive
         wait(driver, "document.querySelectorAll('#runs tbody tr').length === 3")
         open_(driver, base + f"#/run/{ORACLE}/ep/2")
         wait(driver, "document.querySelector('#transcript')")
-        assert PAYLOAD in driver.find_element("id", "transcript").text and PAYLOAD in driver.find_element("css selector", ".grade .reason").text
+        assert (
+            PAYLOAD in driver.find_element("id", "transcript").text
+            and PAYLOAD in driver.find_element("css selector", ".grade .reason").text
+        )
         untouched(driver)
         open_(driver, base + f"#/run/{ORACLE}/ep/4")
         wait(driver, "document.querySelector('#transcript pre.lang-sql')")
@@ -407,14 +469,22 @@ def test_the_export_opens_from_file_with_networking_off_and_shows_the_same(drive
 
 # ---- 5,000 episodes --------------------------------------------------------------------------------
 
+
 def test_five_thousand_episodes_show_their_first_rows_and_sort_at_once(driver, tmp_path):
     """Made from one real `arena demo` trace line. The timings are printed, not asserted (a shared
     machine's load decides them); docs/viewing.md reports them."""
-    run = write_run(tmp_path / "big", [real_variant(i, float(i % 3 == 0), tool_output=PAYLOAD if i == 7 else None) for i in range(5000)])
+    run = write_run(
+        tmp_path / "big",
+        [real_variant(i, float(i % 3 == 0), tool_output=PAYLOAD if i == 7 else None) for i in range(5000)],
+    )
     proc, url = serve(run, timeout=180)
     try:
         open_(driver, url + "#/run/big")
-        wait(driver, "document.querySelector('#shown') && document.querySelector('#shown').textContent.includes('5000 of 5000')", timeout=60)
+        wait(
+            driver,
+            "document.querySelector('#shown') && document.querySelector('#shown').textContent.includes('5000 of 5000')",
+            timeout=60,
+        )
         first = driver.execute_script("return performance.getEntriesByName('arena:rows-first')[0].startTime")
         rendered = driver.execute_script("return document.querySelectorAll('#episodes tbody tr.ep').length")
         assert rendered < 200  # a virtual list: only the rows in view exist
@@ -424,8 +494,15 @@ def test_five_thousand_episodes_show_their_first_rows_and_sort_at_once(driver, t
             started = time.monotonic()
             driver.find_element("css selector", "th[data-key=score]").click()
             wait(driver, f"performance.getEntriesByName('arena:redraw').length > {before}")
-            sorts.append((driver.execute_script("return performance.getEntriesByName('arena:redraw').at(-1).duration"), time.monotonic() - started))
-        assert driver.find_element("css selector", "#episodes tbody tr.ep").get_attribute("data-episode") == "1"  # ascending: the zeros, by index
+            sorts.append(
+                (
+                    driver.execute_script("return performance.getEntriesByName('arena:redraw').at(-1).duration"),
+                    time.monotonic() - started,
+                )
+            )
+        assert (
+            driver.find_element("css selector", "#episodes tbody tr.ep").get_attribute("data-episode") == "1"
+        )  # ascending: the zeros, by index
         driver.execute_script("const s = document.getElementById('episodes-scroll'); s.scrollTop = s.scrollHeight")
         wait(driver, "[...document.querySelectorAll('#episodes tbody tr.ep')].some(r => r.dataset.episode === '4998')")
         open_(driver, url + "#/run/big/ep/7")
@@ -435,11 +512,14 @@ def test_five_thousand_episodes_show_their_first_rows_and_sort_at_once(driver, t
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    print(f"\n5,000 real episodes ({(run / 'traces.jsonl').stat().st_size / 1e6:.0f} MB of traces): first rows {first:.0f} ms after navigation; "
-          f"sort by score {', '.join(f'{page:.0f} ms in the page ({wall:.2f} s click to rows, through WebDriver)' for page, wall in sorts)}")
+    print(
+        f"\n5,000 real episodes ({(run / 'traces.jsonl').stat().st_size / 1e6:.0f} MB of traces): first rows {first:.0f} ms after navigation; "
+        f"sort by score {', '.join(f'{page:.0f} ms in the page ({wall:.2f} s click to rows, through WebDriver)' for page, wall in sorts)}"
+    )
 
 
 # ---- hostile input ---------------------------------------------------------------------------------
+
 
 def test_a_hostile_transcript_is_shown_as_text_and_runs_nothing(driver, served):
     open_(driver, served + f"#/run/{ORACLE}/ep/2")
@@ -452,19 +532,34 @@ def test_a_hostile_transcript_is_shown_as_text_and_runs_nothing(driver, served):
 
 
 def test_hostile_names_huge_results_and_invalid_utf8_stay_text_on_every_page(driver, tmp_path):
-    rows = [episode_line(PAYLOAD, 0.0, trace_id="h1", reason=PAYLOAD, ok=False, errors=[{"type": PAYLOAD, "message": PAYLOAD}]),
-            episode_line("plain", 1.0, trace_id="h2", tool_output=json.dumps({"big": "y" * 10_000_000, "html": PAYLOAD}))]
+    rows = [
+        episode_line(
+            PAYLOAD, 0.0, trace_id="h1", reason=PAYLOAD, ok=False, errors=[{"type": PAYLOAD, "message": PAYLOAD}]
+        ),
+        episode_line("plain", 1.0, trace_id="h2", tool_output=json.dumps({"big": "y" * 10_000_000, "html": PAYLOAD})),
+    ]
     rows[0]["errors"] = [{"type": "X", "message": PAYLOAD}]
     a = write_run(tmp_path / "a", rows, model=PAYLOAD)
     raw = (a / "traces.jsonl").read_bytes().replace(b"I will query the log.", b"bad \xff\xfe bytes", 1)
     (a / "traces.jsonl").write_bytes(raw)
-    b = write_run(tmp_path / "b", [episode_line(PAYLOAD, 1.0, trace_id="h3"), episode_line("plain", 1.0, trace_id="h4")])
+    b = write_run(
+        tmp_path / "b", [episode_line(PAYLOAD, 1.0, trace_id="h3"), episode_line("plain", 1.0, trace_id="h4")]
+    )
     out = tmp_path / "hostile.html"
-    done = subprocess.run([sys.executable, "-m", "arena.cli", "view", str(a), str(b), "--export", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "view", str(a), str(b), "--export", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    for where, ready in (("#/", "#runs tbody tr"), ("#/run/a", "#episodes tbody tr.ep"), ("#/run/a/ep/0", "#transcript"),
-                         ("#/run/a/ep/1", "#transcript .json-result"), ("#/compare?runs=a,b", "#compare-grid tbody tr")):
+    for where, ready in (
+        ("#/", "#runs tbody tr"),
+        ("#/run/a", "#episodes tbody tr.ep"),
+        ("#/run/a/ep/0", "#transcript"),
+        ("#/run/a/ep/1", "#transcript .json-result"),
+        ("#/compare?runs=a,b", "#compare-grid tbody tr"),
+    ):
         open_(driver, out.as_uri() + where)
         wait(driver, f"document.querySelector('{ready}')", timeout=60)
         text = driver.find_element("tag name", "main").text

@@ -51,23 +51,37 @@ def test_two_runs_of_one_name_get_stable_distinct_ids(tmp_path):
     simple_run(tmp_path / "x" / "run", {"t1": [1.0]})
     simple_run(tmp_path / "y" / "run", {"t1": [1.0]})
     first = list(load_catalog([tmp_path / "x", tmp_path / "y"]).runs)
-    assert first[0] == "run" and first[1].startswith("run~") and first == list(load_catalog([tmp_path / "x", tmp_path / "y"]).runs)
+    assert (
+        first[0] == "run"
+        and first[1].startswith("run~")
+        and first == list(load_catalog([tmp_path / "x", tmp_path / "y"]).runs)
+    )
 
 
 def test_a_run_shows_one_mean_the_mean_over_tasks_of_each_tasks_mean(tmp_path):
     """Two rollouts of task a score 1, one of task b scores 0: 0.5 over tasks, not 0.667 over episodes."""
-    rows = [episode_line("a", 1.0, trace_id="1"), episode_line("a", 1.0, trace_id="2"), episode_line("b", 0.0, trace_id="3")]
+    rows = [
+        episode_line("a", 1.0, trace_id="1"),
+        episode_line("a", 1.0, trace_id="2"),
+        episode_line("b", 0.0, trace_id="3"),
+    ]
     run = write_run(tmp_path / "r", rows)
     s = load_catalog([run]).runs["r"].summary()
     expected = estimate(task_rewards(read_traces(run).episodes))
     assert s["mean"] == pytest.approx(0.5) == pytest.approx(expected.mean)
-    assert (s["low"], s["high"], s["lower"], s["upper"]) == pytest.approx((expected.low, expected.high, expected.lower, expected.upper), abs=1e-6)
+    assert (s["low"], s["high"], s["lower"], s["upper"]) == pytest.approx(
+        (expected.low, expected.high, expected.lower, expected.upper), abs=1e-6
+    )
     assert s["ci"] == expected.text() and s["method"] == expected.method and s["scored_tasks"] == 2
 
 
 def test_infrastructure_failures_are_left_out_of_the_mean_and_counted_beside_it_agent_faults_score_zero(tmp_path):
-    rows = [episode_line("a", 1.0, trace_id="1"), episode_line("b", 1.0, trace_id="2", ok=False, stop="boxlost_error"),
-            episode_line("c", 1.0, trace_id="3", ok=False, stop="boxoom_error"), episode_line("d", 1.0, trace_id="4", ok=False, stop="timeout_error")]
+    rows = [
+        episode_line("a", 1.0, trace_id="1"),
+        episode_line("b", 1.0, trace_id="2", ok=False, stop="boxlost_error"),
+        episode_line("c", 1.0, trace_id="3", ok=False, stop="boxoom_error"),
+        episode_line("d", 1.0, trace_id="4", ok=False, stop="timeout_error"),
+    ]
     run = load_catalog([write_run(tmp_path / "r", rows)]).runs["r"]
     s = run.summary()
     assert (s["infra"], s["infra_rate"], s["failures"], s["agent_faults"]) == (1, 0.25, 1, 1)
@@ -79,7 +93,11 @@ def test_pass_at_k_is_shown_where_every_task_has_several_rollouts(tmp_path):
     run = simple_run(tmp_path / "r", {"a": [1.0, 0.0, 0.0], "b": [1.0, 1.0, 1.0]})
     passes = {p["k"]: p for p in load_catalog([run]).runs["r"].summary()["pass"]}
     assert sorted(passes) == [1, 2, 3]
-    assert passes[1]["at"] == pytest.approx((1 / 3 + 1) / 2) and passes[3]["at"] == 1.0 and passes[3]["all"] == pytest.approx(0.5)
+    assert (
+        passes[1]["at"] == pytest.approx((1 / 3 + 1) / 2)
+        and passes[3]["at"] == 1.0
+        and passes[3]["all"] == pytest.approx(0.5)
+    )
     assert load_catalog([simple_run(tmp_path / "s", {"a": [1.0]})]).runs["s"].summary()["pass"] == []
 
 
@@ -114,7 +132,12 @@ def test_a_corrupt_run_is_kept_apart_with_its_problem_and_the_others_open(tmp_pa
 def test_a_transcript_has_parsed_arguments_per_turn_tokens_and_times_and_the_denial_inline(tmp_path):
     row = episode_line("a", 0.0, trace_id="1", denied=True)
     trace = row["traces"][0]
-    trace["calls"][0]["usage"] = {"prompt_tokens": 100, "completion_tokens": 7, "cached_input_tokens": 40, "reasoning_tokens": 0}
+    trace["calls"][0]["usage"] = {
+        "prompt_tokens": 100,
+        "completion_tokens": 7,
+        "cached_input_tokens": 40,
+        "reasoning_tokens": 0,
+    }
     trace["num_input_tokens"], trace["num_output_tokens"] = 300, 20
     catalog = load_catalog([write_run(tmp_path / "r", [row])])
     assert "items" not in json.dumps(catalog.index())
@@ -122,7 +145,10 @@ def test_a_transcript_has_parsed_arguments_per_turn_tokens_and_times_and_the_den
     kinds = [item["kind"] for item in page["items"]]
     assert kinds == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
     asked = page["items"][2]
-    assert asked["calls"][0]["args"] == {"command": "grep ERROR /var/log/app.log"} and asked["usage"]["prompt_tokens"] == 100
+    assert (
+        asked["calls"][0]["args"] == {"command": "grep ERROR /var/log/app.log"}
+        and asked["usage"]["prompt_tokens"] == 100
+    )
     assert asked["model"]["end"] - asked["model"]["start"] == pytest.approx(0.5)
     result = page["items"][3]
     assert result["call"] == "bash" and result["t"] - result["asked"] == pytest.approx(1.0)
@@ -143,15 +169,19 @@ def test_arguments_that_are_not_a_json_object_are_kept_as_written(tmp_path):
 
 def test_a_rewrite_with_no_matching_result_is_placed_at_its_time(tmp_path):
     row = episode_line("a", 0.0, trace_id="1")
-    row["traces"][0]["info"]["arena_rewrites"] = [rewrite_record(1, "1", "a", rule="held-out-leak", stage="post",
-                                                                 replacement="[withheld]", time=1_700_000_001.5)]
+    row["traces"][0]["info"]["arena_rewrites"] = [
+        rewrite_record(1, "1", "a", rule="held-out-leak", stage="post", replacement="[withheld]", time=1_700_000_001.5)
+    ]
     items = load_catalog([write_run(tmp_path / "r", [row])]).episode("r", 0)["items"]
     assert [i["kind"] for i in items][2:5] == ["assistant", "rewrite", "tool"] and items[3]["rule"] == "held-out-leak"
 
 
 def test_search_finds_episodes_by_what_their_transcripts_say(tmp_path):
-    rows = [episode_line("a", 1.0, trace_id="1", tool_output="Disk FULL on payments-db"), episode_line("b", 1.0, trace_id="2"),
-            episode_line("c", 1.0, trace_id="3", assistant_text="the payments-db disk")]
+    rows = [
+        episode_line("a", 1.0, trace_id="1", tool_output="Disk FULL on payments-db"),
+        episode_line("b", 1.0, trace_id="2"),
+        episode_line("c", 1.0, trace_id="3", assistant_text="the payments-db disk"),
+    ]
     catalog = load_catalog([write_run(tmp_path / "r", rows)])
     assert catalog.search("r", "PAYMENTS-DB") == [{"i": 0, "hits": 1}, {"i": 2, "hits": 1}]
     assert [h["i"] for h in catalog.search("r", "grep error /var")] == [0, 1, 2]  # a tool call's argument, unescaped
@@ -166,7 +196,9 @@ def test_paired_tests_of_runs_come_from_the_statistics_interface(tmp_path):
     simple_run(tmp_path / "o" / "c", {"x": [1.0]})
     catalog = load_catalog([tmp_path / "o"])
     [pair] = catalog.pairs(["a", "b", "c"])
-    expected = paired_test({"t1": [1.0], "t2": [1.0], "t3": [0.0], "t4": [1.0]}, {"t1": [0.0], "t2": [0.0], "t3": [0.0], "t4": [1.0]})
+    expected = paired_test(
+        {"t1": [1.0], "t2": [1.0], "t3": [0.0], "t4": [1.0]}, {"t1": [0.0], "t2": [0.0], "t3": [0.0], "t4": [1.0]}
+    )
     assert (pair["a"], pair["b"], pair["tasks"], pair["wins"], pair["losses"], pair["ties"]) == ("a", "b", 4, 0, 2, 2)
     assert pair["diff"] == pytest.approx(expected.difference) and pair["p"] == pytest.approx(expected.p_value)
     assert holm([0.5, 0.01]) == pytest.approx([0.5, 0.02])  # what the compare page's Holm is held to
@@ -174,10 +206,16 @@ def test_paired_tests_of_runs_come_from_the_statistics_interface(tmp_path):
 
 def test_costs_come_from_a_prices_file_and_a_bad_one_is_a_warning(tmp_path):
     row = episode_line("a", 1.0, trace_id="1")
-    row["traces"][0]["calls"][0]["usage"] = {"prompt_tokens": 1_000_000, "completion_tokens": 500_000, "cached_input_tokens": 200_000}
+    row["traces"][0]["calls"][0]["usage"] = {
+        "prompt_tokens": 1_000_000,
+        "completion_tokens": 500_000,
+        "cached_input_tokens": 200_000,
+    }
     run = write_run(tmp_path / "o" / "r", [row])
     assert load_catalog([run]).runs["r"].rows[0]["cost"] is None
-    (tmp_path / "o" / "prices.toml").write_text('[models."arena/fault-localisation/oracle"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n')
+    (tmp_path / "o" / "prices.toml").write_text(
+        '[models."arena/fault-localisation/oracle"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n'
+    )
     view = load_catalog([run]).runs["r"]
     assert view.rows[0]["cost"] == pytest.approx(0.8 * 2.0 + 0.2 * 0.5 + 0.5 * 8.0)
     assert view.summary()["cost"] == pytest.approx(5.7) and view.summary()["priced"]
@@ -186,7 +224,10 @@ def test_costs_come_from_a_prices_file_and_a_bad_one_is_a_warning(tmp_path):
 
 
 def test_hostile_shapes_invalid_utf8_nan_and_huge_results_stay_data(tmp_path):
-    rows = [episode_line("a", 1.0, trace_id="1", tool_output=HOSTILE, result_chars=10_000_000), episode_line("b", 1.0, trace_id="2")]
+    rows = [
+        episode_line("a", 1.0, trace_id="1", tool_output=HOSTILE, result_chars=10_000_000),
+        episode_line("b", 1.0, trace_id="2"),
+    ]
     run = write_run(tmp_path / "r", rows)
     raw = (run / "traces.jsonl").read_bytes().replace(b'"I will query the log."', b'"bad \xff\xfe bytes"', 1)
     raw = raw.replace(b'"queries_used": 1.0}', b'"queries_used": NaN}', 1)
@@ -200,7 +241,7 @@ def test_hostile_shapes_invalid_utf8_nan_and_huge_results_stay_data(tmp_path):
 
 def test_data_blocks_cannot_close_their_script_element():
     block = json_block("x", {"s": HOSTILE + "</script><script>alert(1)</script>\u2028", "n": math.nan})
-    inner = block[len('<script type="application/json" id="x">'):-len("</script>\n")]
+    inner = block[len('<script type="application/json" id="x">') : -len("</script>\n")]
     assert "<" not in inner and ">" not in inner and "&" not in inner
     assert json.loads(inner)["s"].startswith("<script>") and json.loads(inner)["n"] is None
 
@@ -215,24 +256,31 @@ def _inflate(blocks: dict[str, tuple[dict[str, str], str]], name: str) -> object
     data = base64.b64decode(body)
     if "preset" in attrs:
         preset_attrs, preset = blocks[attrs["preset"]]
-        data = zlib.decompress(base64.b64decode(preset) + data, -15)[int(preset_attrs["skip"]):]
+        data = zlib.decompress(base64.b64decode(preset) + data, -15)[int(preset_attrs["skip"]) :]
     else:
         data = zlib.decompress(data, -15)
     return json.loads(data)
 
 
 def test_the_export_is_one_file_with_compressed_transcripts_and_a_policy_that_pins_its_scripts(tmp_path):
-    run = write_run(tmp_path / "r", [episode_line("a", 1.0, trace_id="1", tool_output=HOSTILE), episode_line("b", 0.0, trace_id="2")])
+    run = write_run(
+        tmp_path / "r",
+        [episode_line("a", 1.0, trace_id="1", tool_output=HOSTILE), episode_line("b", 0.0, trace_id="2")],
+    )
     out = tmp_path / "view.html"
     size = export_html([run], out)
     html = out.read_text()
     assert size == len(html.encode()) and "pwned" not in html and "<img" not in html
     blocks = _blocks(html)
     assert sorted(blocks) == ["ep-0-0", "ep-0-1", "preset-0", "run-0"]
-    assert _inflate(blocks, "ep-0-0")["items"][3]["text"] == HOSTILE and _inflate(blocks, "ep-0-1")["row"]["task"] == "b"
+    assert (
+        _inflate(blocks, "ep-0-0")["items"][3]["text"] == HOSTILE and _inflate(blocks, "ep-0-1")["row"]["task"] == "b"
+    )
     assert [r["task"] for r in _inflate(blocks, "run-0")["rows"]] == ["a", "b"]
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
-    assert "default-src 'none'" in csp and csp.count("'sha256-") == 7 and "unsafe" not in csp and "connect-src" not in csp
+    assert (
+        "default-src 'none'" in csp and csp.count("'sha256-") == 7 and "unsafe" not in csp and "connect-src" not in csp
+    )
 
 
 @pytest.mark.slow
@@ -249,7 +297,10 @@ def test_a_dozen_malformed_runs_open_and_each_broken_one_is_named(tmp_path):
     broken = {rid for rid, run in catalog.runs.items() if run.problem}
     assert broken == {"traces-a-folder", "not-episodes", "garbled-middle", "nested", "a-device"}
     assert {rid for rid, run in catalog.runs.items() if run.rows} == set(GOOD)
-    assert catalog.runs["cut-short"].summary()["warning"] == "" or "incomplete" in catalog.runs["cut-short"].summary()["warning"]
+    assert (
+        catalog.runs["cut-short"].summary()["warning"] == ""
+        or "incomplete" in catalog.runs["cut-short"].summary()["warning"]
+    )
     json.loads(to_json(catalog.index()))
     for rid in GOOD:
         for i in range(len(catalog.runs[rid].rows)):
@@ -274,11 +325,26 @@ def test_a_probe_the_gate_left_undecided_is_not_shown_as_passed(tmp_path):
 
     from arena.view.probes import probe_gate
 
-    report = {"complete": True, "gate": "undecided", "harness": "bash", "split": "dev", "tasks": 2,
-              "scores": [{"env": "e", "policy": "oracle", "mean": 1.0, "low": 0.16, "high": 1.0, "lower": 0.22, "upper": 1.0}],
-              "rules": [{"env": "e", "rule": "oracle-reaches-ceiling", "status": "undecided", "detail": "lower bound 0.224",
-                         "tasks_needed": 29}],
-              "failures": []}
+    report = {
+        "complete": True,
+        "gate": "undecided",
+        "harness": "bash",
+        "split": "dev",
+        "tasks": 2,
+        "scores": [
+            {"env": "e", "policy": "oracle", "mean": 1.0, "low": 0.16, "high": 1.0, "lower": 0.22, "upper": 1.0}
+        ],
+        "rules": [
+            {
+                "env": "e",
+                "rule": "oracle-reaches-ceiling",
+                "status": "undecided",
+                "detail": "lower bound 0.224",
+                "tasks_needed": 29,
+            }
+        ],
+        "failures": [],
+    }
     (tmp_path / "probe.json").write_text(json.dumps(report))
     gate = probe_gate(tmp_path)
     assert gate["gate"] == "undecided" and not gate["passed"]

@@ -30,9 +30,14 @@ def test_the_server_sends_its_policy_serves_episodes_on_demand_and_refuses_other
             rows = await (await client.get("/api/run.json", params={"run": "r"})).json()
             assert rows["rows"][0]["task"] == "a" and rows["logs"][0]["name"] == "vf-eval.log"
             episode = await (await client.get("/api/episode.json", params={"run": "r", "i": "0"})).json()
-            assert episode["items"][3]["text"] == HOSTILE  # data, escaped by the JSON encoder, rendered as text by the page
+            assert (
+                episode["items"][3]["text"] == HOSTILE
+            )  # data, escaped by the JSON encoder, rendered as text by the page
             raw = await client.get("/api/raw", params={"run": "r", "i": "0"})
-            assert raw.headers["Content-Type"].startswith("text/plain") and json.loads(await raw.text())["traces"][0]["id"] == "1"
+            assert (
+                raw.headers["Content-Type"].startswith("text/plain")
+                and json.loads(await raw.text())["traces"][0]["id"] == "1"
+            )
             log = await client.get("/api/log", params={"run": "r", "n": "0"})
             assert log.headers["Content-Type"].startswith("text/plain") and await log.text() == "the eval's log\n"
             hits = await (await client.get("/api/search.json", params={"run": "r", "q": "PWNED"})).json()

@@ -37,14 +37,24 @@ def _save(driver: webdriver.Chrome, name: str) -> None:
 
 def main(outputs: Path) -> None:
     DOCS.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "view", str(outputs), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "view", str(outputs), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.stdout is not None
     ready, _, _ = select.select([proc.stdout], [], [], 60)
     url = (proc.stdout.readline() if ready else "").split()[2]
     options = webdriver.ChromeOptions()
     options.binary_location = str(shutil.which("chromium"))
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--window-size={WINDOW[0]},{WINDOW[1]}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--window-size={WINDOW[0]},{WINDOW[1]}",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=str(shutil.which("chromedriver"))), options=options)
     try:

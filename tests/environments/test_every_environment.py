@@ -47,8 +47,13 @@ def _task(env_id: str) -> vf.Task:
 def _gate(task: vf.Task, command: str) -> vf.Request | None:
     """What the task's tool-gate hooks make of a proposed shell call (None: it runs)."""
     call = vf.ToolCall(id="c1", name="bash", arguments=json.dumps({"command": command}))
-    request = vf.Request(messages=[vf.UserMessage(content="go"), vf.AssistantMessage(tool_calls=[call]),
-                                   vf.ToolMessage(tool_call_id="c1", content="", name="bash")])
+    request = vf.Request(
+        messages=[
+            vf.UserMessage(content="go"),
+            vf.AssistantMessage(tool_calls=[call]),
+            vf.ToolMessage(tool_call_id="c1", content="", name="bash"),
+        ]
+    )
     trace = SimpleNamespace(info={}, id="t1", agent=None, task=SimpleNamespace(data=task.data), state=vf.State())
     for hook in discover_decorated(task, "intercept"):
         replaced = asyncio.run(hook(request, trace))
@@ -143,6 +148,12 @@ def scaffold(tmp_path: Path) -> Iterator[str]:
 
 def test_a_scaffolded_environment_passes_every_check(scaffold: str) -> None:
     assert scaffold in environment_ids()
-    for check in (check_exports, check_limits, check_tool_gate, check_confined_by_construction, check_declaration,
-                  check_adversaries):
+    for check in (
+        check_exports,
+        check_limits,
+        check_tool_gate,
+        check_confined_by_construction,
+        check_declaration,
+        check_adversaries,
+    ):
         check(scaffold)

@@ -139,8 +139,12 @@ def test_the_lean_box_asks_the_engine_for_a_read_only_root_with_exactly_the_decl
 
 
 def test_a_box_with_its_own_agent_uid_gives_that_uid_the_agent_s_mounts_and_leaves_tmp_alone():
-    box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness"), writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent",
-                            own_uid="agent")
+    box = LeanDockerRuntime(
+        vf.DockerConfig(image="arena/harness"),
+        writable=ISOLATION.writable("/app", "agent"),
+        workdir_owner="agent",
+        own_uid="agent",
+    )
     box.container, box.agent_uid = "vf-test", FIRST_UID + 7
     api = _Api()
     box._create(api, True, True)  # type: ignore[arg-type]
@@ -176,8 +180,11 @@ def test_a_harness_install_in_a_read_only_box_is_checked_as_root_and_never_locke
 
     lean_harness_installs()
     box = _Box(writable={"/tmp": "size=1m"}).with_user("agent")
-    asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X",
-                                         ready="[ -f /var/tmp/vf-x/.ready ]"))
+    asyncio.run(
+        install.ensure_installed(
+            box, directory="/var/tmp/vf-x", install="make it", env={}, label="X", ready="[ -f /var/tmp/vf-x/.ready ]"
+        )
+    )
     assert box.ran == [(None, ["sh", "-c", "[ -f /var/tmp/vf-x/.ready ] || (make it)"])]
 
 
@@ -189,8 +196,16 @@ def test_a_check_that_passed_in_a_box_is_not_run_again_in_a_box_with_the_same_im
 
     def check(box: _Box, script: str = "make it", env: dict[str, str] | None = None) -> int:
         before = len(box.ran)
-        asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install=script, env=env or {}, label="X",
-                                             ready="[ -f /var/tmp/vf-x/.ready ]"))
+        asyncio.run(
+            install.ensure_installed(
+                box,
+                directory="/var/tmp/vf-x",
+                install=script,
+                env=env or {},
+                label="X",
+                ready="[ -f /var/tmp/vf-x/.ready ]",
+            )
+        )
         return len(box.ran) - before
 
     image = f"sha256:{uuid.uuid4().hex}"  # this test's own: no other test's pass is remembered
@@ -254,7 +269,10 @@ def test_a_harness_the_read_only_box_lacks_fails_setup_naming_it_and_the_way_out
 
     lean_harness_installs()
     box = _Box(exit_code=1, writable={"/tmp": "size=1m"})
-    with pytest.raises(RuntimeError, match=r"X is not installed in the image at /var/tmp/vf-x, and a read-only box cannot install it.*docker = \"stock\""):
+    with pytest.raises(
+        RuntimeError,
+        match=r"X is not installed in the image at /var/tmp/vf-x, and a read-only box cannot install it.*docker = \"stock\"",
+    ):
         asyncio.run(install.ensure_installed(box, directory="/var/tmp/vf-x", install="make it", env={}, label="X"))
 
 

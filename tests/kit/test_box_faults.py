@@ -18,7 +18,9 @@ from arena_kit.errors import AgentKilledBoxError, BoxOomError
 RUNNING = BoxEvidence(running=True, oom_kills=0)
 
 
-@pytest.mark.parametrize(("code", "name"), [(137, "SIGKILL"), (143, "SIGTERM"), (-9, "SIGKILL"), (130, "SIGINT"), (129, "SIGHUP")])
+@pytest.mark.parametrize(
+    ("code", "name"), [(137, "SIGKILL"), (143, "SIGTERM"), (-9, "SIGKILL"), (130, "SIGINT"), (129, "SIGHUP")]
+)
 def test_a_kill_signal_is_read_off_the_exit_code_either_way_it_is_written(code, name):
     sent = killed_by(code)
     assert sent is not None and sent.name == name
@@ -36,7 +38,9 @@ def test_a_runner_killed_in_a_running_box_without_an_oom_is_the_agent_killing_it
 
 def test_an_oom_kill_in_the_box_makes_the_harness_death_a_box_oom():
     assert isinstance(agent_fault(BoxEvidence(running=True, oom_kills=2), 137, "x"), BoxOomError)
-    assert isinstance(agent_fault(BoxEvidence(running=True, oom_kills=1), None, "x"), BoxOomError)  # an ACP runner: no code
+    assert isinstance(
+        agent_fault(BoxEvidence(running=True, oom_kills=1), None, "x"), BoxOomError
+    )  # an ACP runner: no code
     assert isinstance(agent_fault(BoxEvidence(running=False, oom_killed=True), 137, "x"), BoxOomError)
 
 
@@ -55,7 +59,9 @@ def test_each_agent_fault_has_its_own_stop_condition_in_the_reports_and_no_retry
     for fault in (BoxOomError("m"), AgentKilledBoxError("m")):
         assert stop_condition(fault) in AGENT_STOPS
         # even a message that reads like a lost box buys nothing: rules match the class name exactly
-        error = Error(type=type(fault).__name__, message="runtime died under harness 'bash' (exit 137): No such container")
+        error = Error(
+            type=type(fault).__name__, message="runtime died under harness 'bash' (exit 137): No such container"
+        )
         assert table.next_error([error]) is None
 
 
@@ -71,20 +77,30 @@ def _fake_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cgroup: str, fil
 
 
 def test_the_oom_count_is_read_from_the_boxs_cgroup_v1_on_the_host(tmp_path, monkeypatch):
-    _fake_host(tmp_path, monkeypatch, "5:devices:/docker/abc\n4:memory:/docker/abc\n0::/docker/abc\n",
-               {"memory/docker/abc/memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"})
+    _fake_host(
+        tmp_path,
+        monkeypatch,
+        "5:devices:/docker/abc\n4:memory:/docker/abc\n0::/docker/abc\n",
+        {"memory/docker/abc/memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"},
+    )
     assert host_oom_kills(42, "abc") == 3
 
 
 def test_the_oom_count_is_read_from_the_boxs_cgroup_v2_on_the_host(tmp_path, monkeypatch):
-    _fake_host(tmp_path, monkeypatch, "0::/system.slice/docker-abc.scope\n",
-               {"system.slice/docker-abc.scope/memory.events": "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n"})
+    _fake_host(
+        tmp_path,
+        monkeypatch,
+        "0::/system.slice/docker-abc.scope\n",
+        {"system.slice/docker-abc.scope/memory.events": "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n"},
+    )
     assert host_oom_kills(42, "abc") == 1
 
 
 def test_a_pid_that_is_not_the_boxs_gives_no_count(tmp_path, monkeypatch):
     # another PID namespace (a remote engine): the PID names some other process's cgroup
-    _fake_host(tmp_path, monkeypatch, "4:memory:/user.slice\n", {"memory/user.slice/memory.oom_control": "oom_kill 9\n"})
+    _fake_host(
+        tmp_path, monkeypatch, "4:memory:/user.slice\n", {"memory/user.slice/memory.oom_control": "oom_kill 9\n"}
+    )
     assert host_oom_kills(42, "abc") is None
     assert host_oom_kills(7, "abc") is None  # no such process here
 

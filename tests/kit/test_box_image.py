@@ -36,14 +36,18 @@ def test_a_lock_gives_the_environment_s_digest_ref(tmp_path: Path) -> None:
     assert task_image("demo-env", BoxImageConfig(image_lock=lock)) == REF
 
 
-@pytest.mark.parametrize(("images", "match"), [
-    ({}, "pins no image of 'demo-env'"),
-    ({"demo-env": {"ref": "registry.example/arena/demo-env:latest"}}, "is not <repository>@sha256"),
-    ({"demo-env": {}}, "is not <repository>@sha256"),
-    ([], "not readable"),
-])
+@pytest.mark.parametrize(
+    ("images", "match"),
+    [
+        ({}, "pins no image of 'demo-env'"),
+        ({"demo-env": {"ref": "registry.example/arena/demo-env:latest"}}, "is not <repository>@sha256"),
+        ({"demo-env": {}}, "is not <repository>@sha256"),
+        ([], "not readable"),
+    ],
+)
 def test_a_lock_that_pins_no_digest_for_the_environment_is_refused_with_the_command_that_publishes_it(
-        tmp_path: Path, images: object, match: str) -> None:
+    tmp_path: Path, images: object, match: str
+) -> None:
     lock = _lock(tmp_path / "images.lock.json", images)
     with pytest.raises(ValueError, match=match) as raised:
         locked_image(lock, "demo-env")
@@ -71,6 +75,10 @@ def test_every_arena_task_config_carries_the_knobs() -> None:
 def test_the_task_image_replaces_the_runtime_s_on_docker_and_prime() -> None:
     """What makes a config that names no image right for every environment: verifiers' own resolution."""
     task = vf.Task(vf.TaskData(prompt="p", image=task_image("demo-env", BoxImageConfig())))
-    for runtime in ({"type": "docker"}, {"type": "docker", "image": "python:3.11-slim"}, {"type": "prime", "image": REF}):
+    for runtime in (
+        {"type": "docker"},
+        {"type": "docker", "image": "python:3.11-slim"},
+        {"type": "prime", "image": REF},
+    ):
         config = vf.AgentConfig.model_validate({"runtime": runtime}).runtime
         assert resolve_runtime_config(config, task).image == "arena/demo-env:latest"

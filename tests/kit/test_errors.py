@@ -18,8 +18,12 @@ from arena_kit import errors
 IN_BOX = ("arena_kit.harnesses.arena_bash.program", "arena_kit.harnesses.acp_runner")
 """Programs that run in the box on the standard library alone (bundled without the kit): their exceptions stay theirs."""
 SANDBOX_FAULTS = {
-    "BoxLostError": "boxlost_error", "EngineUnreachableError": "engineunreachable_error", "StartMissedError": "startmissed_error",
-    "BoxOomError": "boxoom_error", "AgentKilledBoxError": "agentkilledbox_error", "BoxOverBoundError": "boxoverbound_error",
+    "BoxLostError": "boxlost_error",
+    "EngineUnreachableError": "engineunreachable_error",
+    "StartMissedError": "startmissed_error",
+    "BoxOomError": "boxoom_error",
+    "AgentKilledBoxError": "agentkilledbox_error",
+    "BoxOverBoundError": "boxoverbound_error",
 }
 
 
@@ -30,8 +34,11 @@ def exception_classes_outside_errors() -> dict[str, list[str]]:
         if module.name == "arena_kit.errors" or module.name.startswith(IN_BOX):
             continue
         loaded = importlib.import_module(module.name)
-        classes = [name for name, value in vars(loaded).items() if inspect.isclass(value)
-                   and issubclass(value, BaseException) and value.__module__ == module.name]
+        classes = [
+            name
+            for name, value in vars(loaded).items()
+            if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == module.name
+        ]
         if classes:
             found[module.name] = sorted(classes)
     return found

@@ -41,7 +41,16 @@ from arena_kit.runtimes.agent_uids import FIRST_UID, UIDS
 from arena_kit.policy import Action, Answer, Observation, Policy, RunShell
 from arena_testkit.rollouts import tool_results
 from arena_testkit.box_watch import (
-    cpu_usage_ns, docker, docker_inspect, host_cgroup, host_get, in_thread, listeners, size_kib, size_rw, throttled,
+    cpu_usage_ns,
+    docker,
+    docker_inspect,
+    host_cgroup,
+    host_get,
+    in_thread,
+    listeners,
+    size_kib,
+    size_rw,
+    throttled,
 )
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -62,15 +71,39 @@ BOXES = [
 CAP = {"KILL": 5, "SYS_MODULE": 16, "SYS_PTRACE": 19, "SYS_ADMIN": 21, "SYS_RESOURCE": 24, "MKNOD": 27}
 """Capability bits (linux/capability.h) the attempts need."""
 PSEUDO_FS = ("proc", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2")
-HARNESS_FILES = ("/var/tmp/vf-*", "/var/tmp/vf-*/*", "/var/tmp/vf-node/bin/*", "/opt/vf-scripts*", "/opt/vf-scripts*/*", "/opt/vf-uv",
-                 "/opt/vf-uv/*", "/tmp/vf-scripts*", "/tmp/vf-scripts*/*")
+HARNESS_FILES = (
+    "/var/tmp/vf-*",
+    "/var/tmp/vf-*/*",
+    "/var/tmp/vf-node/bin/*",
+    "/opt/vf-scripts*",
+    "/opt/vf-scripts*/*",
+    "/opt/vf-uv",
+    "/opt/vf-uv/*",
+    "/tmp/vf-scripts*",
+    "/tmp/vf-scripts*/*",
+)
 """The harness's install (node, the ACP packages), its runner scripts and their synced envs, baked and restored."""
 STOCK_AGENT_RUN = ("/tmp/vf-scripts-agent", "/opt/vf-uv")
 """On the stock path verifiers itself writes the agent's runner scripts and `uv sync`s their envs as the agent
 (its per-user script dir, and the uv cache the image synced them into): the agent's there, by design
 (README isolation table), and left out of the stock box's harness files. The lean box holds them read-only."""
-IMAGE_FILES = ("/", "/usr/bin", "/usr/bin/python3.*", "/usr/bin/bash", "/usr/bin/sleep", "/usr/local/bin", "/usr/local/bin/uv",
-               "/usr/lib/python3", "/etc", "/etc/passwd", "/etc/shadow", "/etc/hosts", "/etc/resolv.conf", "/root", "/opt")
+IMAGE_FILES = (
+    "/",
+    "/usr/bin",
+    "/usr/bin/python3.*",
+    "/usr/bin/bash",
+    "/usr/bin/sleep",
+    "/usr/local/bin",
+    "/usr/local/bin/uv",
+    "/usr/lib/python3",
+    "/etc",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/root",
+    "/opt",
+)
 
 
 def _hold(role: str, record: bool) -> str:
@@ -154,8 +187,25 @@ class Box:
 
     def probe(self, name: str, *args: str, timeout: int = 30) -> Any:
         """Run one probe as the agent user (a hard `timeout -s KILL` in the box, and on the host)."""
-        done = docker("exec", "-i", "-u", self.user, "-w", self.workdir, self.container, "timeout", "-s", "KILL", str(timeout),
-                       "python3", "-", name, *args, timeout=timeout + 20, stdin=PROBES)
+        done = docker(
+            "exec",
+            "-i",
+            "-u",
+            self.user,
+            "-w",
+            self.workdir,
+            self.container,
+            "timeout",
+            "-s",
+            "KILL",
+            str(timeout),
+            "python3",
+            "-",
+            name,
+            *args,
+            timeout=timeout + 20,
+            stdin=PROBES,
+        )
         lines = done.stdout.strip().splitlines()
         if done.returncode != 0 or not lines:
             raise AssertionError(f"probe {name} exited {done.returncode}: {done.stderr.strip()[-500:]}")
@@ -192,20 +242,31 @@ class Box:
     def unprivileged(self) -> None:
         """The limit most attempts rest on: the agent is not root and holds no capability."""
         facts = self.facts
-        self.limit(facts["uid"] == facts["euid"] == self.agent_uid, f"the agent runs as uid {facts['uid']}, not {self.agent_uid}")
-        self.limit(facts["cap_eff"] == 0 and facts["cap_prm"] == 0, f"the agent holds capabilities (CapEff {facts['cap_eff']:#x})")
+        self.limit(
+            facts["uid"] == facts["euid"] == self.agent_uid,
+            f"the agent runs as uid {facts['uid']}, not {self.agent_uid}",
+        )
+        self.limit(
+            facts["cap_eff"] == 0 and facts["cap_prm"] == 0,
+            f"the agent holds capabilities (CapEff {facts['cap_eff']:#x})",
+        )
 
     def lacks(self, capability: str) -> None:
         """Neither held nor obtainable: not in the effective set, nor in the bounding set any exec'd binary could reach."""
         bit = 1 << CAP[capability]
         self.limit(not self.facts["cap_eff"] & bit, f"CAP_{capability} is in the agent's effective set")
-        self.limit(not self.facts["cap_bnd"] & bit or self.facts["no_new_privs"] == "1",
-                   f"CAP_{capability} is in the bounding set and no-new-privileges is off")
+        self.limit(
+            not self.facts["cap_bnd"] & bit or self.facts["no_new_privs"] == "1",
+            f"CAP_{capability} is in the bounding set and no-new-privileges is off",
+        )
 
     def not_the_agents(self, paths: dict[str, list[Any]]) -> None:
         """Each path is on a read-only mount, or belongs to someone else and is not group/other-writable."""
-        open_to_agent = [p for p, (uid, mode, _) in paths.items()
-                         if not self.read_only(p) and (uid == self.agent_uid or mode & 0o022)]
+        open_to_agent = [
+            p
+            for p, (uid, mode, _) in paths.items()
+            if not self.read_only(p) and (uid == self.agent_uid or mode & 0o022)
+        ]
         self.limit(not open_to_agent, f"the agent owns or may write: {open_to_agent[:12]}")
 
 
@@ -232,7 +293,9 @@ def write_image_files(box: Box) -> Probing:
     box.unprivileged()
     box.not_the_agents((yield ("owners", *IMAGE_FILES)))
     if box.lean:
-        box.limit(box.read_only("/") and box.inspected["HostConfig"]["ReadonlyRootfs"], "the root filesystem is writable")
+        box.limit(
+            box.read_only("/") and box.inspected["HostConfig"]["ReadonlyRootfs"], "the root filesystem is writable"
+        )
     through = _none_ok((yield ("writes", *IMAGE_FILES)))
     box.refused(not through, f"the agent wrote image files: {through}")
     return f"{len(IMAGE_FILES)} paths refused"
@@ -241,14 +304,19 @@ def write_image_files(box: Box) -> Probing:
 def write_harness_files(box: Box) -> Probing:
     box.unprivileged()
     runner = [a for hop in box.record["chain"] for a in hop["argv"] if a.endswith(".py") and "/vf-" in a]
-    owned = (yield ("owners", *HARNESS_FILES, *runner))
-    box.limit(bool(runner) and any(p.startswith("/var/tmp/vf-node") for p in owned), f"no harness runner or node install found ({runner})")
+    owned = yield ("owners", *HARNESS_FILES, *runner)
+    box.limit(
+        bool(runner) and any(p.startswith("/var/tmp/vf-node") for p in owned),
+        f"no harness runner or node install found ({runner})",
+    )
     kept = {} if box.lean else {p: v for p, v in owned.items() if p.startswith(STOCK_AGENT_RUN)}
     owned = {p: v for p, v in owned.items() if p not in kept}
     box.not_the_agents(owned)
     through = _none_ok((yield ("writes", *owned)))
     box.refused(not through, f"the agent wrote harness files: {through[:12]}")
-    stock = f"; the agent's as verifiers syncs them (stock): {len(kept)} under {', '.join(STOCK_AGENT_RUN)}" if kept else ""
+    stock = (
+        f"; the agent's as verifiers syncs them (stock): {len(kept)} under {', '.join(STOCK_AGENT_RUN)}" if kept else ""
+    )
     return f"{len(owned)} harness paths refused, runner {runner[0]}{stock}"
 
 
@@ -256,7 +324,7 @@ def raise_pid1_oom_score(box: Box) -> Probing:
     box.unprivileged()
     box.lacks("SYS_RESOURCE")
     box.limit(box.facts["pid1_uid"] != box.agent_uid, "PID 1 belongs to the agent")
-    seen = (yield ("oom_pid1",))
+    seen = yield ("oom_pid1",)
     box.refused(seen["write"] != "ok" and seen["after"] == seen["before"], f"PID 1's oom_score_adj was raised: {seen}")
     return f"{seen['before']}→{seen['tried']}: {seen['write']}"
 
@@ -266,7 +334,7 @@ def signal_pid1(box: Box) -> Probing:
     box.lacks("KILL")
     box.limit(box.facts["pid1_uid"] != box.agent_uid, "PID 1 belongs to the agent")
     pid = box.inspected["State"]["Pid"]
-    seen = (yield ("signal_pid1",))
+    seen = yield ("signal_pid1",)
     state = docker_inspect(box.container)["State"]
     box.refused(not _none_ok(seen), f"PID 1 accepted signals: {seen}")
     box.refused(state["Running"] and state["Pid"] == pid, f"PID 1 changed: {state}")
@@ -277,7 +345,7 @@ def ptrace_pid1(box: Box) -> Probing:
     box.unprivileged()
     box.lacks("SYS_PTRACE")
     box.limit(box.facts["pid1_uid"] != box.agent_uid, "PID 1 belongs to the agent")
-    seen = (yield ("ptrace_pid1",))
+    seen = yield ("ptrace_pid1",)
     box.refused(not _none_ok(seen), f"PID 1 could be traced or read: {seen}")
     return ", ".join(f"{k} {v}" for k, v in seen.items())
 
@@ -285,17 +353,23 @@ def ptrace_pid1(box: Box) -> Probing:
 def mount(box: Box) -> Probing:
     box.unprivileged()
     box.lacks("SYS_ADMIN")
-    box.limit(box.facts["seccomp"] == "2" and box.facts["no_new_privs"] == "1", f"seccomp {box.facts['seccomp']}, no_new_privs {box.facts['no_new_privs']}")
-    seen = (yield ("mounts",))
+    box.limit(
+        box.facts["seccomp"] == "2" and box.facts["no_new_privs"] == "1",
+        f"seccomp {box.facts['seccomp']}, no_new_privs {box.facts['no_new_privs']}",
+    )
+    seen = yield ("mounts",)
     calls = {seen[k] for k in ("mount-tmpfs", "bind-root", "unshare-user", "unshare-mount")}
-    box.refused(calls == {"EPERM"} and not _none_ok(seen) and not seen["mounted-after"], f"a mount or namespace went through: {seen}")
+    box.refused(
+        calls == {"EPERM"} and not _none_ok(seen) and not seen["mounted-after"],
+        f"a mount or namespace went through: {seen}",
+    )
     return ", ".join(f"{k} {v}" for k, v in seen.items() if k != "mounted-after")
 
 
 def load_kernel_module(box: Box) -> Probing:
     box.unprivileged()
     box.lacks("SYS_MODULE")
-    seen = (yield ("module",))
+    seen = yield ("module",)
     # Any answer but EPERM means the permission check passed (a bad image only then fails to load).
     box.refused(set(seen.values()) == {"EPERM"}, f"the kernel considered a module call: {seen}")
     return ", ".join(f"{k} {v}" for k, v in seen.items())
@@ -304,19 +378,26 @@ def load_kernel_module(box: Box) -> Probing:
 def write_proc_sys(box: Box) -> Probing:
     box.unprivileged()
     box.limit(box.read_only("/proc/sys"), "/proc/sys is mounted writable")
-    trigger = (yield ("owners", "/proc/sysrq-trigger"))
+    trigger = yield ("owners", "/proc/sysrq-trigger")
     box.not_the_agents(trigger)
-    seen = (yield ("proc_sys",))
+    seen = yield ("proc_sys",)
     box.refused(not _none_ok(seen), f"/proc/sys took a write: {seen}")
     return ", ".join(f"{k.removeprefix('/proc/')} {v}" for k, v in seen.items())
 
 
 def write_cgroup_tree(box: Box) -> Probing:
     box.unprivileged()
-    cgroups = [m for m in box.facts["mounts"] if m["point"].startswith("/sys/fs/cgroup") and m["fstype"] in ("cgroup", "cgroup2")]
-    box.limit(bool(cgroups) and all("ro" in m["opts"] for m in cgroups), f"a cgroup mount is writable: {[m['point'] for m in cgroups if 'ro' not in m['opts']]}")
+    cgroups = [
+        m
+        for m in box.facts["mounts"]
+        if m["point"].startswith("/sys/fs/cgroup") and m["fstype"] in ("cgroup", "cgroup2")
+    ]
+    box.limit(
+        bool(cgroups) and all("ro" in m["opts"] for m in cgroups),
+        f"a cgroup mount is writable: {[m['point'] for m in cgroups if 'ro' not in m['opts']]}",
+    )
     box.not_the_agents((yield ("owners", "/sys/fs/cgroup")))
-    seen = (yield ("cgroup_tree",))
+    seen = yield ("cgroup_tree",)
     box.refused(not _none_ok(seen), f"the cgroup tree took a write: {_none_ok(seen)}")
     return f"{len(seen)} writes refused ({sorted(set(seen.values()))})"
 
@@ -324,16 +405,22 @@ def write_cgroup_tree(box: Box) -> Probing:
 def mknod_device(box: Box) -> Probing:
     box.unprivileged()
     box.lacks("MKNOD")
-    seen = (yield ("mknod",))
+    seen = yield ("mknod",)
     box.refused(not _none_ok(seen), f"a device node was made: {seen}")
     return f"{len(seen)} refused ({sorted(set(seen.values()))})"
 
 
 def reach_engine_socket(box: Box) -> Probing:
     mounts = box.inspected["Mounts"] or []
-    box.limit(not any("docker" in (m.get("Source") or "") + (m.get("Destination") or "") or (m.get("Source") or "").endswith(".sock")
-                      for m in mounts), f"the engine's files are mounted in: {mounts}")
-    seen = (yield ("engine_socket",))
+    box.limit(
+        not any(
+            "docker" in (m.get("Source") or "") + (m.get("Destination") or "")
+            or (m.get("Source") or "").endswith(".sock")
+            for m in mounts
+        ),
+        f"the engine's files are mounted in: {mounts}",
+    )
+    seen = yield ("engine_socket",)
     box.refused(not _none_ok(seen), f"a socket answered: {_none_ok(seen)}")
     return ", ".join(f"{k} {v}" for k, v in seen.items())
 
@@ -344,7 +431,9 @@ def reach_host_network(box: Box) -> str:
         box.limit(host["NetworkMode"] == "none", f"the lean box has a network: {host['NetworkMode']}")
     else:  # stock: verifiers' restricted network, which an agent without NET_ADMIN/NET_RAW cannot lift
         dropped = {c.removeprefix("CAP_") for c in host["CapDrop"] or []}
-        box.limit({"NET_ADMIN", "NET_RAW"} <= dropped or "ALL" in dropped, f"the stock box keeps NET_ADMIN/NET_RAW: {dropped}")
+        box.limit(
+            {"NET_ADMIN", "NET_RAW"} <= dropped or "ALL" in dropped, f"the stock box keeps NET_ADMIN/NET_RAW: {dropped}"
+        )
     targets = []
     for url, served in box.listeners:
         box.limit(host_get(url) == 200, f"the test's listener {url} does not answer on the host")
@@ -365,21 +454,31 @@ def fill_disk(box: Box) -> str:
     for point, options in declared.items():
         mount = box.mount_of(point)
         size = size_kib(mount.get("super", []))
-        box.limit(mount.get("point") == point and mount.get("fstype") == "tmpfs" and size == size_kib(options.split(",")),
-                  f"{point} is not the declared tmpfs ({options}): {mount}")
+        box.limit(
+            mount.get("point") == point and mount.get("fstype") == "tmpfs" and size == size_kib(options.split(",")),
+            f"{point} is not the declared tmpfs ({options}): {mount}",
+        )
         sizes[point] = size
     rw = [m["point"] for m in box.facts["mounts"] if "rw" in m["opts"] and m["fstype"] not in PSEUDO_FS]
     writable = [p for p, ops in box.probe("writes", *rw).items() if ops.get("create") == "ok"]
     for point in writable:
         mount = box.mount_of(point)
         size = size_kib(mount["super"])
-        box.limit(mount["fstype"] == "tmpfs" and size > 0, f"the agent may write {point}, which is not a bounded tmpfs: {mount}")
+        box.limit(
+            mount["fstype"] == "tmpfs" and size > 0,
+            f"the agent may write {point}, which is not a bounded tmpfs: {mount}",
+        )
         sizes[point] = size
-    box.limit(sum(sizes.values()) * 1024 <= memory, f"the writable space ({sum(sizes.values())} KiB) exceeds the box's memory")
+    box.limit(
+        sum(sizes.values()) * 1024 <= memory, f"the writable space ({sum(sizes.values())} KiB) exceeds the box's memory"
+    )
     before = size_rw(box.container)
     for point, size in sizes.items():
         seen = box.probe("fill", point, timeout=60)
-        box.refused(seen["error"] == "ENOSPC" and seen["written"] <= size * 1024, f"filling {point} (size {size} KiB) ended with {seen}")
+        box.refused(
+            seen["error"] == "ENOSPC" and seen["written"] <= size * 1024,
+            f"filling {point} (size {size} KiB) ended with {seen}",
+        )
     after = size_rw(box.container)
     box.refused(after - before < 1 << 20, f"the box's layer on the host disk grew by {after - before} bytes")
     return f"ENOSPC at {', '.join(f'{p} {s // 1024} MiB' for p, s in sizes.items())}; host layer +{after - before} B"
@@ -387,8 +486,10 @@ def fill_disk(box: Box) -> str:
 
 def fork_bomb(box: Box) -> str:
     host = box.inspected["HostConfig"]
-    box.limit(host["PidsLimit"] == ISOLATION.pids and box.facts["pids_max"] == str(ISOLATION.pids),
-              f"PIDs limit: engine {host['PidsLimit']}, cgroup {box.facts['pids_max']}, declared {ISOLATION.pids}")
+    box.limit(
+        host["PidsLimit"] == ISOLATION.pids and box.facts["pids_max"] == str(ISOLATION.pids),
+        f"PIDs limit: engine {host['PidsLimit']}, cgroup {box.facts['pids_max']}, declared {ISOLATION.pids}",
+    )
     pids_current = host_cgroup(box.container, "pids", "pids.current")
     peak, host_ok, honest_ok = 0, [], []
     with in_thread(lambda: box.probe("bomb", "45", timeout=75)) as result:
@@ -399,7 +500,9 @@ def fork_bomb(box: Box) -> str:
             time.sleep(0.2)
     seen = result["value"]
     box.refused(seen["limit_hit"] and peak <= ISOLATION.pids, f"the bomb never met the limit: {seen}, peak {peak}")
-    box.refused(all(host_ok) and all(honest_ok), f"the host or the honest box stopped answering: {host_ok}, {honest_ok}")
+    box.refused(
+        all(host_ok) and all(honest_ok), f"the host or the honest box stopped answering: {host_ok}, {honest_ok}"
+    )
     return f"fork refused at the limit after {seen['seconds']} s; peak {peak}/{ISOLATION.pids} PIDs; host and honest box answered {len(host_ok)}×"
 
 
@@ -433,10 +536,22 @@ def gain_root_through_setuid(box: Box) -> str:
 Attempt = Callable[[Box], str]
 BOTH = ("lean", "stock")
 ATTEMPTS: list[tuple[Attempt, tuple[str, ...]]] = [
-    (write_image_files, BOTH), (write_harness_files, BOTH), (gain_root_through_setuid, BOTH), (raise_pid1_oom_score, BOTH),
-    (signal_pid1, BOTH), (ptrace_pid1, BOTH), (mount, BOTH), (load_kernel_module, BOTH), (write_proc_sys, BOTH),
-    (write_cgroup_tree, BOTH), (mknod_device, BOTH), (reach_engine_socket, BOTH), (reach_host_network, BOTH),
-    (fill_disk, ("lean",)), (fork_bomb, BOTH), (hold_cpu, BOTH),
+    (write_image_files, BOTH),
+    (write_harness_files, BOTH),
+    (gain_root_through_setuid, BOTH),
+    (raise_pid1_oom_score, BOTH),
+    (signal_pid1, BOTH),
+    (ptrace_pid1, BOTH),
+    (mount, BOTH),
+    (load_kernel_module, BOTH),
+    (write_proc_sys, BOTH),
+    (write_cgroup_tree, BOTH),
+    (mknod_device, BOTH),
+    (reach_engine_socket, BOTH),
+    (reach_host_network, BOTH),
+    (fill_disk, ("lean",)),
+    (fork_bomb, BOTH),
+    (hold_cpu, BOTH),
 ]
 """Each attempt and the docker paths it applies to (the stock root stays writable: no disk bound to test there)."""
 HEAVY = (fill_disk, fork_bomb, hold_cpu)
@@ -456,10 +571,15 @@ def _held(run: str, roles: tuple[str, ...], eval_result: dict[str, Any], deadlin
     while len(found) < len(roles) and time.monotonic() < end:
         if eval_result:
             outcome = eval_result.get("value")
-            raise AssertionError(f"the eval ended before its rollouts were held: {outcome.episodes if outcome else eval_result}")
+            raise AssertionError(
+                f"the eval ended before its rollouts were held: {outcome.episodes if outcome else eval_result}"
+            )
         for container in _containers(run):
             for role in roles:
-                if role not in found and docker("exec", container, "test", "-e", f"/tmp/arena-ready-{role}").returncode == 0:
+                if (
+                    role not in found
+                    and docker("exec", container, "test", "-e", f"/tmp/arena-ready-{role}").returncode == 0
+                ):
                     found[role] = container
         time.sleep(0.5)
     assert len(found) == len(roles), f"the rollouts never reached their held steps: found {found}"
@@ -479,11 +599,17 @@ def _identity(box: Box) -> list[str]:
     if not FIRST_UID <= box.agent_uid < FIRST_UID + UIDS or _host_user(box.agent_uid):
         problems.append(f"the agent's uid {box.agent_uid} is not one of its box's own (a host user, or the image's)")
     if box.record["uid"] != box.agent_uid or not harness or any(hop["uid"] != box.agent_uid for hop in harness):
-        problems.append(f"the harness runs as uid {[hop['uid'] for hop in harness] or '?'}, its shell as {box.record['uid']}")
+        problems.append(
+            f"the harness runs as uid {[hop['uid'] for hop in harness] or '?'}, its shell as {box.record['uid']}"
+        )
     if not box.agent_named:
         problems.append(f"the box has no user {ISOLATION.agent_user!r}")
     home = box.probe("owners", ISOLATION.agent_home, box.workdir, f"{box.workdir}/db.sqlite")
-    owned = [p for p in (ISOLATION.agent_home, box.workdir, f"{box.workdir}/db.sqlite") if p in home and home[p][0] == box.agent_uid]
+    owned = [
+        p
+        for p in (ISOLATION.agent_home, box.workdir, f"{box.workdir}/db.sqlite")
+        if p in home and home[p][0] == box.agent_uid
+    ]
     expected = 3 if box.env == "schema-migration" else 2
     if len(owned) != expected:
         problems.append(f"the agent owns only {owned} of its home, workdir and task files ({home})")
@@ -547,16 +673,34 @@ def _battery(box: Box) -> list[Row]:
 def test_the_box_refuses_every_escape_while_an_honest_rollout_scores_one(path, env, images, tmp_path):
     run = f"escape-{path}-{env}-{uuid.uuid4().hex[:6]}"
     policy = EscapePolicy(PolicyResolver().resolve(model_name(env, "oracle")))
-    request = EvalRequest(taskset=env, harness=HARNESS, model=MODEL, image=images[env], base_url="", run_name=run,
-                          output_dir=tmp_path, num_tasks=2, max_concurrent=2, taskset_args={"split": "dev"}, env_args={"docker": path},
-                          deadline_s=EVAL_DEADLINE_S)
+    request = EvalRequest(
+        taskset=env,
+        harness=HARNESS,
+        model=MODEL,
+        image=images[env],
+        base_url="",
+        run_name=run,
+        output_dir=tmp_path,
+        num_tasks=2,
+        max_concurrent=2,
+        taskset_args={"split": "dev"},
+        env_args={"docker": path},
+        deadline_s=EVAL_DEADLINE_S,
+    )
     rows: list[Row] = []
     held: dict[str, str] = {}
     with listeners() as host_listeners, start_in_thread(policies={MODEL: policy}) as server:
         with in_thread(lambda: run_eval(replace(request, base_url=server.url), progress=lambda _l: None)) as done:
             try:
                 held.update(_held(run, ("battery", "honest"), done))
-                box = Box(held["battery"], path, env, held["honest"], docker_inspect(held["battery"]), listeners=host_listeners)
+                box = Box(
+                    held["battery"],
+                    path,
+                    env,
+                    held["honest"],
+                    docker_inspect(held["battery"]),
+                    listeners=host_listeners,
+                )
                 named = _agent_uid(box.container)
                 box.agent_named, box.agent_uid = named is not None, ISOLATION.agent_uid if named is None else named
                 box.user = f"{box.agent_uid}:{box.agent_uid}"
@@ -564,8 +708,12 @@ def test_the_box_refuses_every_escape_while_an_honest_rollout_scores_one(path, e
                 box.facts = box.probe("facts")
                 assert (box.inspected["Config"]["Labels"] or {}).get("arena.runtime", "stock") == path  # the path taken
                 problems = _identity(box)
-                rows += [("agent-identity", "LIMIT MISSING", p, 0.0) for p in problems] or [("agent-identity", "held", f"uid {box.agent_uid}", 0.0)]
-                assert docker("exec", box.honest, "touch", "/tmp/arena-go-honest").returncode == 0  # the honest rollout starts
+                rows += [("agent-identity", "LIMIT MISSING", p, 0.0) for p in problems] or [
+                    ("agent-identity", "held", f"uid {box.agent_uid}", 0.0)
+                ]
+                assert (
+                    docker("exec", box.honest, "touch", "/tmp/arena-go-honest").returncode == 0
+                )  # the honest rollout starts
                 rows += _battery(box)
             finally:
                 for container, marker in ((held.get("battery"), "battery"), (held.get("honest"), "done")):
@@ -574,11 +722,16 @@ def test_the_box_refuses_every_escape_while_an_honest_rollout_scores_one(path, e
     outcome: EvalOutcome = done["value"]
     table = "\n".join(f"{name:26} {status:14} {seconds:5.1f} s  {detail}" for name, status, detail, seconds in rows)
     print(f"\nescape battery, {path} path, {env}:\n{table}")
-    by_role = {("battery" if any("RELEASED-battery" in r for r in _results(outcome, e)) else "honest"): e for e in outcome.episodes}
+    by_role = {
+        ("battery" if any("RELEASED-battery" in r for r in _results(outcome, e)) else "honest"): e
+        for e in outcome.episodes
+    }
     honest = by_role.get("honest")
     assert honest is not None and not honest.failed and honest.reward == 1.0, (honest, outcome.run_dir)
     released = "\n".join(_results(outcome, honest))
-    assert "RELEASED-honest" in released and "RELEASED-done" in released and "NOT-RELEASED" not in released  # it spanned the battery
+    assert (
+        "RELEASED-honest" in released and "RELEASED-done" in released and "NOT-RELEASED" not in released
+    )  # it spanned the battery
     assert not by_role["battery"].failed, by_role["battery"]  # the attacked box still ran its rollout to the end
     assert _containers(run) == []
     assert all(status in ("refused", "held") for _, status, _, _ in rows), f"the box let something through:\n{table}"
@@ -587,4 +740,3 @@ def test_the_box_refuses_every_escape_while_an_honest_rollout_scores_one(path, e
 def _results(outcome: EvalOutcome, episode: Any) -> list[str]:
     """The tool results of one episode (the run's traces, matched by the episode's box)."""
     return tool_results(outcome.run_dir, episode.runtime_id)
-

@@ -110,7 +110,9 @@ def test_a_chunked_body_over_the_cap_is_refused_once_it_passes_it(handled: list[
 
     async def once() -> tuple[int, Any]:
         async with _server("a") as (server, client):
-            reply = await client.post(f"{server.base_url}{ROUTE}", content=chunks(), headers={"Authorization": "Bearer a"})
+            reply = await client.post(
+                f"{server.base_url}{ROUTE}", content=chunks(), headers={"Authorization": "Bearer a"}
+            )
             return reply.status_code, server.sessions["a"].trace  # type: ignore[attr-defined]
 
     status, trace = asyncio.run(once())
@@ -163,7 +165,9 @@ def test_a_body_that_does_not_arrive_in_time_is_refused(handled: list[int], monk
     async def once() -> tuple[bytes, Any]:
         async with _server("a") as (server, _client):
             reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-            writer.write(f"POST {ROUTE} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nContent-Length: 100\r\n\r\n{{".encode())
+            writer.write(
+                f"POST {ROUTE} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nContent-Length: 100\r\n\r\n{{".encode()
+            )
             await writer.drain()
             head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 10)
             writer.close()
@@ -184,13 +188,16 @@ async def _proxy_connections(count: int, box: str = "") -> tuple[list[bytes], by
     try:
         for _ in range(count):
             opened.append(await asyncio.open_connection("127.0.0.1", proxy.port))
+
         async def answer(reader: asyncio.StreamReader) -> bytes:
             try:
                 return await asyncio.wait_for(reader.read(100), 1.0)
             except TimeoutError:
                 return b""
 
-        answers = list(await asyncio.gather(*(answer(reader) for reader, _ in opened)))  # well inside its 10 s head limit
+        answers = list(
+            await asyncio.gather(*(answer(reader) for reader, _ in opened))
+        )  # well inside its 10 s head limit
         opened[0][1].close()
         await asyncio.sleep(0.2)
         reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
@@ -215,7 +222,6 @@ def test_a_box_s_proxy_holds_at_most_its_connections(monkeypatch: pytest.MonkeyP
     answers, late = asyncio.run(_proxy_connections(bounds.CONNECTIONS + 1))
     assert answers[:-1] == [b""] * bounds.CONNECTIONS and answers[-1].startswith(b"HTTP/1.1 429 ")
     assert late == b""  # a connection closed frees its place
-
 
 
 def test_the_connection_past_the_bound_stops_the_rollout_in_the_proxy_s_box_alone() -> None:

@@ -9,7 +9,12 @@ import pytest
 from arena_kit.errors import TooConcurrent
 from arena_kit.isolation import ISOLATION
 from arena_kit.runtimes.file_table import (
-    HEADROOM, NOFILE_FLOOR, PIDS_FLOOR, SHARE, box_files, host_file_max,
+    HEADROOM,
+    NOFILE_FLOOR,
+    PIDS_FLOOR,
+    SHARE,
+    box_files,
+    host_file_max,
 )
 
 FILE_MAX = 2_466_246

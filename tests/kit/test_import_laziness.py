@@ -18,8 +18,16 @@ import pytest
 
 SERVER_START_S = 120
 """Bound on a tool server's start under a loaded machine (it takes ~1.5 CPU-s)."""
-FULL_STACK = ("anthropic", "sympy", "math_verify", "verifiers.v1.acp", "verifiers.v1.clients", "verifiers.v1.judge",
-              "verifiers.v1.interception", "verifiers.v1.mcp.launch")
+FULL_STACK = (
+    "anthropic",
+    "sympy",
+    "math_verify",
+    "verifiers.v1.acp",
+    "verifiers.v1.clients",
+    "verifiers.v1.judge",
+    "verifiers.v1.interception",
+    "verifiers.v1.mcp.launch",
+)
 """What `import verifiers.v1` pulled into every tool server (about 2 of its 3.5 CPU-s): the ACP and model
 clients, the judges and the launcher. A server serves without any of them."""
 TOOLS = {
@@ -34,8 +42,18 @@ def _loaded(statement: str) -> set[str]:
     return set(json.loads(done.stdout.splitlines()[-1]))
 
 
-@pytest.mark.parametrize("module", ["sqlite_sandbox", "sqlite_sandbox.engine", "sqlite_sandbox.render",
-                                    "log_search", "log_search.store", "arena_kit.rewrite_hook", "arena_kit.records"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "sqlite_sandbox",
+        "sqlite_sandbox.engine",
+        "sqlite_sandbox.render",
+        "log_search",
+        "log_search.store",
+        "arena_kit.rewrite_hook",
+        "arena_kit.records",
+    ],
+)
 def test_host_side_modules_import_no_verifiers(module: str) -> None:
     loaded = _loaded(f"import {module}")
     assert module in loaded
@@ -44,8 +62,10 @@ def test_host_side_modules_import_no_verifiers(module: str) -> None:
 
 @pytest.mark.slow
 def test_sqlite_sandbox_still_exports_its_state_names() -> None:
-    loaded = _loaded("from sqlite_sandbox import SandboxConfig, SandboxState, START, checkpoint_path\n"
-                     "import sqlite_sandbox.state as s\nassert SandboxState is s.SandboxState and START == s.START")
+    loaded = _loaded(
+        "from sqlite_sandbox import SandboxConfig, SandboxState, START, checkpoint_path\n"
+        "import sqlite_sandbox.state as s\nassert SandboxState is s.SandboxState and START == s.START"
+    )
     assert "sqlite_sandbox.state" in loaded
 
 
@@ -61,21 +81,31 @@ def _serve_and_list(module: str, tmp_path: Path) -> tuple[set[str], set[str]]:
         while reply is None and time.monotonic() < deadline and server.poll() is None:
             port = port_file.read_text().strip() if port_file.exists() else ""
             try:
-                reply = httpx.post(f"http://127.0.0.1:{port}/mcp", timeout=10,
-                                   json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
-                                   headers={"Accept": "application/json, text/event-stream"}) if port else None
+                reply = (
+                    httpx.post(
+                        f"http://127.0.0.1:{port}/mcp",
+                        timeout=10,
+                        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                        headers={"Accept": "application/json, text/event-stream"},
+                    )
+                    if port
+                    else None
+                )
             except httpx.TransportError:
                 reply = None
             if reply is None:
                 time.sleep(0.1)
-        assert reply is not None, f"{module} did not serve within {SERVER_START_S} s (exit {server.poll()}):\n" \
-                                  + imports.read_text()[-2000:]
+        assert reply is not None, (
+            f"{module} did not serve within {SERVER_START_S} s (exit {server.poll()}):\n" + imports.read_text()[-2000:]
+        )
         reply.raise_for_status()
         tools = {tool["name"] for tool in reply.json()["result"]["tools"]}
     finally:
         server.terminate()
         server.wait(30)
-    modules = {line.rpartition("|")[2].strip() for line in imports.read_text().splitlines() if line.startswith("import time:")}
+    modules = {
+        line.rpartition("|")[2].strip() for line in imports.read_text().splitlines() if line.startswith("import time:")
+    }
     return tools, modules
 
 

@@ -45,8 +45,10 @@ PATHS = {"lean": "arena-bash", "stock": "bash"}
 
 
 def _wait_for_go(role: str) -> str:
-    return (f"touch /tmp/arena-ready-{role}; for i in $(seq 240); do [ -e /tmp/arena-go ] && break; sleep 0.5; done; "
-            "[ -e /tmp/arena-go ] && echo RELEASED || echo NOT-RELEASED")
+    return (
+        f"touch /tmp/arena-ready-{role}; for i in $(seq 240); do [ -e /tmp/arena-go ] && break; sleep 0.5; done; "
+        "[ -e /tmp/arena-go ] && echo RELEASED || echo NOT-RELEASED"
+    )
 
 
 # A hog that allocates up to twice the memory limit, touching every page; the box's OOM killer stops it.
@@ -79,7 +81,10 @@ BOMB = (
     "[ -e /tmp/arena-go ] || exit 0; timeout -s KILL 40 python3 - <<'PY'\n" + BOMB_PY + "PY\n"
     "echo BOMB-EXIT=$?; [ -e /tmp/bomb-limit-hit ] && echo BOMB-LIMIT-HIT; echo PIDS-NOW=$(ps -e --no-headers | wc -l)"
 )
-HONEST = _wait_for_go("honest") + "; sleep 8; python3 -c 'print(sum(range(10**6)))'; echo arena-isolation-ok > done.txt; cat done.txt"
+HONEST = (
+    _wait_for_go("honest")
+    + "; sleep 8; python3 -c 'print(sum(range(10**6)))'; echo arena-isolation-ok > done.txt; cat done.txt"
+)
 
 
 def _egress_py(gateway_url: str) -> str:
@@ -106,8 +111,12 @@ def isolation_policy(gateway_url: str = ""):
         role = re.search(r"ROLE: (\w+)", obs.prompt)
         script: list[str] = {
             "honest": [HONEST],
-            "attack": [_wait_for_go("attack") + "; echo PIDS-MAX=$(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max)",
-                       HOG, BOMB],
+            "attack": [
+                _wait_for_go("attack")
+                + "; echo PIDS-MAX=$(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max)",
+                HOG,
+                BOMB,
+            ],
             "egress": [_egress_py(gateway_url)],
             "hang": ["sleep infinity"],
         }[role.group(1) if role else "honest"]
@@ -135,15 +144,28 @@ def docker_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 def _took(outcome: EvalOutcome, path: str) -> bool:
     """Whether the eval ran down `path`: the env config vf-eval resolved (and saved) names it."""
     config = saved_config(outcome.run_dir) or {}
-    return (config.get("env", {}).get("docker"), config.get("env", {}).get("agent", {}).get("harness", {}).get("id")) == (path, PATHS[path])
+    return (
+        config.get("env", {}).get("docker"),
+        config.get("env", {}).get("agent", {}).get("harness", {}).get("id"),
+    ) == (path, PATHS[path])
 
 
-def _request(server_url: str, images: dict[str, str], tmp_path: Path, roles: list[str], run: str, path: str,
-             **kwargs) -> EvalRequest:
+def _request(
+    server_url: str, images: dict[str, str], tmp_path: Path, roles: list[str], run: str, path: str, **kwargs
+) -> EvalRequest:
     return EvalRequest(
-        taskset="arena-isolation", harness=PATHS[path], model=MODEL, image=images["harness"], base_url=server_url,
-        run_name=run, output_dir=tmp_path, max_concurrent=len(roles), taskset_args={"roles": roles},
-        env={"PYTHONPATH": str(SUPPORT)}, deadline_s=EVAL_DEADLINE_S, **kwargs,
+        taskset="arena-isolation",
+        harness=PATHS[path],
+        model=MODEL,
+        image=images["harness"],
+        base_url=server_url,
+        run_name=run,
+        output_dir=tmp_path,
+        max_concurrent=len(roles),
+        taskset_args={"roles": roles},
+        env={"PYTHONPATH": str(SUPPORT)},
+        deadline_s=EVAL_DEADLINE_S,
+        **kwargs,
     )
 
 
@@ -162,7 +184,10 @@ def _wait_for_markers(run: str, roles: list[str], deadline_s: float = 240) -> di
     while len(found) < len(roles) and time.monotonic() < end:
         for container in _run_containers(run):
             for role in roles:
-                if role not in found and _docker("exec", container, "test", "-e", f"/tmp/arena-ready-{role}").returncode == 0:
+                if (
+                    role not in found
+                    and _docker("exec", container, "test", "-e", f"/tmp/arena-ready-{role}").returncode == 0
+                ):
                     found[role] = container
         time.sleep(0.5)
     assert len(found) == len(roles), f"rollouts never reached their wait step: found {found}"
@@ -186,8 +211,20 @@ def _updates(run: str) -> Iterator[Callable[[str], bool]]:
     stock box), from a stream opened before the run: the engine keeps only its last 256 events, which a busy
     shared engine overwrites within seconds, so a later `docker events --since` may miss one."""
     with tempfile.TemporaryFile("w+") as seen:
-        stream = subprocess.Popen(["docker", "events", "--filter", f"label=verifiers.run={run}", "--filter", "event=update",
-                                   "--format", "{{.Actor.ID}}"], stdout=seen, stderr=subprocess.DEVNULL)
+        stream = subprocess.Popen(
+            [
+                "docker",
+                "events",
+                "--filter",
+                f"label=verifiers.run={run}",
+                "--filter",
+                "event=update",
+                "--format",
+                "{{.Actor.ID}}",
+            ],
+            stdout=seen,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             time.sleep(1)  # the stream is subscribed before the run's first box exists
 
@@ -204,7 +241,9 @@ def _updates(run: str) -> Iterator[Callable[[str], bool]]:
 @contextlib.contextmanager
 def _eval_in_thread(request: EvalRequest) -> Iterator[dict[str, EvalOutcome]]:
     box: dict[str, EvalOutcome] = {}
-    thread = threading.Thread(target=lambda: box.setdefault("outcome", run_eval(request, progress=lambda _l: None)), daemon=True)
+    thread = threading.Thread(
+        target=lambda: box.setdefault("outcome", run_eval(request, progress=lambda _l: None)), daemon=True
+    )
     thread.start()
     try:
         yield box
@@ -275,10 +314,17 @@ def _gateway_listener() -> Iterator[tuple[str, list[str]]]:
 def test_plain_python_egress_reaches_neither_the_registry_nor_the_host(images, tmp_path, docker_path):
     with _gateway_listener() as (url, served), start_in_thread(policies={MODEL: isolation_policy(url)}) as server:
         # The listener answers from the host itself (so the failures below are the box's, not the listener's).
-        assert subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", url], capture_output=True, text=True, timeout=10).stdout == "200"
+        assert (
+            subprocess.run(
+                ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", url], capture_output=True, text=True, timeout=10
+            ).stdout
+            == "200"
+        )
         served.clear()
-        outcome = run_eval(_request(server.url, images, tmp_path, ["egress"], f"isolation-egress-{docker_path}", docker_path),
-                           progress=lambda _l: None)
+        outcome = run_eval(
+            _request(server.url, images, tmp_path, ["egress"], f"isolation-egress-{docker_path}", docker_path),
+            progress=lambda _l: None,
+        )
     outcome.raise_for_failures()
     assert _took(outcome, docker_path)
     [line] = [m for text in tool_results(outcome.run_dir) for m in re.findall(r"EGRESS=(\{.*\})", text)]
@@ -296,7 +342,15 @@ took more than 30 s on a 2-core machine at a load of 125 (both rollouts ended `a
 def test_a_hung_rollout_ends_as_a_timed_out_episode_and_the_eval_finishes(images, tmp_path, docker_path):
     run = f"isolation-hang-{docker_path}"
     with start_in_thread(policies={MODEL: isolation_policy()}) as server:
-        request = _request(server.url, images, tmp_path, ["hang", "honest"], run, docker_path, agent_args={"timeout": {"rollout": HANG_S}})
+        request = _request(
+            server.url,
+            images,
+            tmp_path,
+            ["hang", "honest"],
+            run,
+            docker_path,
+            agent_args={"timeout": {"rollout": HANG_S}},
+        )
         with _eval_in_thread(request) as box:
             containers = _wait_for_markers(run, ["honest"])
             _docker("exec", containers["honest"], "touch", "/tmp/arena-go")

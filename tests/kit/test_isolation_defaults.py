@@ -23,7 +23,9 @@ def test_the_defaults_become_a_limited_restricted_docker_runtime():
 
 
 def test_a_task_opens_only_the_hosts_it_declares():
-    runtime = resolve_runtime_config(DockerConfig(image="arena/base"), _task(ISOLATION.model_copy(update={"network_allow": ("pypi.org",)})))
+    runtime = resolve_runtime_config(
+        DockerConfig(image="arena/base"), _task(ISOLATION.model_copy(update={"network_allow": ("pypi.org",)}))
+    )
     assert runtime.network_restricted and runtime.allow == ["pypi.org"]
 
 
@@ -49,7 +51,9 @@ def test_confine_refuses_a_container_runtime_without_a_container_id():
 @pytest.mark.docker
 def test_confine_says_what_the_engine_refused():
     with pytest.raises(vf.SandboxError, match="vf-arena-no-such-container"):
-        asyncio.run(confine(SimpleNamespace(info=SimpleNamespace(type="docker", id="vf-arena-no-such-container")), 64, None))  # type: ignore[arg-type]
+        asyncio.run(
+            confine(SimpleNamespace(info=SimpleNamespace(type="docker", id="vf-arena-no-such-container")), 64, None)
+        )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("stop", ["cancelled", "timed out"])

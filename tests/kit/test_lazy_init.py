@@ -19,7 +19,10 @@ from arena_kit.verifiers_seam.package_inits import DEFERRED
 
 def _run(code: str, path: Path | None = None) -> str:
     """`code`'s last printed line, run in a fresh interpreter (with `path`, a folder of packages, importable)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(path) if path else "", os.environ.get("PYTHONPATH", "")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(path) if path else "", os.environ.get("PYTHONPATH", "")])),
+    }
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()[-1]
@@ -64,30 +67,42 @@ print(json.dumps(report))
 
 
 def test_a_stand_in_imports_only_what_is_read() -> None:
-    loaded = json.loads(_run(
-        "import json, sys\nfrom arena_kit.verifiers_seam.package_inits import defer_verifiers_init\nassert defer_verifiers_init()\n"
-        "import verifiers.v1 as vf\nassert vf.State.__module__ == 'verifiers.v1.state'\n"
-        "print(json.dumps(sorted(sys.modules)))"))
+    loaded = json.loads(
+        _run(
+            "import json, sys\nfrom arena_kit.verifiers_seam.package_inits import defer_verifiers_init\nassert defer_verifiers_init()\n"
+            "import verifiers.v1 as vf\nassert vf.State.__module__ == 'verifiers.v1.state'\n"
+            "print(json.dumps(sorted(sys.modules)))"
+        )
+    )
     assert "verifiers.v1.state" in loaded
     assert not {"verifiers.v1.acp", "verifiers.v1.judge", "verifiers.v1.clients", "anthropic", "sympy"} & set(loaded)
 
 
 @pytest.mark.slow
 def test_a_process_that_imported_verifiers_is_left_alone() -> None:
-    assert _run("import verifiers.v1 as vf, sys\nfrom arena_kit.verifiers_seam.package_inits import defer_verifiers_init\n"
-                "print(defer_verifiers_init(), sys.modules['verifiers.v1'] is vf, hasattr(vf, 'Env'))") == "False True True"
+    assert (
+        _run(
+            "import verifiers.v1 as vf, sys\nfrom arena_kit.verifiers_seam.package_inits import defer_verifiers_init\n"
+            "print(defer_verifiers_init(), sys.modules['verifiers.v1'] is vf, hasattr(vf, 'Env'))"
+        )
+        == "False True True"
+    )
 
 
 def test_another_verifiers_version_imports_in_full() -> None:
-    out = _run("import importlib.metadata as m, sys\nm.version = lambda name: '9.9.9'\n"
-               "from arena_kit.verifiers_seam.package_inits import defer_verifiers_init\nprint(defer_verifiers_init(), 'verifiers.v1' in sys.modules)")
+    out = _run(
+        "import importlib.metadata as m, sys\nm.version = lambda name: '9.9.9'\n"
+        "from arena_kit.verifiers_seam.package_inits import defer_verifiers_init\nprint(defer_verifiers_init(), 'verifiers.v1' in sys.modules)"
+    )
     assert out == "False False"
 
 
 def test_an_init_that_does_more_than_reexport_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package = tmp_path / "busy_init_pkg"
     package.mkdir()
-    (package / "__init__.py").write_text('"""Doc."""\nfrom os.path import join\n__all__ = ["join"]\nSETTING = join("a", "b")\n')
+    (package / "__init__.py").write_text(
+        '"""Doc."""\nfrom os.path import join\n__all__ = ["join"]\nSETTING = join("a", "b")\n'
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(NotReexportOnly, match="SETTING"):
         reexports("busy_init_pkg")
@@ -95,14 +110,17 @@ def test_an_init_that_does_more_than_reexport_is_refused(tmp_path: Path, monkeyp
     assert reexports("busy_init_pkg") == ({"j": ("os.path", "join"), "json": ("json", None)}, ["j"], False)
 
 
-@pytest.mark.parametrize(("argv", "expected"), [
-    (["python", "-m", "log_search.toolset"], True),
-    (["python", "-X", "importtime", "-m", "log_search.toolset", "--x"], True),
-    (["python", "-m", "log_search.toolsets"], False),
-    (["python", "-c", "-m", "log_search"], False),
-    (["python", "-m"], False),
-    (["vf-eval", "@", "x.toml"], False),
-])
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["python", "-m", "log_search.toolset"], True),
+        (["python", "-X", "importtime", "-m", "log_search.toolset", "--x"], True),
+        (["python", "-m", "log_search.toolsets"], False),
+        (["python", "-c", "-m", "log_search"], False),
+        (["python", "-m"], False),
+        (["vf-eval", "@", "x.toml"], False),
+    ],
+)
 def test_launched_as_reads_the_module_after_dash_m(argv: list[str], expected: bool) -> None:
     assert launched_as("log_search.toolset", argv) is expected
 
@@ -110,38 +128,50 @@ def test_launched_as_reads_the_module_after_dash_m(argv: list[str], expected: bo
 def test_a_deferred_call_imports_its_package_on_the_first_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package = tmp_path / "calls_pkg"
     package.mkdir()
-    (package / "__init__.py").write_text('"""Doc."""\nfrom calls_pkg.heavy import double, TABLE\n__all__ = ["double", "TABLE"]\n')
+    (package / "__init__.py").write_text(
+        '"""Doc."""\nfrom calls_pkg.heavy import double, TABLE\n__all__ = ["double", "TABLE"]\n'
+    )
     (package / "heavy.py").write_text("TABLE = {'a': 1}\ndef double(x):\n    return 2 * x\n")
     (package / "errors.py").write_text("class Slow(Exception):\n    pass\n")
-    code = ("import sys\nfrom arena_kit.lazy_init import defer_calls\n"
-            "assert defer_calls('calls_pkg', ('double',))\n"
-            "from calls_pkg import double\nfrom calls_pkg.errors import Slow\nbefore = 'calls_pkg.heavy' in sys.modules\n"
-            "result = double(21)\nimport calls_pkg, calls_pkg.heavy as h\n"
-            "print(before, result, 'calls_pkg.heavy' in sys.modules, calls_pkg.TABLE is h.TABLE, defer_calls('calls_pkg', ()))")
+    code = (
+        "import sys\nfrom arena_kit.lazy_init import defer_calls\n"
+        "assert defer_calls('calls_pkg', ('double',))\n"
+        "from calls_pkg import double\nfrom calls_pkg.errors import Slow\nbefore = 'calls_pkg.heavy' in sys.modules\n"
+        "result = double(21)\nimport calls_pkg, calls_pkg.heavy as h\n"
+        "print(before, result, 'calls_pkg.heavy' in sys.modules, calls_pkg.TABLE is h.TABLE, defer_calls('calls_pkg', ()))"
+    )
     assert _run(code, tmp_path) == "False 42 True True False"
 
 
-def test_a_deferred_call_the_package_does_not_export_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_deferred_call_the_package_does_not_export_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     package = tmp_path / "calls_pkg2"
     package.mkdir()
     (package / "__init__.py").write_text("from os.path import join\n")
-    code = ("import sys\nfrom arena_kit.lazy_init import defer_calls\n"
-            "print(defer_calls('calls_pkg2', ('split',)), 'calls_pkg2' in sys.modules)")
+    code = (
+        "import sys\nfrom arena_kit.lazy_init import defer_calls\n"
+        "print(defer_calls('calls_pkg2', ('split',)), 'calls_pkg2' in sys.modules)"
+    )
     assert _run(code, tmp_path) == "False False"
 
 
 def test_a_deferred_init_runs_on_the_first_name_read_and_not_on_a_submodule_import(tmp_path: Path) -> None:
     package = tmp_path / "init_pkg"
     package.mkdir()
-    (package / "__init__.py").write_text("import sys\nsys.modules['init_pkg_ran'] = sys\nfrom init_pkg.types import Point\n"
-                                         "from init_pkg import _helper\nCLIENT = object()\n")
+    (package / "__init__.py").write_text(
+        "import sys\nsys.modules['init_pkg_ran'] = sys\nfrom init_pkg.types import Point\n"
+        "from init_pkg import _helper\nCLIENT = object()\n"
+    )
     (package / "types.py").write_text("from . import _helper\nclass Point:\n    pass\n")
     (package / "_helper.py").write_text("VALUE = 1\n")
-    code = ("import sys\nfrom arena_kit.lazy_init import defer_init\n"
-            "assert defer_init('init_pkg')\nfrom init_pkg.types import Point\nbefore = 'init_pkg_ran' in sys.modules\n"
-            "import init_pkg\nclient = init_pkg.CLIENT\n"
-            "print(before, 'init_pkg_ran' in sys.modules, init_pkg.Point is Point, init_pkg.CLIENT is client,\n"
-            "      hasattr(init_pkg, 'missing'), defer_init('init_pkg'))")
+    code = (
+        "import sys\nfrom arena_kit.lazy_init import defer_init\n"
+        "assert defer_init('init_pkg')\nfrom init_pkg.types import Point\nbefore = 'init_pkg_ran' in sys.modules\n"
+        "import init_pkg\nclient = init_pkg.CLIENT\n"
+        "print(before, 'init_pkg_ran' in sys.modules, init_pkg.Point is Point, init_pkg.CLIENT is client,\n"
+        "      hasattr(init_pkg, 'missing'), defer_init('init_pkg'))"
+    )
     assert _run(code, tmp_path) == "False True True True False False"
 
 

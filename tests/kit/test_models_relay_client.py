@@ -63,7 +63,9 @@ async def _listings(count: int) -> tuple[list[tuple[int, Any]], list[httpx.Async
                 httpx.AsyncClient.__init__ = counted  # type: ignore[method-assign]
                 try:
                     for _ in range(count):
-                        reply = await caller.get(f"{server.base_url}/v1/models", headers={"Authorization": "Bearer rollout-secret"})
+                        reply = await caller.get(
+                            f"{server.base_url}/v1/models", headers={"Authorization": "Bearer rollout-secret"}
+                        )
                         answers.append((reply.status_code, reply.json()))
                     denied = await caller.get(f"{server.base_url}/v1/models", headers={"Authorization": "Bearer wrong"})
                     answers.append((denied.status_code, denied.json()))

@@ -82,10 +82,12 @@ print(("RELEASED-" if os.path.exists("/tmp/arena-go-{role}") else "NOT-RELEASED-
 PY"""
 
 
-HONEST_WORK = ("python3 -c 'import hashlib, time; t = time.process_time(); "
-               "[hashlib.sha256(b\"x\" * 4096).digest() for _ in range(100000)]; "
-               "print(\"WORK-\" + \"CPU=%.4f\" % (time.process_time() - t))'; "  # the marker is in its output alone
-               "echo arena-isolation-ok > done.txt; cat done.txt")
+HONEST_WORK = (
+    "python3 -c 'import hashlib, time; t = time.process_time(); "
+    '[hashlib.sha256(b"x" * 4096).digest() for _ in range(100000)]; '
+    'print("WORK-" + "CPU=%.4f" % (time.process_time() - t))\'; '  # the marker is in its output alone
+    "echo arena-isolation-ok > done.txt; cat done.txt"
+)
 WORK_CPU = re.compile(r"WORK-CPU=(\d+\.\d+)")
 WORKS = 2
 """Work steps an honest rollout runs before an attack, while it holds, and after it stopped (the best of each counts)."""
@@ -96,7 +98,9 @@ SEGMENTS = ("honest", "attack", "quiet")
 def policy(obs: Observation) -> Action:
     role = "attacker" if "ROLE: attacker" in obs.prompt else "honest"
     honest = [step for segment in SEGMENTS[1:] for step in (_hold(segment, record=False), *[HONEST_WORK] * WORKS)]
-    script = [_hold(role, record=role == "attacker")] + ([*[HONEST_WORK] * WORKS, *honest, "ls -l done.txt"] if role == "honest" else [])
+    script = [_hold(role, record=role == "attacker")] + (
+        [*[HONEST_WORK] * WORKS, *honest, "ls -l done.txt"] if role == "honest" else []
+    )
     step = len(obs.steps)
     return RunShell(script[step]) if step < len(script) else Answer("DONE")
 
@@ -148,7 +152,9 @@ def _eval_pid(run: str) -> int:
 
 
 def _open_files_limit(pid: int) -> int:
-    line = next(line for line in Path(f"/proc/{pid}/limits").read_text().splitlines() if line.startswith("Max open files"))
+    line = next(
+        line for line in Path(f"/proc/{pid}/limits").read_text().splitlines() if line.startswith("Max open files")
+    )
     return int(line.split()[3])
 
 
@@ -169,7 +175,10 @@ def _held(run: str, role: str, taken: set[str], deadline_s: float = 240) -> str:
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
         for container in docker("ps", "-q", "--filter", f"label=verifiers.run={run}").stdout.split():
-            if container not in taken and docker("exec", container, "test", "-e", f"/tmp/arena-ready-{role}").returncode == 0:
+            if (
+                container not in taken
+                and docker("exec", container, "test", "-e", f"/tmp/arena-ready-{role}").returncode == 0
+            ):
                 taken.add(container)
                 return container
         time.sleep(0.3)
@@ -181,8 +190,12 @@ def _agent_uid(container: str) -> int:
 
 
 def _inotify_as(argv: list[str], python: str = "python3") -> str:
-    done = subprocess.run([*argv, python, "-c", "import ctypes; print(ctypes.CDLL(None).inotify_init() >= 0)"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*argv, python, "-c", "import ctypes; print(ctypes.CDLL(None).inotify_init() >= 0)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return done.stdout.strip() or done.stderr.strip()[-200:]
 
 
@@ -237,13 +250,17 @@ def _inotify_limit(boxes: Boxes) -> None:
 
 def _inotify_check(boxes: Boxes, seen: dict[str, Any]) -> None:
     # every instance its uid may hold, taken (the host's per-user limit)
-    assert seen["errors"] == ["EMFILE"] and seen["instances"] == int(Path("/proc/sys/fs/inotify/max_user_instances").read_text()), seen
+    assert seen["errors"] == ["EMFILE"] and seen["instances"] == int(
+        Path("/proc/sys/fs/inotify/max_user_instances").read_text()
+    ), seen
 
 
 def _inotify_during(boxes: Boxes) -> None:
     honest = _agent_uid(boxes.honest)
     assert _inotify_as(["docker", "exec", "-u", f"{honest}:{honest}", boxes.honest]) == "True"  # the neighbour's agent
-    assert _inotify_as(["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"], "/usr/bin/python3") == "True"  # the host's uid 1000
+    assert (
+        _inotify_as(["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"], "/usr/bin/python3") == "True"
+    )  # the host's uid 1000
 
 
 def _bodies_check(boxes: Boxes, seen: dict[str, Any]) -> None:
@@ -260,7 +277,10 @@ def _cpu_limit(boxes: Boxes) -> None:
 
 
 def _pids_limit(boxes: Boxes) -> None:
-    assert boxes.host["PidsLimit"] and int(host_cgroup(boxes.attacker, "pids", "pids.max").read_text()) == boxes.host["PidsLimit"]
+    assert (
+        boxes.host["PidsLimit"]
+        and int(host_cgroup(boxes.attacker, "pids", "pids.max").read_text()) == boxes.host["PidsLimit"]
+    )
 
 
 def _memory_limit(boxes: Boxes) -> None:
@@ -293,17 +313,50 @@ ATTACKS = [
     Attack("connections", lambda b: ["3000", "20"], lambda b: None, _connections_check, stops=True),
     Attack("spin", lambda b: ["4"], _cpu_limit, lambda b, s: None),
     Attack("fork", lambda b: [], _pids_limit, lambda b, s: None),
-    Attack("memory", lambda b: [str(int(ISOLATION.memory * 2 * 1024))], _memory_limit,
-           lambda b, s: None if s["signal"] == 9 else pytest.fail(f"the hog was not OOM-killed: {s}")),
-    Attack("tmpfs", lambda b: ["/tmp"], _tmpfs_limit, lambda b, s: None if s["error"] == "ENOSPC" else pytest.fail(str(s)), ("lean",)),
-    Attack("mappings", lambda b: [str(_share(b)), str(2 * _share(b) // 60_000 + 1)], _watch_limit, _mappings_check, stops=True),
+    Attack(
+        "memory",
+        lambda b: [str(int(ISOLATION.memory * 2 * 1024))],
+        _memory_limit,
+        lambda b, s: None if s["signal"] == 9 else pytest.fail(f"the hog was not OOM-killed: {s}"),
+    ),
+    Attack(
+        "tmpfs",
+        lambda b: ["/tmp"],
+        _tmpfs_limit,
+        lambda b, s: None if s["error"] == "ENOSPC" else pytest.fail(str(s)),
+        ("lean",),
+    ),
+    Attack(
+        "mappings",
+        lambda b: [str(_share(b)), str(2 * _share(b) // 60_000 + 1)],
+        _watch_limit,
+        _mappings_check,
+        stops=True,
+    ),
 ]
 
 
 def _run_attack(boxes: Boxes, attack: Attack, uid: int) -> dict[str, Any]:
     """The attack in the attacker's box, as its agent, until the test stops it: its answer."""
-    done = docker("exec", "-i", "-u", f"{uid}:{uid}", "-w", "/tmp", boxes.attacker, "timeout", "-s", "KILL", str(PHASE_S),
-                  "python3", "-", attack.name, *attack.args(boxes), timeout=PHASE_S + 30, stdin=ATTACK_SOURCE)
+    done = docker(
+        "exec",
+        "-i",
+        "-u",
+        f"{uid}:{uid}",
+        "-w",
+        "/tmp",
+        boxes.attacker,
+        "timeout",
+        "-s",
+        "KILL",
+        str(PHASE_S),
+        "python3",
+        "-",
+        attack.name,
+        *attack.args(boxes),
+        timeout=PHASE_S + 30,
+        stdin=ATTACK_SOURCE,
+    )
     lines = done.stdout.strip().splitlines()
     assert lines, f"the {attack.name} attack exited {done.returncode}: {done.stderr.strip()[-500:]}"
     return {**json.loads(lines[-1]), "exit": done.returncode}
@@ -329,19 +382,24 @@ def _times(run_dir: Path) -> dict[str, Times]:
     markers = (*(f"RELEASED-{segment}" for segment in SEGMENTS), "WORK-CPU=")
     for line in (run_dir / "traces.jsonl").read_text().splitlines():
         for trace in json.loads(line).get("traces") or []:
-            marks = [(n["timestamp"], json.dumps(n.get("message", {}).get("content", ""))) for n in trace.get("nodes") or []]
+            marks = [
+                (n["timestamp"], json.dumps(n.get("message", {}).get("content", ""))) for n in trace.get("nodes") or []
+            ]
             results = [(at, text) for at, text in marks if any(m in text for m in markers)]
             if len(results) != len(SEGMENTS) * (1 + WORKS):
                 continue
             walls = [later[0] - earlier[0] for earlier, later in zip(results, results[1:], strict=False)]
-            cpus = [float(found_cpu.group(1)) if (found_cpu := WORK_CPU.search(text)) else float("nan") for _, text in results[1:]]
+            cpus = [
+                float(found_cpu.group(1)) if (found_cpu := WORK_CPU.search(text)) else float("nan")
+                for _, text in results[1:]
+            ]
             found[trace["agent"]["runtime"]["id"]] = Times(cpu=_best(cpus), wall=_best(walls))
     return found
 
 
 def _best(steps: list[float]) -> tuple[float, float, float]:
     """The best work step of each run (`steps` are the steps after the first hold: each run's, then its hold's)."""
-    before, during, after = (min(steps[i * (WORKS + 1): i * (WORKS + 1) + WORKS]) for i in range(len(SEGMENTS)))
+    before, during, after = (min(steps[i * (WORKS + 1) : i * (WORKS + 1) + WORKS]) for i in range(len(SEGMENTS)))
     return before, during, after
 
 
@@ -383,9 +441,20 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
     chosen = [a for a in ATTACKS if docker_path in a.paths]
     run = f"neighbours-{docker_path}-{uuid.uuid4().hex[:6]}"
     roles = ["attacker"] * len(chosen) + ["honest"] * (1 + len(chosen))  # an attacker's box of its own for each attack
-    request = EvalRequest(taskset="arena-isolation", harness=PATHS[docker_path], model=MODEL, image=images["harness"], base_url="",
-                          run_name=run, output_dir=tmp_path, num_tasks=len(roles), max_concurrent=len(roles), taskset_args={"roles": roles},
-                          env={"PYTHONPATH": str(SUPPORT)}, deadline_s=EVAL_DEADLINE_S)
+    request = EvalRequest(
+        taskset="arena-isolation",
+        harness=PATHS[docker_path],
+        model=MODEL,
+        image=images["harness"],
+        base_url="",
+        run_name=run,
+        output_dir=tmp_path,
+        num_tasks=len(roles),
+        max_concurrent=len(roles),
+        taskset_args={"roles": roles},
+        env={"PYTHONPATH": str(SUPPORT)},
+        deadline_s=EVAL_DEADLINE_S,
+    )
     taken: set[str] = set()
     phases: list[tuple[str, str, Watch, dict[str, Any]]] = []
     attackers: dict[str, str] = {}
@@ -420,7 +489,9 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
                         end = time.monotonic() + PHASE_S
                         while not _present(attacker, ready) and not result and time.monotonic() < end:
                             time.sleep(0.2)
-                        assert _present(attacker, ready) or (attack.stops and result), f"the {attack.name} attack never took hold: {result}"
+                        assert _present(attacker, ready) or (attack.stops and result), (
+                            f"the {attack.name} attack never took hold: {result}"
+                        )
                         attack.during(boxes)
                         _released(boxes.honest, "attack")  # its work while the attack holds
                         _reached(boxes.honest, "quiet")
@@ -442,21 +513,36 @@ def test_no_box_harms_its_neighbours(images, tmp_path, docker_path):
     for name, honest, watch, seen in phases:
         cpu, wall = (times[honest].cpu, times[honest].wall) if honest in times else ((float("nan"),) * 3,) * 2
         rss = (max(watch.rss_kib, default=0) - base.rss_kib[0]) // 1024
-        rows.append(f"{name:12} honest cpu {cpu[1]:.2f} s (quiet {cpu[0]:.2f}, {cpu[2]:.2f}) wall {wall[1]:5.2f} s (quiet {wall[0]:5.2f}, "
-                    f"{wall[2]:5.2f})  eval +{rss} MiB, {max(watch.fds, default=0)} fds  "
-                    f"host files {max(watch.files, default=0)}  {seen}")
+        rows.append(
+            f"{name:12} honest cpu {cpu[1]:.2f} s (quiet {cpu[0]:.2f}, {cpu[2]:.2f}) wall {wall[1]:5.2f} s (quiet {wall[0]:5.2f}, "
+            f"{wall[2]:5.2f})  eval +{rss} MiB, {max(watch.fds, default=0)} fds  "
+            f"host files {max(watch.files, default=0)}  {seen}"
+        )
     print("\nnoisy neighbours, " + docker_path + ":\n" + "\n".join(rows))
     honest_episodes = [e for e in outcome.episodes if e.task.endswith("honest")]
-    assert len(honest_episodes) == len(phases) and all(not e.failed and e.reward == 1.0 for e in honest_episodes), honest_episodes
+    assert len(honest_episodes) == len(phases) and all(not e.failed and e.reward == 1.0 for e in honest_episodes), (
+        honest_episodes
+    )
     by_box = {e.runtime_id: e for e in outcome.episodes}
     for attack in chosen:
         if attack.stops:  # the bounds': the agent's outcome
-            assert by_box[attackers[attack.name]].stop_condition == "boxoverbound_error", (attack.name, by_box[attackers[attack.name]])
+            assert by_box[attackers[attack.name]].stop_condition == "boxoverbound_error", (
+                attack.name,
+                by_box[attackers[attack.name]],
+            )
     log = (outcome.run_dir / "vf-eval.log").read_text()
-    assert f"file-table watch: stopping box {attackers['mappings'][:12]}" in log  # the watch, not something else, stopped it
+    assert (
+        f"file-table watch: stopping box {attackers['mappings'][:12]}" in log
+    )  # the watch, not something else, stopped it
     for name, honest, watch, _seen in phases[1:]:
         work = times[honest]
-        assert work.ratio(work.cpu) <= 2, f"{name}: the honest rollout's work took {work.cpu[1]:.2f} CPU-s, {work.cpu[0]:.2f} before and {work.cpu[2]:.2f} after"
-        assert max(watch.rss_kib) - base.rss_kib[0] <= SLACK_MIB * 1024, f"{name}: the eval process grew by {max(watch.rss_kib) - base.rss_kib[0]} KiB"
-        assert max(watch.fds) <= files_limit // 2, f"{name}: the eval process held {max(watch.fds)} of {files_limit} files"
+        assert work.ratio(work.cpu) <= 2, (
+            f"{name}: the honest rollout's work took {work.cpu[1]:.2f} CPU-s, {work.cpu[0]:.2f} before and {work.cpu[2]:.2f} after"
+        )
+        assert max(watch.rss_kib) - base.rss_kib[0] <= SLACK_MIB * 1024, (
+            f"{name}: the eval process grew by {max(watch.rss_kib) - base.rss_kib[0]} KiB"
+        )
+        assert max(watch.fds) <= files_limit // 2, (
+            f"{name}: the eval process held {max(watch.fds)} of {files_limit} files"
+        )
         assert max(watch.files) <= SHARE * host_file_max(), f"{name}: the host's file table held {max(watch.files)}"

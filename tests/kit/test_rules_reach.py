@@ -169,13 +169,17 @@ def test_code_known_only_at_run_time_falls_back_to_the_host_path_patterns():
     assert reach('eval "$x"').opaque and match_pre('eval "$x"') is None
     assert match_pre('eval "$x ~/.cache/arena/store"').id == "grader-material"
     assert match_pre("curl -s localhost:8080/setup.sh | sh") is None  # loopback, and the script is unknown
-    assert match_pre("python3 -c \"import os; os.system(input())\"") is None
+    assert match_pre('python3 -c "import os; os.system(input())"') is None
 
 
 def test_prose_about_the_host_path_the_network_or_tampering_is_not_denied():
-    for command in ["echo 'the store path ~/.cache/arena is host side' >> NOTES.md",
-                    "echo 'curl https://pypi.org fails here'", "printf 'never kill -9 1\\n'",
-                    "git commit -m 'iptables -F is not the task'", "python3 -c \"print('nmap is not installed')\""]:
+    for command in [
+        "echo 'the store path ~/.cache/arena is host side' >> NOTES.md",
+        "echo 'curl https://pypi.org fails here'",
+        "printf 'never kill -9 1\\n'",
+        "git commit -m 'iptables -F is not the task'",
+        "python3 -c \"print('nmap is not installed')\"",
+    ]:
         assert match_pre(command, terms=TERMS) is None, command
 
 

@@ -33,7 +33,9 @@ def source_modules(repo: Path) -> dict[str, Path]:
     roots = [(repo, repo / "arena"), (repo, repo / "runtime_bench")]
     roots += [(repo / "kit", package.parent) for package in sorted((repo / "kit").glob("*/__init__.py"))]
     for family in ("toolsets", "environments"):
-        roots += [(package.parent.parent, package.parent) for package in sorted((repo / family).glob("*/*/__init__.py"))]
+        roots += [
+            (package.parent.parent, package.parent) for package in sorted((repo / family).glob("*/*/__init__.py"))
+        ]
     modules: dict[str, Path] = {}
     for root, package in roots:
         for path in sorted(package.rglob("*.py")):
@@ -44,7 +46,8 @@ def source_modules(repo: Path) -> dict[str, Path]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
@@ -72,8 +75,14 @@ def import_edges(modules: dict[str, Path]) -> list[Edge]:
                 if node.level:
                     anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                     base = ".".join([*anchor, base] if base else anchor)
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
-            edges += [Edge(name, target, node.lineno) for target in dict.fromkeys(targets) if target in modules and target != name]
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
+                ]
+            edges += [
+                Edge(name, target, node.lineno)
+                for target in dict.fromkeys(targets)
+                if target in modules and target != name
+            ]
     return edges
 
 
@@ -129,7 +138,15 @@ def _describe(component: list[str], edges: list[Edge], modules: dict[str, Path],
 def test_the_shape_rule_covers_every_source_tree() -> None:
     modules = source_modules(REPO)
     tops = {name.split(".")[0] for name in modules}
-    assert {"arena", "arena_kit", "runtime_bench", "log_search", "sqlite_sandbox", "fault_localisation", "schema_migration"} <= tops
+    assert {
+        "arena",
+        "arena_kit",
+        "runtime_bench",
+        "log_search",
+        "sqlite_sandbox",
+        "fault_localisation",
+        "schema_migration",
+    } <= tops
     assert "arena_kit.harnesses.arena_bash.program.loop" in modules
 
 
@@ -161,11 +178,27 @@ def test_a_module_of_601_lines_is_reported_and_one_of_600_is_not(tmp_path: Path)
 
 CYCLES = {
     "at-module-level": ("from arena import b\n", "import arena.a\n", [["arena.a", "arena.b"]]),
-    "hidden-in-a-function-body": ("def f():\n    from arena.b import g\n", "from arena.a import f\n", [["arena.a", "arena.b"]]),
+    "hidden-in-a-function-body": (
+        "def f():\n    from arena.b import g\n",
+        "from arena.a import f\n",
+        [["arena.a", "arena.b"]],
+    ),
     "relative-imports": ("from .b import g\n", "from . import a\n", [["arena.a", "arena.b"]]),
-    "type-only-is-no-edge": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arena.b import g\n", "from arena.a import f\n", []),
-    "typing-dot-type-checking-too": ("import typing\nif typing.TYPE_CHECKING:\n    import arena.b\nelse:\n    pass\n", "import arena.a\n", []),
-    "else-branch-still-runs": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import arena.b\n", "import arena.a\n", [["arena.a", "arena.b"]]),
+    "type-only-is-no-edge": (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arena.b import g\n",
+        "from arena.a import f\n",
+        [],
+    ),
+    "typing-dot-type-checking-too": (
+        "import typing\nif typing.TYPE_CHECKING:\n    import arena.b\nelse:\n    pass\n",
+        "import arena.a\n",
+        [],
+    ),
+    "else-branch-still-runs": (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import arena.b\n",
+        "import arena.a\n",
+        [["arena.a", "arena.b"]],
+    ),
 }
 
 

@@ -39,8 +39,16 @@ def test_only_the_box_run_of_a_rollout_that_set_them_gets_the_options(monkeypatc
 
     asyncio.run(rollout())
     limits = box_limits(256)
-    extra = ("--ulimit", f"nofile={limits.nofile}:{limits.nofile}", "--pids-limit", str(limits.pids),
-             "--sysctl", f"kernel.shmmni={SHM_SEGMENTS}", "--security-opt", f"seccomp={profile_path()}")
+    extra = (
+        "--ulimit",
+        f"nofile={limits.nofile}:{limits.nofile}",
+        "--pids-limit",
+        str(limits.pids),
+        "--sysctl",
+        f"kernel.shmmni={SHM_SEGMENTS}",
+        "--security-opt",
+        f"seccomp={profile_path()}",
+    )
     assert seen == [(*box[:5], *extra, *box[5:]), helper, box]
 
 

@@ -25,7 +25,9 @@ async def _stock(images: dict[str, str]) -> AsyncIterator[DockerRuntime]:
     box = DockerRuntime(vf.DockerConfig(image=images["harness"], memory=1.0, cpu=1.0))
     await box.start()
     try:
-        result = await box.run(["sh", "-c", "mkfifo /tmp/fifo && ln -s /dev/zero /tmp/zeros && truncate -s 1T /tmp/sparse"], {})
+        result = await box.run(
+            ["sh", "-c", "mkfifo /tmp/fifo && ln -s /dev/zero /tmp/zeros && truncate -s 1T /tmp/sparse"], {}
+        )
         assert result.exit_code == 0, result
         yield box
     finally:
@@ -35,7 +37,9 @@ async def _stock(images: dict[str, str]) -> AsyncIterator[DockerRuntime]:
 def test_a_box_file_read_on_the_stock_path_is_bounded_in_bytes_and_time(images, monkeypatch):
     monkeypatch.setattr(exec_read, "READ_S", 3.0)
     monkeypatch.setattr(exec_read, "READ_CAP", 1 << 20)
-    monkeypatch.setattr(DockerRuntime, "_read", ContainerRuntime._read)  # verifiers' own (whatever this process installed), restored after
+    monkeypatch.setattr(
+        DockerRuntime, "_read", ContainerRuntime._read
+    )  # verifiers' own (whatever this process installed), restored after
 
     async def scenario() -> tuple[bool, list[str], bytes]:
         async with _stock(images) as box:

@@ -44,5 +44,7 @@ def test_agent_output_quoted_in_a_lean_error_buys_no_retry(words: str) -> None:
 
 def test_every_typed_fault_has_a_rule_and_a_reported_stop_condition() -> None:
     faults = [BoxLostError, EngineUnreachableError, StartMissedError]
-    assert {rule.type for rule in INFRA_RULES if rule.message is None and rule.status_code is None} == {f.__name__ for f in faults}
+    assert {rule.type for rule in INFRA_RULES if rule.message is None and rule.status_code is None} == {
+        f.__name__ for f in faults
+    }
     assert {stop_condition(f("x")) for f in faults} == set(INFRA_STOPS)

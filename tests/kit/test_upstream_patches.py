@@ -44,7 +44,9 @@ def _touched_modules(patch: Path) -> list[str]:
 
 def _imports(tree: Path, modules: list[str]) -> subprocess.CompletedProcess[str]:
     """Import `verifiers.v1` and `modules` from `tree` in a fresh interpreter, and print where verifiers came from."""
-    code = f"import importlib, verifiers.v1\nfor m in {modules!r}: importlib.import_module(m)\nprint(verifiers.__file__)"
+    code = (
+        f"import importlib, verifiers.v1\nfor m in {modules!r}: importlib.import_module(m)\nprint(verifiers.__file__)"
+    )
     env = {**os.environ, "PYTHONPATH": str(tree)}
     return subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True, check=False)
 

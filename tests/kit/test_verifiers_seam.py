@@ -18,8 +18,12 @@ SEAM = ROOT / "kit" / "arena_kit" / "verifiers_seam"
 
 
 def _sources() -> list[Path]:
-    return [p for root in SOURCE_ROOTS for p in (ROOT / root).rglob("*.py")
-            if ".venv" not in p.parts and "build" not in p.parts and SEAM not in p.parents]
+    return [
+        p
+        for root in SOURCE_ROOTS
+        for p in (ROOT / root).rglob("*.py")
+        if ".venv" not in p.parts and "build" not in p.parts and SEAM not in p.parents
+    ]
 
 
 def private_verifiers_names(source: str) -> list[str]:
@@ -37,7 +41,11 @@ def private_verifiers_names(source: str) -> list[str]:
             for alias in node.names:
                 if alias.name.split(".")[0] == "verifiers":
                     aliases.add(alias.asname or alias.name.split(".")[0])
-                    found += [alias.name for part in alias.name.split(".") if part.startswith("_") and not part.startswith("__")]
+                    found += [
+                        alias.name
+                        for part in alias.name.split(".")
+                        if part.startswith("_") and not part.startswith("__")
+                    ]
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             base = node.value
@@ -63,8 +71,18 @@ def _defined_privates(node: ast.ClassDef) -> set[str]:
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
             names.add(item.target.id)
     for sub in ast.walk(node):
-        targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
-        names |= {t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        targets = (
+            sub.targets
+            if isinstance(sub, ast.Assign)
+            else [sub.target]
+            if isinstance(sub, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
+        names |= {
+            t.attr
+            for t in targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+        }
     return {name for name in names if _private(name)}
 
 
@@ -73,8 +91,12 @@ def verifiers_class_privates() -> frozenset[str]:
     """Every private name a class in the installed `verifiers.v1` defines (read off its source, not imported)."""
     found: set[str] = set()
     for path in (Path(verifiers.__file__).parent / "v1").rglob("*.py"):
-        found |= {name for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ClassDef)
-                  for name in _defined_privates(node)}
+        found |= {
+            name
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ClassDef)
+            for name in _defined_privates(node)
+        }
     return frozenset(found)
 
 
@@ -121,8 +143,13 @@ def inherited_verifiers_privates(tree: ast.Module) -> dict[str, frozenset[str]]:
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             bindings |= {alias.asname or alias.name: (node.module, alias.name) for alias in node.names}
         elif isinstance(node, ast.Import):
-            bindings |= {alias.asname or alias.name.split(".")[0]: (alias.name if alias.asname else alias.name.split(".")[0], None)
-                         for alias in node.names}
+            bindings |= {
+                alias.asname or alias.name.split(".")[0]: (
+                    alias.name if alias.asname else alias.name.split(".")[0],
+                    None,
+                )
+                for alias in node.names
+            }
     inherited: dict[str, frozenset[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
@@ -139,7 +166,12 @@ def inherited_verifiers_privates(tree: ast.Module) -> dict[str, frozenset[str]]:
 def own_privates(tree: ast.Module) -> set[str]:
     """Private names the module's classes define that no verifiers base of theirs does (Arena's own state)."""
     inherited = inherited_verifiers_privates(tree)
-    return {name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for name in _defined_privates(node) - inherited[node.name]}
+    return {
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for name in _defined_privates(node) - inherited[node.name]
+    }
 
 
 def inherited_private_uses(source: str, own: set[str] | None = None) -> list[str]:
@@ -157,16 +189,24 @@ def inherited_private_uses(source: str, own: set[str] | None = None) -> list[str
     judged: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and inherited[node.name]:
-            found += [f"{node.name}.{item.name} (overridden)" for item in node.body
-                      if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in inherited[node.name]]
+            found += [
+                f"{node.name}.{item.name} (overridden)"
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in inherited[node.name]
+            ]
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Attribute) and sub.attr in inherited[node.name]:
                     judged.add(id(sub))
                     found.append(f"{node.name}: {ast.unparse(sub)}")
     defined = verifiers_class_privates()
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and id(node) not in judged and node.attr in defined and node.attr not in own
-                and not (isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"})):
+        if (
+            isinstance(node, ast.Attribute)
+            and id(node) not in judged
+            and node.attr in defined
+            and node.attr not in own
+            and not (isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"})
+        ):
             found.append(ast.unparse(node))
     return found
 
@@ -182,46 +222,62 @@ def test_no_class_outside_the_seam_uses_a_private_name_it_inherits_from_verifier
 DOCKER = "from verifiers.v1.runtimes.docker import DockerRuntime\n"
 
 
-@pytest.mark.parametrize("source", [
-    DOCKER + "class R(DockerRuntime):\n    def boot(self):\n        self._container = 'vf-x'",
-    DOCKER + "class R(DockerRuntime):\n    async def _read(self, path, max_bytes=None):\n        return b''",
-    DOCKER + "class R(DockerRuntime):\n    @classmethod\n    def borrow(cls, c):\n        r = cls(c)\n        r._image_env = {}",
-    DOCKER + "class R(DockerRuntime):\n    def env(self, e):\n        return super()._exec(e)",
-    DOCKER + "class R(DockerRuntime):\n    pass\nclass S(R):\n    def f(self):\n        return self._proxy",
-    "import verifiers.v1 as vf\nclass T(vf.Toolset):\n    def _with_state(self, fn):\n        return fn",
-    "from verifiers.v1.runtimes import PrimeRuntime\nclass P(PrimeRuntime):\n    def __init__(self, c):\n        self._client = c",
-    "def name(box):\n    return box._container",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        DOCKER + "class R(DockerRuntime):\n    def boot(self):\n        self._container = 'vf-x'",
+        DOCKER + "class R(DockerRuntime):\n    async def _read(self, path, max_bytes=None):\n        return b''",
+        DOCKER
+        + "class R(DockerRuntime):\n    @classmethod\n    def borrow(cls, c):\n        r = cls(c)\n        r._image_env = {}",
+        DOCKER + "class R(DockerRuntime):\n    def env(self, e):\n        return super()._exec(e)",
+        DOCKER + "class R(DockerRuntime):\n    pass\nclass S(R):\n    def f(self):\n        return self._proxy",
+        "import verifiers.v1 as vf\nclass T(vf.Toolset):\n    def _with_state(self, fn):\n        return fn",
+        "from verifiers.v1.runtimes import PrimeRuntime\nclass P(PrimeRuntime):\n    def __init__(self, c):\n        self._client = c",
+        "def name(box):\n    return box._container",
+    ],
+)
 def test_the_inheritance_check_catches_each_way_of_using_a_verifiers_private(source: str) -> None:
     assert inherited_private_uses(source)
 
 
 def test_a_verifiers_subclass_keeps_its_own_privates_and_the_seam_names_pass() -> None:
-    source = (DOCKER + "from arena_kit.verifiers_seam.docker_runtime import SeamDockerRuntime\n"
-              "class R(SeamDockerRuntime):\n    def f(self):\n        self._api = None\n        return self.container, self._api\n"
-              "class Plain:\n    def __init__(self):\n        self._container = 'mine'\n        self._container.upper()\n")
+    source = (
+        DOCKER + "from arena_kit.verifiers_seam.docker_runtime import SeamDockerRuntime\n"
+        "class R(SeamDockerRuntime):\n    def f(self):\n        self._api = None\n        return self.container, self._api\n"
+        "class Plain:\n    def __init__(self):\n        self._container = 'mine'\n        self._container.upper()\n"
+    )
     assert inherited_private_uses(source) == []
 
 
 @pytest.mark.slow
 def test_no_private_verifiers_name_outside_the_seam() -> None:
-    offenders = {str(p.relative_to(ROOT)): names for p in _sources() if (names := private_verifiers_names(p.read_text()))}
+    offenders = {
+        str(p.relative_to(ROOT)): names for p in _sources() if (names := private_verifiers_names(p.read_text()))
+    }
     assert offenders == {}, f"move these into arena_kit/verifiers_seam: {offenders}"
 
 
-@pytest.mark.parametrize("source", [
-    "from verifiers.v1.runtimes.base import _ENSURE_UV",
-    "from verifiers.v1.mcp import server as s\ns._request_query('x')",
-    "import verifiers.v1.mcp.launch as launch\nlaunch._PROBE = ''",
-    "import verifiers\nverifiers.v1.mcp.launch._read_back_port",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from verifiers.v1.runtimes.base import _ENSURE_UV",
+        "from verifiers.v1.mcp import server as s\ns._request_query('x')",
+        "import verifiers.v1.mcp.launch as launch\nlaunch._PROBE = ''",
+        "import verifiers\nverifiers.v1.mcp.launch._read_back_port",
+    ],
+)
 def test_the_check_catches_each_way_of_reaching_a_private_name(source: str) -> None:
     assert private_verifiers_names(source)
 
 
 def test_public_names_and_our_own_privates_pass_the_check() -> None:
-    assert private_verifiers_names("import verifiers.v1 as vf\nfrom verifiers.v1.errors import SandboxError\n"
-                                   "vf.Toolset\nself._api = None\n_x = 1") == []
+    assert (
+        private_verifiers_names(
+            "import verifiers.v1 as vf\nfrom verifiers.v1.errors import SandboxError\n"
+            "vf.Toolset\nself._api = None\n_x = 1"
+        )
+        == []
+    )
 
 
 def test_the_version_is_spelled_once_in_the_source_tree() -> None:

@@ -40,7 +40,9 @@ def test_a_bench_level_asks_for_its_path_with_no_egress_and_its_latency_in_the_d
 
 def test_a_pooled_bench_level_takes_the_lean_path_with_the_pool_sized_by_its_concurrency(tmp_path):
     plan = BenchConfig(pairs=["docker-pool/arena-bash"], rollout_timeout=10).plan()
-    request = _request(plan, Combo("docker-pool", "arena-bash", "arena-bench", "shared"), 8, 8, "run", tmp_path, "http://x")
+    request = _request(
+        plan, Combo("docker-pool", "arena-bash", "arena-bench", "shared"), 8, 8, "run", tmp_path, "http://x"
+    )
     assert request.taskset_args["docker"] == "lean" and request.env_args == {"pool": "auto"}
     assert request.max_concurrent == 8 and request.runtime_args == {"allow": []}
 
@@ -51,17 +53,28 @@ def test_a_bench_task_sets_up_on_a_box_that_carries_its_limits():
     from arena_bench.taskset import BenchTaskset, BenchTasksetConfig  # on the path only through the fixture
 
     task = next(iter(BenchTaskset(BenchTasksetConfig()).load()))
-    box = SimpleNamespace(name="docker", info=SimpleNamespace(type="docker", id="c"), created_pids_limit=task.config.pids_limit)
+    box = SimpleNamespace(
+        name="docker", info=SimpleNamespace(type="docker", id="c"), created_pids_limit=task.config.pids_limit
+    )
     asyncio.run(task.setup(trace=None, runtime=box))
 
 
-@pytest.mark.parametrize(("runtime", "image", "expected"), [
-    ("docker-lean", None, "arena/schema-migration:latest"),
-    ("docker-lean", "arena/schema-migration:0123456789abcdef", "arena/schema-migration:0123456789abcdef"),
-    ("prime", "registry.example/arena/schema-migration@sha256:" + "a" * 64, "registry.example/arena/schema-migration@sha256:" + "a" * 64),
-])
+@pytest.mark.parametrize(
+    ("runtime", "image", "expected"),
+    [
+        ("docker-lean", None, "arena/schema-migration:latest"),
+        ("docker-lean", "arena/schema-migration:0123456789abcdef", "arena/schema-migration:0123456789abcdef"),
+        (
+            "prime",
+            "registry.example/arena/schema-migration@sha256:" + "a" * 64,
+            "registry.example/arena/schema-migration@sha256:" + "a" * 64,
+        ),
+    ],
+)
 def test_an_environment_s_bench_level_hands_its_image_to_the_tasks(tmp_path, runtime, image, expected):
     """An environment's task names its own image, which replaces the runtime's: the bench's reaches it as the task's."""
-    plan = BenchConfig(pairs=[f"{runtime}/bash"], environment="schema-migration", image=image, rollout_timeout=10).plan()
+    plan = BenchConfig(
+        pairs=[f"{runtime}/bash"], environment="schema-migration", image=image, rollout_timeout=10
+    ).plan()
     request = _request(plan, Combo(runtime, "bash", "schema-migration", "env"), 1, 2, "run", tmp_path, "http://x")
     assert request.taskset_args == {"task": {"image": expected}}

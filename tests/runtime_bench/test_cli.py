@@ -22,8 +22,12 @@ def without_bench_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # `--levels 0` is refused before a rollout runs, so a missing check fails this test rather than start a bench.
-@pytest.mark.parametrize("argv", [["bench", "--quick", "--levels", "0"], ["bench", "--render", "report.json"]], ids=["run", "render"])
-def test_bench_without_the_extra_exits_2_with_the_install_command(without_bench_extra, argv, capsys, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "argv", [["bench", "--quick", "--levels", "0"], ["bench", "--render", "report.json"]], ids=["run", "render"]
+)
+def test_bench_without_the_extra_exits_2_with_the_install_command(
+    without_bench_extra, argv, capsys, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -62,7 +62,10 @@ def test_another_environment_uses_its_own_image_policy_and_toolset_placement():
 
 def test_quick_is_stock_bash_against_lean_arena_bash_without_and_with_the_pool_at_the_goal_levels():
     assert [(c.runtime, c.harness) for c in QUICK.plan().combos] == [
-        ("docker", "bash"), ("docker-lean", "arena-bash"), ("docker-pool", "arena-bash")]
+        ("docker", "bash"),
+        ("docker-lean", "arena-bash"),
+        ("docker-pool", "arena-bash"),
+    ]
     assert QUICK.levels == [1, 8] and QUICK.latencies == [0.0]
 
 
@@ -71,8 +74,13 @@ def test_quick_supplies_defaults_and_explicit_flags_win():
     config = config_from_args(_args("--quick", "--levels", "1,2", "-k", "2", "--toolset", "shared,task"))
     assert config.levels == [1, 2] and config.rollouts == 2
     assert [(c.runtime, c.harness, c.toolset) for c in config.plan().combos] == [
-        ("docker", "bash", "shared"), ("docker", "bash", "task"), ("docker-lean", "arena-bash", "shared"),
-        ("docker-lean", "arena-bash", "task"), ("docker-pool", "arena-bash", "shared"), ("docker-pool", "arena-bash", "task")]
+        ("docker", "bash", "shared"),
+        ("docker", "bash", "task"),
+        ("docker-lean", "arena-bash", "shared"),
+        ("docker-lean", "arena-bash", "task"),
+        ("docker-pool", "arena-bash", "shared"),
+        ("docker-pool", "arena-bash", "task"),
+    ]
     # --runtime / --harness replace a preset's pairs with their cross product
     config = config_from_args(_args("--quick", "--runtime", "docker-lean", "--harness", "bash"))
     assert [(c.runtime, c.harness) for c in config.plan().combos] == [("docker-lean", "bash")]
@@ -93,8 +101,10 @@ def test_capacity_runs_each_harness_on_the_lean_path_and_arena_bash_pooled_at_tw
 def test_latency_and_pairs_flags_make_configurations():
     config = config_from_args(_args("--pairs", "docker/bash,docker-lean/arena-bash", "--latency", "0,2.5"))
     assert [(c.runtime, c.harness, c.latency) for c in config.plan().combos] == [
-        ("docker", "bash", 0.0), ("docker-lean", "arena-bash", 0.0),
-        ("docker", "bash", 2.5), ("docker-lean", "arena-bash", 2.5),
+        ("docker", "bash", 0.0),
+        ("docker-lean", "arena-bash", 0.0),
+        ("docker", "bash", 2.5),
+        ("docker-lean", "arena-bash", 2.5),
     ]
     assert Combo("docker", "bash", "arena-bench", "shared").label == "docker/bash/arena-bench/shared"
 
@@ -117,7 +127,11 @@ def test_prime_without_a_key_exits_2_and_says_what_is_missing_without_a_tracebac
     env = {k: v for k, v in __import__("os").environ.items() if k != "PRIME_API_KEY"}
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", "bench", "--runtime", "prime", "--harness", "bash"],
-        capture_output=True, text=True, env=env, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert "PRIME_API_KEY" in done.stderr and "--image" in done.stderr
@@ -131,8 +145,11 @@ def test_the_bench_decides_once_the_runner_and_the_evals_read_the_plan_never_the
 
     def names_config(path: Path) -> bool:
         nodes = ast.walk(ast.parse(path.read_text()))
-        return any((isinstance(n, ast.Name) and n.id == "BenchConfig") or (isinstance(n, ast.alias) and n.name == "BenchConfig")
-                   for n in nodes)
+        return any(
+            (isinstance(n, ast.Name) and n.id == "BenchConfig")
+            or (isinstance(n, ast.alias) and n.name == "BenchConfig")
+            for n in nodes
+        )
 
     package = Path(runtime_bench.__file__).parent
     assert {path.name for path in package.glob("*.py") if names_config(path)} == {"__init__.py", "cli.py", "config.py"}

@@ -71,8 +71,13 @@ def test_an_exec_costs_the_docker_side_its_runc_call_which_the_daemons_alone_do_
     group = docker_side.enlist()
     assert group is not None, "this machine's cgroupfs should take the daemons (root, cgroup v1 or v2)"
     client = docker.from_env()
-    box = client.containers.run(images["harness"], ["sleep", "300"], entrypoint=[], detach=True,
-                                labels={"arena.managed": "true", "arena.session": "test-docker-side"})
+    box = client.containers.run(
+        images["harness"],
+        ["sleep", "300"],
+        entrypoint=[],
+        detach=True,
+        labels={"arena.managed": "true", "arena.session": "test-docker-side"},
+    )
     try:
         calls = 20
         side, daemons = docker_side.cpu_seconds(), daemon_cpu_seconds()

@@ -29,4 +29,3 @@ def test_daemon_cpu_counts_dockerd_and_containerd_only():
     }
     assert daemon_cpu_seconds(table) == 2.0
     assert daemon_cpu_seconds({}) is None
-

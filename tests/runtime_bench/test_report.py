@@ -33,26 +33,35 @@ def _level(
             "scoring": {"start": start + 1.55 + harness_s, "end": start + 1.65 + harness_s},
         }
         rows.append(rollout_row(timing, destroyed_at=start + 2.0 + harness_s))
-    return LevelResult.model_validate({
-        "level": level,
-        "rollouts": level,
-        "completed": level,
-        "failures": failures,
-        "failure_details": [{"task": "bench#0", "stop": "error", "error": "boom"}] * failures,
-        "leaked": leaked,
-        "leaked_names": ["vf-abc"] * leaked,
-        "phases": phase_summaries(rows),
-        "throughput": rate,
-        "eval_wall_s": 20.0,
-        "cpu": {"per_rollout_s": cpu, "docker_side_per_rollout_s": docker},
-        "startup_s": 8.0,
-        "peak_mib": summarize([80.0] * level),
-        "rows": rows,
-    })
+    return LevelResult.model_validate(
+        {
+            "level": level,
+            "rollouts": level,
+            "completed": level,
+            "failures": failures,
+            "failure_details": [{"task": "bench#0", "stop": "error", "error": "boom"}] * failures,
+            "leaked": leaked,
+            "leaked_names": ["vf-abc"] * leaked,
+            "phases": phase_summaries(rows),
+            "throughput": rate,
+            "eval_wall_s": 20.0,
+            "cpu": {"per_rollout_s": cpu, "docker_side_per_rollout_s": docker},
+            "startup_s": 8.0,
+            "peak_mib": summarize([80.0] * level),
+            "rows": rows,
+        }
+    )
 
 
 def _floor(level: int, p50: float, rate: float) -> FloorLevel:
-    job = {"jobs": level, "wall": summarize([p50] * level), "throughput": rate, "failures": 0, "errors": [], "cpu_per_job_s": 0.25}
+    job = {
+        "jobs": level,
+        "wall": summarize([p50] * level),
+        "throughput": rate,
+        "failures": 0,
+        "errors": [],
+        "cpu_per_job_s": 0.25,
+    }
     return FloorLevel.model_validate(
         {"level": level, "docker_run": job, "docker_exec": {**job, "wall": summarize([p50 / 5] * level)}, "leaked": 0}
     )
@@ -72,13 +81,21 @@ def _report(failures: int = 0, leaked: int = 0) -> BenchReport:
         latency=2.0,
         harness="arena-bash",
         image="arena/harness:latest",
-        levels=[_level(1, 0.1, 0.4, cpu=0.5, docker=0.2), _level(8, 0.2, 4.0, cpu=0.7, docker=0.3),
-                _level(32, 0.3, 3.0, cpu=0.9, docker=0.4)],
+        levels=[
+            _level(1, 0.1, 0.4, cpu=0.5, docker=0.2),
+            _level(8, 0.2, 4.0, cpu=0.7, docker=0.3),
+            _level(32, 0.3, 3.0, cpu=0.9, docker=0.4),
+        ],
     )
-    meta = Meta(bench_id="bench-test", cpus=2, levels=[1, 8, 32], rollouts=1, model="arena/bench", latencies=[0, 2], sweep=1000)
-    return build_report(meta, [_floor(1, 0.4, 2.5), _floor(8, 1.6, 5.0)], [config, lean], [
-        Skipped(runtime="subprocess", harness="codex", reason="codex refuses the subprocess runtime")
-    ])
+    meta = Meta(
+        bench_id="bench-test", cpus=2, levels=[1, 8, 32], rollouts=1, model="arena/bench", latencies=[0, 2], sweep=1000
+    )
+    return build_report(
+        meta,
+        [_floor(1, 0.4, 2.5), _floor(8, 1.6, 5.0)],
+        [config, lean],
+        [Skipped(runtime="subprocess", harness="codex", reason="codex refuses the subprocess runtime")],
+    )
 
 
 def test_the_report_holds_goals_totals_and_every_level():
@@ -89,10 +106,21 @@ def test_the_report_holds_goals_totals_and_every_level():
     assert goal.overhead_ratio == (5.0 - 0.05) / 0.4
     assert goal.overhead_met is False
     assert goal.throughput_ratio == 0.5 / 5.0 and goal.throughput_met is False
-    assert (goal.path, goal.cpu_level, goal.cpu_per_rollout, goal.cpu_met, goal.docker_cpu_met) == ("stock", 8, 3.0, False, False)
+    assert (goal.path, goal.cpu_level, goal.cpu_per_rollout, goal.cpu_met, goal.docker_cpu_met) == (
+        "stock",
+        8,
+        3.0,
+        False,
+        False,
+    )
     assert (lean.path, lean.latency, lean.harness) == ("lean", 2.0, "arena-bash")
     assert lean.throughput_ratio == 4.0 / 5.0 and lean.throughput_met is True
-    assert (lean.cpu_per_rollout, lean.cpu_met, lean.docker_cpu_per_rollout, lean.docker_cpu_met) == (0.7, True, 0.3, True)
+    assert (lean.cpu_per_rollout, lean.cpu_met, lean.docker_cpu_per_rollout, lean.docker_cpu_met) == (
+        0.7,
+        True,
+        0.3,
+        True,
+    )
     assert report.totals.model_dump() == {"rollouts": 9 + 41, "failures": 0, "leaked": 0}
     assert BenchReport.model_validate_json(report.model_dump_json()) == report  # a saved report re-loads as is
 
@@ -214,7 +242,9 @@ def test_rendering_what_is_not_a_report_exits_2_in_words(tmp_path, capsys):
 
 def test_the_header_gives_the_host_s_cpu_gauge_before_and_after_the_run():
     report = _report()
-    gauged = report.model_copy(update={"meta": report.meta.model_copy(update={"gauge_before_s": 0.412, "gauge_after_s": 0.697})})
+    gauged = report.model_copy(
+        update={"meta": report.meta.model_copy(update={"gauge_before_s": 0.412, "gauge_after_s": 0.697})}
+    )
     assert "CPU gauge 0.41 s before, 0.70 s after" in render_markdown(gauged)
     assert "CPU gauge – s before, – s after" in render_markdown(report)  # a report saved before the gauge existed
 

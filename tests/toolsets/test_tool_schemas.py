@@ -31,8 +31,10 @@ CHOICES: dict[str, dict[str, dict[str, list[str]]]] = {
     "sqlite_sandbox": {},
 }
 """Per toolset, every tool argument with a closed set of values and those values; the rest are open."""
-TOOLSETS = {"log_search": lambda: LogSearchToolset(LogSearchConfig()),
-            "sqlite_sandbox": lambda: SqliteSandboxToolset(SandboxConfig())}
+TOOLSETS = {
+    "log_search": lambda: LogSearchToolset(LogSearchConfig()),
+    "sqlite_sandbox": lambda: SqliteSandboxToolset(SandboxConfig()),
+}
 WINDOW = {"start": START, "end": END}
 
 
@@ -54,6 +56,7 @@ def log_search() -> Iterator[InProcessToolset]:
 
 def reply(server: InProcessToolset, route: str, tool: str, arguments: dict[str, Any]) -> Any:
     """The tool result as the bash harness shows it to the model."""
+
     async def call() -> Any:
         async with server.client(route) as client:
             return mcp_content_to_chat_content((await client.call_tool(tool, arguments)).content)
@@ -75,32 +78,47 @@ def test_every_closed_tool_argument_lists_its_choices_in_the_schema_the_model_re
 
 LEVEL_CHOICES = "'DEBUG', 'INFO', 'WARN', 'ERROR' or 'FATAL'"
 BAD_CHOICES = [
-    pytest.param("count_logs", {"group_by": "instance"}, "group_by", "'service', 'level' or 'minute'", "'instance'",
-                 id="group_by"),
+    pytest.param(
+        "count_logs",
+        {"group_by": "instance"},
+        "group_by",
+        "'service', 'level' or 'minute'",
+        "'instance'",
+        id="group_by",
+    ),
     pytest.param("count_logs", {"min_level": "LOUD"}, "min_level", LEVEL_CHOICES, "'LOUD'", id="count-min_level"),
-    pytest.param("search_logs", {"min_level": "verbose"}, "min_level", LEVEL_CHOICES, "'VERBOSE'",
-                 id="search-min_level-any-case"),
+    pytest.param(
+        "search_logs", {"min_level": "verbose"}, "min_level", LEVEL_CHOICES, "'VERBOSE'", id="search-min_level-any-case"
+    ),
     pytest.param("search_logs", {"min_level": 3}, "min_level", LEVEL_CHOICES, "3", id="search-min_level-number"),
 ]
 
 
 @pytest.mark.parametrize(("tool", "arguments", "argument", "choices", "shown"), BAD_CHOICES)
-def test_a_value_outside_the_choices_is_refused_naming_the_choices_and_nothing_runs(log_search, tool, arguments,
-                                                                                    argument, choices, shown):
+def test_a_value_outside_the_choices_is_refused_naming_the_choices_and_nothing_runs(
+    log_search, tool, arguments, argument, choices, shown
+):
     refused = reply(log_search, uuid.uuid4().hex, tool, {**WINDOW, **arguments})
     assert refused == f"{argument} is invalid (Input should be {choices}), got {shown}. Nothing was run or charged."
 
 
-@pytest.mark.parametrize(("given", "level"), [("warning", "WARN"), ("CRITICAL", "FATAL"), ("error", "ERROR"),
-                                              ("", None)])
-def test_level_aliases_any_case_and_empty_are_still_accepted_beside_the_listed_choices(log_search, tmp_path, given,
-                                                                                       level):
+@pytest.mark.parametrize(
+    ("given", "level"), [("warning", "WARN"), ("CRITICAL", "FATAL"), ("error", "ERROR"), ("", None)]
+)
+def test_level_aliases_any_case_and_empty_are_still_accepted_beside_the_listed_choices(
+    log_search, tmp_path, given, level
+):
     route = uuid.uuid4().hex
     log_search.channel.states[route] = {
-        "store_path": str(synthetic_store(tmp_path)), "budget": 5, "window_start": START, "window_end": END,
-        "services": [{"name": s, "role": "service", "calls": []} for s in SERVICES], "fault_kinds": [],
+        "store_path": str(synthetic_store(tmp_path)),
+        "budget": 5,
+        "window_start": START,
+        "window_end": END,
+        "services": [{"name": s, "role": "service", "calls": []} for s in SERVICES],
+        "fault_kinds": [],
     }
-    aliased, canonical = (json.loads(reply(log_search, route, "count_logs", {**WINDOW, "min_level": value}))
-                          for value in (given, level))
+    aliased, canonical = (
+        json.loads(reply(log_search, route, "count_logs", {**WINDOW, "min_level": value})) for value in (given, level)
+    )
     assert aliased["counts"] == canonical["counts"] and aliased["total"] > 0
     assert [record["args"].get("min_level") for record in log_search.state(route)["query_log"]] == [level, level]

@@ -25,9 +25,15 @@ class Access:
 
 
 ENDPOINTS: tuple[tuple[str, str], ...] = (
-    ("POST", "/api/v1/checkout"), ("GET", "/api/v1/products"), ("PUT", "/api/v1/carts"),
-    ("GET", "/api/v1/orders"), ("POST", "/api/v1/payments"), ("GET", "/api/v1/search"),
-    ("POST", "/api/v1/reviews"), ("GET", "/api/v1/profile"), ("DELETE", "/api/v1/wishlist"),
+    ("POST", "/api/v1/checkout"),
+    ("GET", "/api/v1/products"),
+    ("PUT", "/api/v1/carts"),
+    ("GET", "/api/v1/orders"),
+    ("POST", "/api/v1/payments"),
+    ("GET", "/api/v1/search"),
+    ("POST", "/api/v1/reviews"),
+    ("GET", "/api/v1/profile"),
+    ("DELETE", "/api/v1/wishlist"),
     ("POST", "/api/v1/returns"),
 )
 """The routes every edge service serves (method, route): users report failures by endpoint, and an
@@ -92,10 +98,10 @@ _DATABASE: dict[str, tuple[Template, ...]] = {
     "INFO": (
         lambda r, s: f"connection authorized: user=app database={s.name.removesuffix('-db')}",
         lambda r, s: f"duration: {_ms(r, 1, 90)}.{r.randrange(10)} ms  statement: SELECT FROM {r.choice(_TABLES)}",
-        lambda r, s: f"automatic vacuum of table \"{r.choice(_TABLES)}\": index scans: 1",
+        lambda r, s: f'automatic vacuum of table "{r.choice(_TABLES)}": index scans: 1',
     ),
     "WARN": (lambda r, s: f"long-running query ({r.randrange(5, 60)}s) from client {r.randrange(2, 250)}",),
-    "ERROR": (lambda r, s: "duplicate key value violates unique constraint \"orders_pkey\"",),
+    "ERROR": (lambda r, s: 'duplicate key value violates unique constraint "orders_pkey"',),
 }
 _CACHE: dict[str, tuple[Template, ...]] = {
     "DEBUG": (lambda r, s: f"client 10.1.{r.randrange(256)}.{r.randrange(256)} GET session:{r.randrange(10**6)}",),
@@ -109,8 +115,9 @@ _CACHE: dict[str, tuple[Template, ...]] = {
 _QUEUE: dict[str, tuple[Template, ...]] = {
     "DEBUG": (lambda r, s: f"fetch request from consumer {r.randrange(1, 40)} served",),
     "INFO": (
-        lambda r, s: f"committed offsets for group {r.choice(_TOPICS)}-consumers on "
-                     f"{r.choice(_TOPICS)}-{r.randrange(12)}",
+        lambda r, s: (
+            f"committed offsets for group {r.choice(_TOPICS)}-consumers on {r.choice(_TOPICS)}-{r.randrange(12)}"
+        ),
         lambda r, s: f"rolled new log segment for {r.choice(_TOPICS)}-{r.randrange(12)}",
     ),
     "WARN": (lambda r, s: f"consumer group {r.choice(_TOPICS)}-consumers lag is {r.randrange(100, 5000)} messages",),
@@ -135,8 +142,14 @@ _WORKER: dict[str, tuple[Template, ...]] = {
     "ERROR": (lambda r, s: f"message offset={r.randrange(10**7)} moved to dead-letter queue after 5 attempts",),
 }
 _TEMPLATES: dict[str, Mapping[str, tuple[Template | Access, ...]]] = {
-    "edge": _EDGE, "service": _SERVICE, "worker": _WORKER, "database": _DATABASE,
-              "cache": _CACHE, "queue": _QUEUE, "search": _SEARCH}
+    "edge": _EDGE,
+    "service": _SERVICE,
+    "worker": _WORKER,
+    "database": _DATABASE,
+    "cache": _CACHE,
+    "queue": _QUEUE,
+    "search": _SEARCH,
+}
 LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
 _MIX = (0.06, 0.91, 0.025, 0.005)
 _NOISY_MIX = (0.03, 0.66, 0.24, 0.07)
@@ -185,8 +198,13 @@ class Job:
 
 JOBS: dict[str, tuple[Job, ...]] = {
     "edge": (Job("refresh route table", 1), Job("publish health summary", 5)),
-    "service": (Job("refresh feature flags", 1), Job("flush metrics", 1), Job("rotate access log", 15),
-                Job("reconcile pending records", 10), Job("warm lookup tables", 5)),
+    "service": (
+        Job("refresh feature flags", 1),
+        Job("flush metrics", 1),
+        Job("rotate access log", 15),
+        Job("reconcile pending records", 10),
+        Job("warm lookup tables", 5),
+    ),
     "worker": (Job("scan for stuck jobs", 5), Job("report throughput", 1)),
     "database": (Job("checkpoint", 5), Job("backup to object storage", 30)),
     "cache": (Job("background save", 5), Job("active expire cycle", 1)),

@@ -89,8 +89,7 @@ def _echo_http(status: str, cause: str) -> Line:
 
 GRACEFUL: tuple[Line, ...] = (
     Line("WARN", lambda r, s, d: f"retrying call to {d} (attempt 2 of 3)"),
-    Line("WARN", lambda r, s, d: f"call to {d} failed; served a degraded response from the local copy "
-         f"({_ms(r)}ms)"),
+    Line("WARN", lambda r, s, d: f"call to {d} failed; served a degraded response from the local copy ({_ms(r)}ms)"),
     Line("INFO", lambda r, s, d: f"call to {d} succeeded on attempt {r.randrange(2, 4)} after {_ms(r)}ms"),
 )
 """What a caller that degrades gracefully logs about a failing dependency (it retries, or serves a
@@ -103,21 +102,41 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         roles=APP,
         needs_dep_role="database",
         root=(
-            Line("ERROR", lambda r, s, d: f"timeout acquiring connection from pool {d} after 5000ms "
-                 f"(active=50/50, idle=0, waiting={r.randrange(5, 120)})"),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"timeout acquiring connection from pool {d} after 5000ms "
+                    f"(active=50/50, idle=0, waiting={r.randrange(5, 120)})"
+                ),
+            ),
             Line("WARN", lambda r, s, d: f"connection pool {d} saturated: active=50/50, waiting={r.randrange(5, 120)}"),
             Line("ERROR", lambda r, s, d: f"could not get a connection to {d}: pool has no free connections"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"connection pool {d} nearly exhausted: active={r.randrange(44, 50)}/50, "
-                     f"waiting={r.randrange(1, 5)}"),
-        caller=(_caller_http("503 Service Unavailable"),
-                Line("ERROR", lambda r, s, d: f"POST {d}/api timed out after {_ms(r)}ms")),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: (
+                f"connection pool {d} nearly exhausted: active={r.randrange(44, 50)}/50, waiting={r.randrange(1, 5)}"
+            ),
+        ),
+        caller=(
+            _caller_http("503 Service Unavailable"),
+            Line("ERROR", lambda r, s, d: f"POST {d}/api timed out after {_ms(r)}ms"),
+        ),
         echo=(_echo_http("503 Service Unavailable", "pool has no free connections"),),
         chronic=(
-            Line("WARN", lambda r, s, d: f"connection pool {d} saturated during bulk import: active=50/50, "
-                 f"waiting={r.randrange(1, 6)}"),
-            Line("ERROR", lambda r, s, d: f"timeout acquiring connection from pool {d} after 5000ms "
-                 f"(active=50/50, idle=0, waiting={r.randrange(1, 6)}); retried and succeeded"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"connection pool {d} saturated during bulk import: active=50/50, waiting={r.randrange(1, 6)}"
+                ),
+            ),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"timeout acquiring connection from pool {d} after 5000ms "
+                    f"(active=50/50, idle=0, waiting={r.randrange(1, 6)}); retried and succeeded"
+                ),
+            ),
         ),
     ),
     FaultKind(
@@ -126,21 +145,43 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         roles=APP,
         prelude=Line("INFO", lambda r, s, d: f"rolling update complete: {s} now at version {_version(r)}"),
         root=(
-            Line("ERROR", lambda r, s, d: f"unhandled exception in {r.choice(_OPS)}: TypeError: Cannot read "
-                 f"properties of undefined (reading '{r.choice(_FIELDS)}')"),
-            Line("ERROR", lambda r, s, d: f"NullPointerException at {r.choice(_CLASSES)}.apply"
-                 f"({r.choice(_CLASSES)}.java:{r.randrange(40, 900)})"),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"unhandled exception in {r.choice(_OPS)}: TypeError: Cannot read "
+                    f"properties of undefined (reading '{r.choice(_FIELDS)}')"
+                ),
+            ),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"NullPointerException at {r.choice(_CLASSES)}.apply"
+                    f"({r.choice(_CLASSES)}.java:{r.randrange(40, 900)})"
+                ),
+            ),
             Line("ERROR", lambda r, s, d: f"500 Internal Server Error on {r.choice(_OPS)}: unhandled exception"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"recovered from unhandled exception in {r.choice(_OPS)}; "
-                     "served a fallback response"),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: f"recovered from unhandled exception in {r.choice(_OPS)}; served a fallback response",
+        ),
         caller=(_caller_http("500 Internal Server Error"),),
         echo=(_echo_http("500 Internal Server Error", "unhandled exception: NullPointerException"),),
         chronic=(
-            Line("ERROR", lambda r, s, d: f"handled exception in {r.choice(_OPS)}: NullPointerException at "
-                 f"{r.choice(_CLASSES)}.apply({r.choice(_CLASSES)}.java:{r.randrange(40, 900)}); returned 400"),
-            Line("ERROR", lambda r, s, d: f"unhandled exception in {r.choice(_OPS)} from a malformed client payload: "
-                 f"TypeError: Cannot read properties of undefined (reading '{r.choice(_FIELDS)}'); returned 400"),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"handled exception in {r.choice(_OPS)}: NullPointerException at "
+                    f"{r.choice(_CLASSES)}.apply({r.choice(_CLASSES)}.java:{r.randrange(40, 900)}); returned 400"
+                ),
+            ),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"unhandled exception in {r.choice(_OPS)} from a malformed client payload: "
+                    f"TypeError: Cannot read properties of undefined (reading '{r.choice(_FIELDS)}'); returned 400"
+                ),
+            ),
         ),
     ),
     FaultKind(
@@ -148,19 +189,31 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         description="a service keeps being killed for exceeding its memory limit and restarting",
         roles=APP,
         root=(
-            Line("ERROR", lambda r, s, d: f"container terminated: OOMKilled (memory limit "
-                 f"{r.choice((256, 512, 1024))}Mi, exit code 137)"),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"container terminated: OOMKilled (memory limit {r.choice((256, 512, 1024))}Mi, exit code 137)"
+                ),
+            ),
             Line("WARN", lambda r, s, d: f"back-off restarting failed container (restart count {r.randrange(2, 40)})"),
             Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(88, 100)}% of limit; GC cannot reclaim memory"),
         ),
         warning=Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(78, 95)}% of limit after full GC"),
-        caller=(Line("ERROR", lambda r, s, d: f"call to {d} failed: connection refused ({_ip(r)}:8080)"),
-                Line("ERROR", lambda r, s, d: f"upstream {d} reset the connection mid-request")),
-        echo=(Line("ERROR", lambda r, s, d: f"call to {d} failed: connection refused; {d} pod is restarting "
-                   "after OOMKilled"),),
+        caller=(
+            Line("ERROR", lambda r, s, d: f"call to {d} failed: connection refused ({_ip(r)}:8080)"),
+            Line("ERROR", lambda r, s, d: f"upstream {d} reset the connection mid-request"),
+        ),
+        echo=(
+            Line(
+                "ERROR",
+                lambda r, s, d: f"call to {d} failed: connection refused; {d} pod is restarting after OOMKilled",
+            ),
+        ),
         chronic=(
-            Line("WARN", lambda r, s, d: "sidecar log-shipper container terminated: OOMKilled (memory limit 64Mi); "
-                 "restarted"),
+            Line(
+                "WARN",
+                lambda r, s, d: "sidecar log-shipper container terminated: OOMKilled (memory limit 64Mi); restarted",
+            ),
             Line("WARN", lambda r, s, d: f"heap usage at {r.randrange(70, 95)}% of limit after full GC"),
         ),
     ),
@@ -169,21 +222,42 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         description="a service's TLS serving certificate expired, so handshakes with it fail",
         roles=APP | DATA,
         root=(
-            Line("ERROR", lambda r, s, d: f"TLS handshake error from {_ip(r)}: remote error: tls: bad certificate "
-                 "(serving certificate expired)"),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"TLS handshake error from {_ip(r)}: remote error: tls: bad certificate "
+                    "(serving certificate expired)"
+                ),
+            ),
             Line("WARN", lambda r, s, d: f"serving certificate for {s}.internal is past its notAfter date"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"serving certificate for {s}.internal expires in {r.randrange(5, 300)}s "
-                     "and renewal failed"),
-        caller=(Line("ERROR", lambda r, s, d: f"call to {d} failed: connection closed during handshake after "
-                     f"{_ms(r)}ms"),),
-        echo=(Line("ERROR", lambda r, s, d: f"TLS handshake with {d}:443 failed: x509: certificate has expired "
-                   "or is not yet valid"),),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: (
+                f"serving certificate for {s}.internal expires in {r.randrange(5, 300)}s and renewal failed"
+            ),
+        ),
+        caller=(
+            Line("ERROR", lambda r, s, d: f"call to {d} failed: connection closed during handshake after {_ms(r)}ms"),
+        ),
+        echo=(
+            Line(
+                "ERROR",
+                lambda r, s, d: f"TLS handshake with {d}:443 failed: x509: certificate has expired or is not yet valid",
+            ),
+        ),
         chronic=(
-            Line("WARN", lambda r, s, d: f"certificate for {s}.internal expires in {r.randrange(3, 9)} days; "
-                 "renewal scheduled"),
-            Line("ERROR", lambda r, s, d: f"TLS handshake error from {_ip(r)}: remote error: tls: bad certificate "
-                 "(client certificate expired)"),
+            Line(
+                "WARN",
+                lambda r, s, d: f"certificate for {s}.internal expires in {r.randrange(3, 9)} days; renewal scheduled",
+            ),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"TLS handshake error from {_ip(r)}: remote error: tls: bad certificate "
+                    "(client certificate expired)"
+                ),
+            ),
         ),
     ),
     FaultKind(
@@ -191,21 +265,35 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         description="a service or data store ran out of disk space and cannot write",
         roles=DATA,
         root=(
-            Line("ERROR", lambda r, s, d: f"could not write to file \"{r.choice(_DATA_FILES)}\": "
-                 "No space left on device"),
-            Line("WARN", lambda r, s, d: f"disk usage on /var/lib/data at {r.randrange(97, 101)}% "
-                 f"({r.randrange(0, 40)} MiB free)"),
+            Line(
+                "ERROR", lambda r, s, d: f'could not write to file "{r.choice(_DATA_FILES)}": No space left on device'
+            ),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"disk usage on /var/lib/data at {r.randrange(97, 101)}% ({r.randrange(0, 40)} MiB free)"
+                ),
+            ),
             Line("ERROR", lambda r, s, d: "failed to append to write-ahead log: No space left on device"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"disk usage on /var/lib/data at {r.randrange(95, 97)}% "
-                     f"({r.randrange(40, 400)} MiB free)"),
-        caller=(Line("ERROR", lambda r, s, d: f"write to {d} failed: the server rejected the write (storage error)"),
-                _caller_http("503 Service Unavailable")),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: f"disk usage on /var/lib/data at {r.randrange(95, 97)}% ({r.randrange(40, 400)} MiB free)",
+        ),
+        caller=(
+            Line("ERROR", lambda r, s, d: f"write to {d} failed: the server rejected the write (storage error)"),
+            _caller_http("503 Service Unavailable"),
+        ),
         echo=(Line("ERROR", lambda r, s, d: f"write to {d} failed: No space left on device"),),
         chronic=(
             Line("WARN", lambda r, s, d: f"disk usage on /var/log at {r.randrange(80, 97)}% (below critical 97%)"),
-            Line("ERROR", lambda r, s, d: f"could not write to file \"/tmp/export-{r.randrange(100, 999)}.csv\": "
-                 "No space left on device (scratch volume); job will retry"),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f'could not write to file "/tmp/export-{r.randrange(100, 999)}.csv": '
+                    "No space left on device (scratch volume); job will retry"
+                ),
+            ),
         ),
     ),
     FaultKind(
@@ -216,35 +304,54 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
             Line("ERROR", lambda r, s, d: f"dial tcp: lookup {d}.internal on 10.0.0.10:53: no such host"),
             Line("ERROR", lambda r, s, d: f"getaddrinfo EAI_AGAIN {d}.internal (temporary failure in name resolution)"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"DNS lookup of {d}.internal took {r.randrange(2000, 5000)}ms; "
-                     "resolver timed out once"),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: f"DNS lookup of {d}.internal took {r.randrange(2000, 5000)}ms; resolver timed out once",
+        ),
         caller=(_caller_http("502 Bad Gateway"),),
         echo=(_echo_http("502 Bad Gateway", "lookup failed: no such host"),),
         chronic=(
             Line("WARN", lambda r, s, d: "DNS lookup of metrics-push.example.com timed out; retry succeeded"),
-            Line("ERROR", lambda r, s, d: "dial tcp: lookup telemetry.example.com on 10.0.0.10:53: no such host "
-                 "(optional exporter disabled)"),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    "dial tcp: lookup telemetry.example.com on 10.0.0.10:53: no such host (optional exporter disabled)"
+                ),
+            ),
         ),
     ),
     FaultKind(
         id="config_error",
         description="a service loaded an invalid configuration and rejects work",
         roles=APP,
-        prelude=Line("INFO", lambda r, s, d: f"configuration reloaded from /etc/{s}/app.yaml "
-                     f"(revision {r.randrange(100, 999)})"),
-        root=(
-            Line("ERROR", lambda r, s, d: f"invalid configuration: {s}.retry.max_attempts must be a positive "
-                 "integer, got \"ten\""),
-            Line("ERROR", lambda r, s, d: f"rejecting request: feature 'checkout-v2' misconfigured "
-                 f"(missing key {s}.limits.per_user)"),
+        prelude=Line(
+            "INFO", lambda r, s, d: f"configuration reloaded from /etc/{s}/app.yaml (revision {r.randrange(100, 999)})"
         ),
-        warning=Line("WARN", lambda r, s, d: f"invalid configuration value {s}.retry.backoff_ms=\"fast\"; "
-                     "keeping the previous value"),
+        root=(
+            Line(
+                "ERROR",
+                lambda r, s, d: f'invalid configuration: {s}.retry.max_attempts must be a positive integer, got "ten"',
+            ),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"rejecting request: feature 'checkout-v2' misconfigured (missing key {s}.limits.per_user)"
+                ),
+            ),
+        ),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: f'invalid configuration value {s}.retry.backoff_ms="fast"; keeping the previous value',
+        ),
         caller=(_caller_http("500 Internal Server Error"),),
         echo=(_echo_http("500 Internal Server Error", "feature 'checkout-v2' misconfigured"),),
         chronic=(
-            Line("WARN", lambda r, s, d: f"invalid configuration for optional plugin 'audit-export': key "
-                 f"'batch_{r.randrange(1, 9)}' ignored"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"invalid configuration for optional plugin 'audit-export': key 'batch_{r.randrange(1, 9)}' ignored"
+                ),
+            ),
         ),
     ),
     FaultKind(
@@ -252,18 +359,35 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         description="an external provider a service depends on is throttling its requests",
         roles=APP,
         root=(
-            Line("WARN", lambda r, s, d: f"provider {r.choice(_PROVIDERS)} responded 429 Too Many Requests "
-                 f"(retry-after {r.randrange(5, 60)}s)"),
-            Line("ERROR", lambda r, s, d: f"request quota exceeded for provider {r.choice(_PROVIDERS)} "
-                 f"({r.choice((100, 300, 600))}/min)"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"provider {r.choice(_PROVIDERS)} responded 429 Too Many Requests "
+                    f"(retry-after {r.randrange(5, 60)}s)"
+                ),
+            ),
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"request quota exceeded for provider {r.choice(_PROVIDERS)} ({r.choice((100, 300, 600))}/min)"
+                ),
+            ),
         ),
-        warning=Line("WARN", lambda r, s, d: f"provider {r.choice(_PROVIDERS)} responded 429 Too Many Requests "
-                     "(retry-after 1s); retrying"),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: (
+                f"provider {r.choice(_PROVIDERS)} responded 429 Too Many Requests (retry-after 1s); retrying"
+            ),
+        ),
         caller=(_caller_http("503 Service Unavailable"),),
         echo=(_echo_http("503 Service Unavailable", "provider quota exceeded"),),
         chronic=(
-            Line("WARN", lambda r, s, d: f"provider {r.choice(_PROVIDERS)} responded 429 Too Many Requests "
-                 "(retry-after 2s); request queued"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"provider {r.choice(_PROVIDERS)} responded 429 Too Many Requests (retry-after 2s); request queued"
+                ),
+            ),
         ),
     ),
     FaultKind(
@@ -271,19 +395,37 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         description="hot cache entries expired at once and a flood of concurrent misses overloads the cache",
         roles=frozenset({"cache"}),
         root=(
-            Line("WARN", lambda r, s, d: f"hot key product:{r.randrange(1000, 9999)} expired; "
-                 f"{r.randrange(200, 5000)} concurrent misses"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"hot key product:{r.randrange(1000, 9999)} expired; {r.randrange(200, 5000)} concurrent misses"
+                ),
+            ),
             Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(60, 99)}% over the last 10s"),
             Line("ERROR", lambda r, s, d: f"client output buffer overflow; closing {r.randrange(20, 400)} clients"),
         ),
         warning=Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(40, 80)}% over the last 10s"),
-        caller=(Line("WARN", lambda r, s, d: f"lookup in {d} missed; recomputing from the database ({_ms(r)}ms)"),
-                Line("ERROR", lambda r, s, d: f"request timed out waiting on {d} after {_ms(r)}ms")),
-        echo=(Line("ERROR", lambda r, s, d: f"request timed out waiting on {d} after {_ms(r)}ms (hot key "
-                   f"product:{r.randrange(1000, 9999)} expired)"),),
+        caller=(
+            Line("WARN", lambda r, s, d: f"lookup in {d} missed; recomputing from the database ({_ms(r)}ms)"),
+            Line("ERROR", lambda r, s, d: f"request timed out waiting on {d} after {_ms(r)}ms"),
+        ),
+        echo=(
+            Line(
+                "ERROR",
+                lambda r, s, d: (
+                    f"request timed out waiting on {d} after {_ms(r)}ms (hot key "
+                    f"product:{r.randrange(1000, 9999)} expired)"
+                ),
+            ),
+        ),
         chronic=(
-            Line("WARN", lambda r, s, d: f"hot key session:{r.randrange(1000, 9999)} expired; "
-                 f"{r.randrange(5, 40)} concurrent misses coalesced"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"hot key session:{r.randrange(1000, 9999)} expired; "
+                    f"{r.randrange(5, 40)} concurrent misses coalesced"
+                ),
+            ),
             Line("WARN", lambda r, s, d: f"keyspace miss ratio {r.randrange(30, 80)}% over the last 10s"),
         ),
     ),
@@ -292,19 +434,38 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
         description="a service's system clock drifted, so the tokens and signatures it issues are rejected",
         roles=APP,
         root=(
-            Line("WARN", lambda r, s, d: f"system clock offset {r.randrange(3, 90)}.{r.randrange(10)}s from NTP "
-                 "source exceeds tolerance 0.5s"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"system clock offset {r.randrange(3, 90)}.{r.randrange(10)}s from NTP "
+                    "source exceeds tolerance 0.5s"
+                ),
+            ),
             Line("ERROR", lambda r, s, d: "NTP synchronisation lost: no reachable time source"),
         ),
-        warning=Line("WARN", lambda r, s, d: f"system clock offset 1.{r.randrange(10)}s from NTP source exceeds "
-                     "tolerance 0.5s; stepping"),
-        caller=(Line("ERROR", lambda r, s, d: f"token from {d} rejected: issued-at time is in the future"),
-                Line("ERROR", lambda r, s, d: f"request signed by {d} rejected: timestamp outside the allowed window")),
-        echo=(Line("ERROR", lambda r, s, d: f"token from {d} rejected: issuer clock offset from NTP exceeds "
-                   "the allowed skew"),),
+        warning=Line(
+            "WARN",
+            lambda r, s, d: (
+                f"system clock offset 1.{r.randrange(10)}s from NTP source exceeds tolerance 0.5s; stepping"
+            ),
+        ),
+        caller=(
+            Line("ERROR", lambda r, s, d: f"token from {d} rejected: issued-at time is in the future"),
+            Line("ERROR", lambda r, s, d: f"request signed by {d} rejected: timestamp outside the allowed window"),
+        ),
+        echo=(
+            Line(
+                "ERROR",
+                lambda r, s, d: f"token from {d} rejected: issuer clock offset from NTP exceeds the allowed skew",
+            ),
+        ),
         chronic=(
-            Line("WARN", lambda r, s, d: f"system clock offset 0.{r.randrange(6, 10)}s from NTP source exceeds "
-                 "tolerance 0.5s; slewing"),
+            Line(
+                "WARN",
+                lambda r, s, d: (
+                    f"system clock offset 0.{r.randrange(6, 10)}s from NTP source exceeds tolerance 0.5s; slewing"
+                ),
+            ),
         ),
     ),
 )

@@ -43,8 +43,15 @@ class Herring:
     at_ms: int
 
 
-def plan_stray(rng: random.Random, services: tuple[Service, ...], faults: tuple[Fault, ...], start_ms: int,
-               trigger_ms: int, lines: int, reachable: float = 0.0) -> Fault | None:
+def plan_stray(
+    rng: random.Random,
+    services: tuple[Service, ...],
+    faults: tuple[Fault, ...],
+    start_ms: int,
+    trigger_ms: int,
+    lines: int,
+    reachable: float = 0.0,
+) -> Fault | None:
     """A real fault that never reaches users: in a service no edge depends on (a batch worker), or,
     with chance `reachable`, in one on the users' side whose callers degrade gracefully. It
     usually starts before the incident's trigger, so "whatever broke first" names it. It keeps
@@ -53,13 +60,24 @@ def plan_stray(rng: random.Random, services: tuple[Service, ...], faults: tuple[
     users = reaches_edge(services)
     graceful = rng.random() < reachable
     busy = {e.service for f in faults for e in f.effects}
-    options = [(kind, s) for kind in FAULT_KINDS for s in services
-               if s.name not in users and s.name not in busy and fits(kind, s, by_name, worker_ok=True)]
+    options = [
+        (kind, s)
+        for kind in FAULT_KINDS
+        for s in services
+        if s.name not in users and s.name not in busy and fits(kind, s, by_name, worker_ok=True)
+    ]
     # A graceful stray's callers must not be on the users' fault path (they would mix both
     # failures) and one must be an inner service, which degrades gracefully where users can't see.
-    inner = [(kind, s) for kind in FAULT_KINDS for s in services
-             if s.name in users and s.role != "edge" and s.name not in busy
-             and fits(kind, s, by_name, worker_ok=False) and _graceful_callers(services, s.name, busy)]
+    inner = [
+        (kind, s)
+        for kind in FAULT_KINDS
+        for s in services
+        if s.name in users
+        and s.role != "edge"
+        and s.name not in busy
+        and fits(kind, s, by_name, worker_ok=False)
+        and _graceful_callers(services, s.name, busy)
+    ]
     graceful = graceful and bool(inner)
     options = inner if graceful else options
     if not options:
@@ -70,13 +88,23 @@ def plan_stray(rng: random.Random, services: tuple[Service, ...], faults: tuple[
     else:
         onset = trigger_ms + rng.randrange(_MIN, 10 * _MIN)
     per_min = max(3.0, lines / 60 * rng.uniform(0.012, 0.02) * rng.uniform(1.0, 2.0))
-    dep = rng.choice([c for c in service.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
-                     or [service.name])
+    dep = rng.choice(
+        [c for c in service.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
+        or [service.name]
+    )
     effects = [Effect(service.name, onset, per_min, dep, 0)]
     if graceful:
-        effects += [Effect(caller, onset + rng.randrange(20_000, 150_000), per_min * rng.uniform(0.5, 1.2),
-                           service.name, 1, warn_only=True)
-                    for caller in _graceful_callers(services, service.name, busy)]
+        effects += [
+            Effect(
+                caller,
+                onset + rng.randrange(20_000, 150_000),
+                per_min * rng.uniform(0.5, 1.2),
+                service.name,
+                1,
+                warn_only=True,
+            )
+            for caller in _graceful_callers(services, service.name, busy)
+        ]
     return Fault(kind.id, tuple(effects), onset, graceful=graceful)
 
 
@@ -89,8 +117,16 @@ def _graceful_callers(services: tuple[Service, ...], name: str, busy: set[str]) 
     return [c for c in callers if by_name[c].role != "edge"]
 
 
-def plan_decoys(rng: random.Random, services: tuple[Service, ...], fault: Fault | None, stray: Fault | None,
-                count: int, start_ms: int, lines: int, others: tuple[Fault, ...] = ()) -> tuple[Decoy, ...]:
+def plan_decoys(
+    rng: random.Random,
+    services: tuple[Service, ...],
+    fault: Fault | None,
+    stray: Fault | None,
+    count: int,
+    start_ms: int,
+    lines: int,
+    others: tuple[Fault, ...] = (),
+) -> tuple[Decoy, ...]:
     """`count` healthy services that log fault wording; the first one speaks `fault`'s own wording
     (one of the incident's faults), and about half of those off the edge start mid-window."""
     failing = {f.root.service for f in (fault, stray, *others) if f is not None}
@@ -100,15 +136,29 @@ def plan_decoys(rng: random.Random, services: tuple[Service, ...], fault: Fault 
     for i, service in enumerate(rng.sample(pool, min(count, len(pool)))):
         kind = fault.kind if fault is not None and i == 0 else rng.choice(kinds)
         if service.role != "edge" and rng.random() < 0.5:
-            decoys.append(Decoy(service.name, kind, max(2.0, lines / 60 * rng.uniform(0.01, 0.025)),
-                                start_ms + rng.randrange(16 * _MIN, 40 * _MIN)))
+            decoys.append(
+                Decoy(
+                    service.name,
+                    kind,
+                    max(2.0, lines / 60 * rng.uniform(0.01, 0.025)),
+                    start_ms + rng.randrange(16 * _MIN, 40 * _MIN),
+                )
+            )
         else:
             decoys.append(Decoy(service.name, kind, max(0.5, lines / 60 * rng.uniform(0.002, 0.006)), start_ms))
     return tuple(decoys)
 
 
-def plan_mimics(rng: random.Random, services: tuple[Service, ...], faults: tuple[Fault | None, ...],
-                taken: set[str], count: int, start_ms: int, end_ms: int, lines: int) -> tuple[Decoy, ...]:
+def plan_mimics(
+    rng: random.Random,
+    services: tuple[Service, ...],
+    faults: tuple[Fault | None, ...],
+    taken: set[str],
+    count: int,
+    start_ms: int,
+    end_ms: int,
+    lines: int,
+) -> tuple[Decoy, ...]:
     """`count` healthy services on the users' side (inner, reaching an edge) that write a fault
     kind's own root and precursor lines verbatim: 40% sparsely all hour, 60% in a mid-window
     burst as loud as a root's storm, whose callers stay healthy. Half copy `faults[0]`'s kind
@@ -139,8 +189,9 @@ def plan_mimics(rng: random.Random, services: tuple[Service, ...], faults: tuple
     return tuple(mimics)
 
 
-def plan_herrings(rng: random.Random, services: tuple[Service, ...], faults: tuple[Fault, ...], trigger_ms: int,
-                  count: int) -> tuple[Herring, ...]:
+def plan_herrings(
+    rng: random.Random, services: tuple[Service, ...], faults: tuple[Fault, ...], trigger_ms: int, count: int
+) -> tuple[Herring, ...]:
     """`count` harmless events within ten minutes of the trigger: a deploy, an always-noisy
     service, a short error blip, on services no fault's root is."""
     failing = {f.root.service for f in faults}

@@ -77,8 +77,9 @@ def first_to_fail(ctx: Context) -> Run:
     late = sum(n for m, n in per_minute.items() if ts(m) >= ctx.end - timedelta(minutes=15))
     if late < max(5, 3 * early):
         return submit("none")
-    failed = yield ctx.search(start=ctx.end - timedelta(minutes=15), service=report.edge, min_level="ERROR",
-                              text=report.text, limit=20)
+    failed = yield ctx.search(
+        start=ctx.end - timedelta(minutes=15), service=report.edge, min_level="ERROR", text=report.text, limit=20
+    )
     for trace in _latest_ids(failed)[:_TRIES]:
         lines = _request((yield ctx.search(trace=trace, limit=100)))
         first = next((f for f in lines if f[2] != report.edge), None)
@@ -119,8 +120,10 @@ def _described_kind(descriptions: dict[str, set[str]], messages: list[str], name
         return message.lower()
 
     words = [set(re.findall(r"[a-z]{4,}", plain(m))) for m in messages]
-    score = {kind: sum(sum(any(stem in w for w in ws) for stem in stems) for ws in words)
-             for kind, stems in descriptions.items()}
+    score = {
+        kind: sum(sum(any(stem in w for w in ws) for stem in stems) for ws in words)
+        for kind, stems in descriptions.items()
+    }
     ranked = sorted(score.values(), reverse=True)
     if ranked and ranked[0] > 0 and (len(ranked) == 1 or ranked[0] > ranked[1]):
         return max(score, key=lambda k: score[k])
@@ -140,14 +143,17 @@ def graph_walk(obs: Observation) -> Run:
     listing = yield CallTool("list_services", {})
     calls = {str(s["name"]): {str(c) for c in s.get("calls", [])} for s in listing.get("services", [])}
     quarter = timedelta(minutes=20)
-    early = (yield ctx.count("level", end=ctx.start + quarter, service=report.edge, min_level="ERROR",
-                             text=report.text)).get("total", 0)
-    late = (yield ctx.count("level", start=ctx.end - quarter, service=report.edge, min_level="ERROR",
-                            text=report.text)).get("total", 0)
+    early = (
+        yield ctx.count("level", end=ctx.start + quarter, service=report.edge, min_level="ERROR", text=report.text)
+    ).get("total", 0)
+    late = (
+        yield ctx.count("level", start=ctx.end - quarter, service=report.edge, min_level="ERROR", text=report.text)
+    ).get("total", 0)
     if late <= 2 * early + 3:
         return submit("none")
-    failed = yield ctx.search(start=ctx.end - quarter, service=report.edge, min_level="ERROR", text=report.text,
-                              limit=50)
+    failed = yield ctx.search(
+        start=ctx.end - quarter, service=report.edge, min_level="ERROR", text=report.text, limit=50
+    )
     ids = _latest_ids(failed)
     middle = len(ids) // 2
     for trace in (ids[middle:] + ids[:middle])[:_TRIES]:
@@ -178,8 +184,9 @@ def follow_blame(obs: Observation) -> Run:
     if report is None:
         raise ValueError("the prompt names no reported endpoint")
     ten = timedelta(minutes=10)
-    early = (yield ctx.count("level", end=ctx.start + ten, service=report.edge, min_level="ERROR",
-                             text=report.text)).get("total", 0)
+    early = (
+        yield ctx.count("level", end=ctx.start + ten, service=report.edge, min_level="ERROR", text=report.text)
+    ).get("total", 0)
     failed = yield ctx.search(start=ctx.end - ten, service=report.edge, min_level="ERROR", text=report.text, limit=40)
     if int(failed.get("matched", 0)) < max(4, 3 * early):
         return submit("none")
@@ -199,6 +206,7 @@ def follow_blame(obs: Observation) -> Run:
 
 def _with_prompt(script: Any) -> Policy:
     """A policy playing `script`, which also reads the prompt's fault-kind descriptions."""
+
     def policy(obs: Observation) -> Any:
         return scripted(lambda _ctx: script(obs))(obs)
 

@@ -51,18 +51,27 @@ class Episode:
 
 def split_tasks(split: str, count: int, store_dir: Path | None = None, **knobs: Any) -> list[FaultLocalisationTask]:
     """The split's first `count` tasks as the taskset builds them (prompt, seed, knobs, label)."""
-    config = FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=count,
-                                     task=FaultLocalisationTaskConfig(store_dir=store_dir), **knobs)
+    config = FaultLocalisationConfig(
+        id="fault-localisation",
+        split=split,
+        num_tasks=count,
+        task=FaultLocalisationTaskConfig(store_dir=store_dir),
+        **knobs,
+    )
     return list(FaultLocalisationTaskset(config))
 
 
 def new_trace(task: FaultLocalisationTask) -> vf.Trace:
-    return vf.Trace(task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
-                    agent=vf.AgentInfo(config=vf.AgentConfig()), state=LogSearchState())
+    return vf.Trace(
+        task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
+        agent=vf.AgentInfo(config=vf.AgentConfig()),
+        state=LogSearchState(),
+    )
 
 
-async def call_tool(toolset: LogSearchToolset, state: LogSearchState, name: str,
-                    arguments: dict[str, Any]) -> tuple[bool, str]:
+async def call_tool(
+    toolset: LogSearchToolset, state: LogSearchState, name: str, arguments: dict[str, Any]
+) -> tuple[bool, str]:
     """One tool call with `state` bound as verifiers binds it; (is_error, text) as MCP would report."""
     with bound_state(state):
         try:
@@ -81,8 +90,14 @@ async def run_episode(policy: Policy, task: FaultLocalisationTask, wrap: bool = 
     offered = tuple(ToolSpec(f"log_search_{name}") for name in TOOLS)
     steps: list[Step] = []
     for _ in range(MAX_TURNS):
-        obs = Observation(model="arena/fault-localisation/test", system=task.data.system_prompt or "",
-                          prompt=task.data.prompt_text, tools=offered, steps=tuple(steps), dialect="chat")
+        obs = Observation(
+            model="arena/fault-localisation/test",
+            system=task.data.system_prompt or "",
+            prompt=task.data.prompt_text,
+            tools=offered,
+            steps=tuple(steps),
+            dialect="chat",
+        )
         action = policy(obs)
         if isinstance(action, Answer):
             break

@@ -92,8 +92,11 @@ def users_requests(inc: Incident) -> frozenset[str]:
     if inc.fault is None:
         return frozenset()
     root = inc.fault.root.service
-    return frozenset(r.trace for r in fault_requests(inc, inc.fault, "fault")
-                     if r.edge == inc.edge and r.endpoint == inc.endpoint and r.crossed[:1] == (root,))
+    return frozenset(
+        r.trace
+        for r in fault_requests(inc, inc.fault, "fault")
+        if r.edge == inc.edge and r.endpoint == inc.endpoint and r.crossed[:1] == (root,)
+    )
 
 
 def _stream(inc: Incident, fault: Fault, tag: str, requests: list[Request] | None) -> Iterator[Row]:
@@ -106,11 +109,18 @@ def _stream(inc: Incident, fault: Fault, tag: str, requests: list[Request] | Non
 
     inner = [iter(()) if e.service in edges else _effect_lines(inc, fault, tag, i) for i, e in enumerate(fault.effects)]
     linker = _Linker(fault, inner, fresh)
-    out: list[Row] = [(line.ts, line.level, line.service, line.instance, fresh(), line.message)
-                      for line in _prelude(inc, fault, tag)]
+    out: list[Row] = [
+        (line.ts, line.level, line.service, line.instance, fresh(), line.message) for line in _prelude(inc, fault, tag)
+    ]
     heapq.heapify(out)
-    arrivals = heapq.merge(*(_edge_requests(inc, e, i, tag, (e.service != inc.edge, e.service))
-                             for i, e in enumerate(fault.effects) if e.service in edges))
+    arrivals = heapq.merge(
+        *(
+            _edge_requests(inc, e, i, tag, (e.service != inc.edge, e.service))
+            for i, e in enumerate(fault.effects)
+            if e.service in edges
+        )
+    )
+
     def settled(before: int) -> Iterator[Row]:
         """Every row older than `before` once no later request can take a line before it."""
         for line in linker.settle(before, linked):
@@ -132,8 +142,17 @@ def _stream(inc: Incident, fault: Fault, tag: str, requests: list[Request] | Non
         if requests is not None:
             requests.append(Request(effect.service, effect.endpoint, received, answered, trace, crossed))
         heapq.heappush(out, (received, "DEBUG", effect.service, instance, trace, request_line(effect.endpoint, rid)))
-        heapq.heappush(out, (answered, "ERROR", effect.service, instance, trace if linked else fresh(),
-                             access_line(effect.endpoint, rid, status, answered - received)))
+        heapq.heappush(
+            out,
+            (
+                answered,
+                "ERROR",
+                effect.service,
+                instance,
+                trace if linked else fresh(),
+                access_line(effect.endpoint, rid, status, answered - received),
+            ),
+        )
         yield from settled(received)  # no later request can take a line before it
     linker.load(inc.end_ms)
     yield from settled(inc.end_ms + 1)
@@ -147,8 +166,17 @@ def _prelude(inc: Incident, fault: Fault, tag: str) -> list[_Line]:
     rng = Rng(f"{tag}/{inc.seed}/prelude")
     root = fault.root
     instances = next(s.instances for s in inc.services if s.name == root.service)
-    lines = [_Line(root.onset_ms - rng.randrange(30_000, 120_000), kind.prelude.level, root.service, instance,
-                   kind.prelude.render(rng, root.service, root.dep), -1) for instance in instances]
+    lines = [
+        _Line(
+            root.onset_ms - rng.randrange(30_000, 120_000),
+            kind.prelude.level,
+            root.service,
+            instance,
+            kind.prelude.render(rng, root.service, root.dep),
+            -1,
+        )
+        for instance in instances
+    ]
     return [line for line in lines if inc.start_ms <= line.ts < inc.end_ms]
 
 
@@ -190,8 +218,9 @@ def _effect_lines(inc: Incident, fault: Fault, tag: str, i: int) -> Iterator[_Li
         t = max(after, int(t) + 1)
 
 
-def _edge_requests(inc: Incident, effect: Effect, index: int, tag: str,
-                   order: tuple[bool, str]) -> Iterator[tuple[int, tuple[bool, str], int, int, str, int, int]]:
+def _edge_requests(
+    inc: Incident, effect: Effect, index: int, tag: str, order: tuple[bool, str]
+) -> Iterator[tuple[int, tuple[bool, str], int, int, str, int, int]]:
     """(received, order, answered, status, instance, request id, effect index) of each failed
     request the edge received: a Poisson stream at `per_min`, ramping up over `ramp_ms` from
     `onset_ms`, from the edge's own generator. `order` breaks ties between edges (the reported
@@ -207,8 +236,15 @@ def _edge_requests(inc: Incident, effect: Effect, index: int, tag: str,
             return
         if effect.ramp_ms and rng.random() * effect.ramp_ms > t - effect.onset_ms:
             continue
-        yield (int(t), order, int(t) + took, rng.choice(_GATEWAY_STATUS), rng.choice(instances),
-               rng.randrange(1, 1_000_000), index)
+        yield (
+            int(t),
+            order,
+            int(t) + took,
+            rng.choice(_GATEWAY_STATUS),
+            rng.choice(instances),
+            rng.randrange(1, 1_000_000),
+            index,
+        )
 
 
 class _Linker:

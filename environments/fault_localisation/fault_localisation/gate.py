@@ -93,8 +93,10 @@ def rules_for(name: str) -> list[tuple[str, Check]]:
     if name.startswith("cheater_"):
         return [(f"upper ≤ {CHEATER_CEILING}", _bound(CHEATER_CEILING, "at_most"))]
     if name.startswith(SHORTCUT_PREFIX) or name.startswith("learner_"):
-        rules = [(f"upper ≤ {SHORTCUT_CEILING}", _bound(SHORTCUT_CEILING, "at_most")),
-                 (f"mean ≤ {SHORTCUT_MEAN}", _mean_at_most(SHORTCUT_MEAN))]
+        rules = [
+            (f"upper ≤ {SHORTCUT_CEILING}", _bound(SHORTCUT_CEILING, "at_most")),
+            (f"mean ≤ {SHORTCUT_MEAN}", _mean_at_most(SHORTCUT_MEAN)),
+        ]
         if name == "shortcut_random_root":
             rules.append((f"mean ≤ {RANDOM_ROOT_MEAN}", _mean_at_most(RANDOM_ROOT_MEAN)))
         return rules
@@ -131,24 +133,41 @@ class _Faults:
         return self._count[task.data.id]
 
 
-def _row(name: str, split: str, tasks: list[FaultLocalisationTask], named: list[str], rewards: list[float],
-         queries: list[int], faults: _Faults) -> Row:
+def _row(
+    name: str,
+    split: str,
+    tasks: list[FaultLocalisationTask],
+    named: list[str],
+    rewards: list[float],
+    queries: list[int],
+    faults: _Faults,
+) -> Row:
     hits, chance, incidents = 0, 0.0, 0
     for task, service in zip(tasks, named):
         if task.data.label.service != "none":
             incidents += 1
             hits += service == task.data.label.service
             chance += 1 / faults(task)
-    return Row(name, split, Scored({t.data.id: [r] for t, r in zip(tasks, rewards)}, sum(queries) / max(1, len(queries)),
-                                   hits, chance, incidents))
+    return Row(
+        name,
+        split,
+        Scored(
+            {t.data.id: [r] for t, r in zip(tasks, rewards)},
+            sum(queries) / max(1, len(queries)),
+            hits,
+            chance,
+            incidents,
+        ),
+    )
 
 
 def policy_rows(split: str, tasks: list[FaultLocalisationTask], names: Sequence[str], faults: _Faults) -> Iterator[Row]:
     for name in names:
         episodes = run_all(POLICIES[name], tasks)
         named = [e.state.submission.service if e.state.submission else "" for e in episodes]
-        yield _row(name, split, tasks, named, [e.reward for e in episodes], [e.state.queries_used for e in episodes],
-                   faults)
+        yield _row(
+            name, split, tasks, named, [e.reward for e in episodes], [e.state.queries_used for e in episodes], faults
+        )
 
 
 def learner_rows(splits: dict[str, list[FaultLocalisationTask]], train: int, store_dir: Path) -> Iterator[Row]:
@@ -162,8 +181,10 @@ def learner_rows(splits: dict[str, list[FaultLocalisationTask]], train: int, sto
             yield Row(f"learner_{learner.name}", split, evaluate(learner, model, keys, threshold, tasks, store_dir))
 
 
-HEADER = ("| policy | split | N | mean | lower | upper | queries | root named / chance | rule | verdict |",
-          "|---|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| policy | split | N | mean | lower | upper | queries | root named / chance | rule | verdict |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+)
 
 
 def render(row: Row, rewards: Mapping[str, Mapping[str, list[float]]]) -> tuple[str, Status | None]:
@@ -179,12 +200,20 @@ def render(row: Row, rewards: Mapping[str, Mapping[str, list[float]]]) -> tuple[
     verdict: str = status or "—"
     if status in ("failed", "undecided"):
         verdict = "; ".join(why for _, s, why in results if s == status)
-    return (f"| {row.name} | {row.split} | {est.tasks} | {est.mean:.3f} | {est.lower:.3f} | {est.upper:.3f} | "
-            f"{s.queries:.1f} | {hit} | {rule} | {verdict} |"), status
+    return (
+        f"| {row.name} | {row.split} | {est.tasks} | {est.mean:.3f} | {est.lower:.3f} | {est.upper:.3f} | "
+        f"{s.queries:.1f} | {hit} | {rule} | {verdict} |"
+    ), status
 
 
-def table(splits: Sequence[str], count: int, store_dir: Path, names: Sequence[str], learners: int = 0,
-          out: Callable[[str], None] = print) -> Status:
+def table(
+    splits: Sequence[str],
+    count: int,
+    store_dir: Path,
+    names: Sequence[str],
+    learners: int = 0,
+    out: Callable[[str], None] = print,
+) -> Status:
     """Print the gate table; the gate's overall status."""
     faults = _Faults()
     tasks = {split: split_tasks(split, count, store_dir) for split in splits}
@@ -210,23 +239,44 @@ def table(splits: Sequence[str], count: int, store_dir: Path, names: Sequence[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fault_localisation.gate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m fault_localisation.gate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["train", "dev", "test"])
     parser.add_argument("--tasks", type=int, default=300, help="tasks per split (the first N)")
-    parser.add_argument("--policy", action="append", dest="policies", metavar="NAME",
-                        help="only these policies (repeatable; default: every published one)")
-    parser.add_argument("--learners", type=int, default=0, metavar="TRAIN",
-                        help="also fit the adversary learners on train[0:TRAIN] and gate them (needs the [train] extra)")
-    parser.add_argument("--store-dir", type=Path, default=None, help="cache the log stores here (default: a temporary dir)")
+    parser.add_argument(
+        "--policy",
+        action="append",
+        dest="policies",
+        metavar="NAME",
+        help="only these policies (repeatable; default: every published one)",
+    )
+    parser.add_argument(
+        "--learners",
+        type=int,
+        default=0,
+        metavar="TRAIN",
+        help="also fit the adversary learners on train[0:TRAIN] and gate them (needs the [train] extra)",
+    )
+    parser.add_argument(
+        "--store-dir", type=Path, default=None, help="cache the log stores here (default: a temporary dir)"
+    )
     args = parser.parse_args(argv)
     names = args.policies or list(POLICIES)
     unknown = sorted(set(names) - set(POLICIES))
     if unknown:
         parser.error(f"unknown policies: {', '.join(unknown)}")
     with tempfile.TemporaryDirectory(prefix="fl-gate-") as tmp:
-        status = table(args.splits, args.tasks, args.store_dir or Path(tmp), names, args.learners,
-                       out=lambda line: print(line, flush=True))
+        status = table(
+            args.splits,
+            args.tasks,
+            args.store_dir or Path(tmp),
+            names,
+            args.learners,
+            out=lambda line: print(line, flush=True),
+        )
     print(f"gate: {status}")
     return {"met": 0, "failed": 1, "undecided": 3}[status]
 

@@ -25,8 +25,25 @@ from fault_localisation.streams import Row, background, decoy_lines, herring_lin
 from fault_localisation.topology import Service, build_topology
 
 __all__ = [
-    "DIFFICULTIES", "MAX_TWINS", "MECHANISMS", "PRESETS", "SPLITS", "WINDOW_MIN", "Decoy", "Effect", "Fault", "Herring", "Incident", "Knobs",
-    "Label", "Row", "generate", "iso", "mechanism_mix", "preset", "split_seeds",
+    "DIFFICULTIES",
+    "MAX_TWINS",
+    "MECHANISMS",
+    "PRESETS",
+    "SPLITS",
+    "WINDOW_MIN",
+    "Decoy",
+    "Effect",
+    "Fault",
+    "Herring",
+    "Incident",
+    "Knobs",
+    "Label",
+    "Row",
+    "generate",
+    "iso",
+    "mechanism_mix",
+    "preset",
+    "split_seeds",
 ]
 
 WINDOW_MIN = 60
@@ -35,8 +52,24 @@ CONTROL_RATE = 0.05
 SPLITS = {"train": 0, "dev": 1_000_000, "test": 2_000_000}
 """First seed of each split; a split holds up to 1,000,000 seeds."""
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
-MECHANISMS = ("control", "twins", "shared_trigger", "decoys", "decoy_rise", "mimic_chronic", "mimic_burst", "echo", "verbatim_echo",
-              "callers_first", "quiet_root", "precursor", "off_path", "off_path_earlier", "stray_graceful", "traces")
+MECHANISMS = (
+    "control",
+    "twins",
+    "shared_trigger",
+    "decoys",
+    "decoy_rise",
+    "mimic_chronic",
+    "mimic_burst",
+    "echo",
+    "verbatim_echo",
+    "callers_first",
+    "quiet_root",
+    "precursor",
+    "off_path",
+    "off_path_earlier",
+    "stray_graceful",
+    "traces",
+)
 """What `Incident.mechanisms` can report."""
 
 
@@ -159,8 +192,7 @@ class Incident:
             "quiet_root": f is not None and f.quiet,
             "precursor": f is not None and f.storm_ms > f.root.onset_ms,
             "off_path": self.stray is not None,
-            "off_path_earlier": self.stray is not None and f is not None
-            and self.stray.root.onset_ms < f.root.onset_ms,
+            "off_path_earlier": self.stray is not None and f is not None and self.stray.root.onset_ms < f.root.onset_ms,
             "stray_graceful": self.stray is not None and self.stray.graceful,
             "traces": self.knobs.traces,
         }
@@ -174,8 +206,10 @@ class Incident:
     def rows(self) -> Iterator[Row]:
         """Every log line of the window, in time order."""
         fixed = periodic(self)
-        streams: list[Iterator[Row]] = [background(self, self.knobs.lines - len(fixed) - self._planned_volume()),
-                                        iter(fixed)]
+        streams: list[Iterator[Row]] = [
+            background(self, self.knobs.lines - len(fixed) - self._planned_volume()),
+            iter(fixed),
+        ]
         if self.fault is not None:
             streams.append(fault_lines(self, self.fault, "fault"))
         if self.stray is not None:
@@ -191,8 +225,10 @@ class Incident:
         for fault in (self.fault, self.stray, *self.twins):
             if fault is not None:
                 # An edge's failed request is two lines (received, answered), its rate ramps up.
-                total += sum((2 if e.endpoint else 1) * e.per_min * max(0, self.end_ms - e.onset_ms - e.ramp_ms / 2)
-                             / 60_000 for e in fault.effects)
+                total += sum(
+                    (2 if e.endpoint else 1) * e.per_min * max(0, self.end_ms - e.onset_ms - e.ramp_ms / 2) / 60_000
+                    for e in fault.effects
+                )
         return int(total)
 
 
@@ -221,27 +257,69 @@ def generate(seed: int, knobs: Knobs = Knobs()) -> Incident:
     day = _EPOCH + timedelta(days=rng.randrange(730), hours=rng.randrange(23))
     start_ms = int(day.timestamp() * 1000)
     end_ms = start_ms + WINDOW_MIN * 60_000
-    odds = Mechanisms(knobs.echo, knobs.callers_first, knobs.quiet_root, knobs.precursor, knobs.off_path,
-                      knobs.verbatim_echo)
+    odds = Mechanisms(
+        knobs.echo, knobs.callers_first, knobs.quiet_root, knobs.precursor, knobs.off_path, knobs.verbatim_echo
+    )
     control = rng.random() < CONTROL_RATE
-    cascades = plan_cascades(rng, services, start_ms, end_ms, knobs.lines, odds, control, knobs.twins,
-                             knobs.shared_trigger, lambda slot, edge: Rng(f"edge/{seed}/{slot}/{edge}"))
+    cascades = plan_cascades(
+        rng,
+        services,
+        start_ms,
+        end_ms,
+        knobs.lines,
+        odds,
+        control,
+        knobs.twins,
+        knobs.shared_trigger,
+        lambda slot, edge: Rng(f"edge/{seed}/{slot}/{edge}"),
+    )
     fault, twins = cascades.fault, cascades.twins
     failing = tuple(f for f in (fault, *twins) if f is not None)
     # Drawn from their own generators, so switching one mechanism leaves the rest of the incident as it was.
     stray_rng = Rng(f"stray/{seed}")
-    stray = plan_stray(stray_rng, services, failing, start_ms, cascades.trigger_ms, knobs.lines,
-                       knobs.stray_reachable) if stray_rng.random() < knobs.off_path else None
+    stray = (
+        plan_stray(stray_rng, services, failing, start_ms, cascades.trigger_ms, knobs.lines, knobs.stray_reachable)
+        if stray_rng.random() < knobs.off_path
+        else None
+    )
     # The look-alikes copy one of the faults, the users' or a concurrent one alike, so copying does
     # not single the users' fault out either.
     echoed = Rng(f"echoed/{seed}").choice(failing) if failing else None
     decoys = plan_decoys(Rng(f"decoys/{seed}"), services, echoed, stray, knobs.decoys, start_ms, knobs.lines, failing)
-    mimics = plan_mimics(Rng(f"mimics/{seed}"), services, (echoed, *failing, stray), {d.service for d in decoys},
-                         knobs.mimics, start_ms, end_ms, knobs.lines)
-    herrings = plan_herrings(Rng(f"herrings/{seed}"), services, (*failing, *([stray] if stray else [])),
-                             cascades.trigger_ms, knobs.red_herrings)
-    return Incident(seed, knobs, start_ms, end_ms, services, fault, herrings, stray, decoys, mimics,
-                    cascades.edge, cascades.endpoint, twins, cascades.shared, cascades.trigger_ms)
+    mimics = plan_mimics(
+        Rng(f"mimics/{seed}"),
+        services,
+        (echoed, *failing, stray),
+        {d.service for d in decoys},
+        knobs.mimics,
+        start_ms,
+        end_ms,
+        knobs.lines,
+    )
+    herrings = plan_herrings(
+        Rng(f"herrings/{seed}"),
+        services,
+        (*failing, *([stray] if stray else [])),
+        cascades.trigger_ms,
+        knobs.red_herrings,
+    )
+    return Incident(
+        seed,
+        knobs,
+        start_ms,
+        end_ms,
+        services,
+        fault,
+        herrings,
+        stray,
+        decoys,
+        mimics,
+        cascades.edge,
+        cascades.endpoint,
+        twins,
+        cascades.shared,
+        cascades.trigger_ms,
+    )
 
 
 def mechanism_mix(split: str, count: int, knobs: Knobs = Knobs()) -> dict[str, int]:

@@ -60,8 +60,13 @@ def efficiency(queries_used: int, rules: Rules = RULES) -> float:
     return max(rules.min_efficiency, 1.0 - rules.penalty_per_query * over)
 
 
-def grade(claim: Claim | None, label: Label, queries_used: int, support: tuple[bool, str] = (False, "no evidence"),
-          rules: Rules = RULES) -> Grade:
+def grade(
+    claim: Claim | None,
+    label: Label,
+    queries_used: int,
+    support: tuple[bool, str] = (False, "no evidence"),
+    rules: Rules = RULES,
+) -> Grade:
     """`support`: whether the claim's evidence supports its service, and why (`evidence.check`)."""
     factor = efficiency(queries_used, rules)
     correctness, reason = _correctness(claim, label, support, rules)

@@ -12,7 +12,17 @@ from typing import Any
 
 from arena_kit.policy import CallTool, Policy
 from fault_localisation.engineers import ENGINEERS
-from fault_localisation.observe import Context, Reported, anomalous, classify, line_fields, reachable, scripted, submit, ts
+from fault_localisation.observe import (
+    Context,
+    Reported,
+    anomalous,
+    classify,
+    line_fields,
+    reachable,
+    scripted,
+    submit,
+    ts,
+)
 
 __all__ = ["INVESTIGATIONS", "reported_rise", "rose"]
 
@@ -92,7 +102,10 @@ def rates_and_graph(ctx: Context) -> Run:
         return submit("none")
     calls, report = opened
     risen, excess = yield from _risen(ctx)
-    sources = sorted((s for s in reachable(calls, report.edge) & risen if not calls.get(s, set()) & risen), key=lambda s: (-excess[s], s))
+    sources = sorted(
+        (s for s in reachable(calls, report.edge) & risen if not calls.get(s, set()) & risen),
+        key=lambda s: (-excess[s], s),
+    )
     if not sources:
         return submit("none")
     got = yield ctx.search(start=ctx.split, limit=200, service=sources[0], min_level="WARN")

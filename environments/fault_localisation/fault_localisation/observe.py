@@ -23,8 +23,28 @@ if TYPE_CHECKING:
     from log_search.store import GroupBy, Level
 
 __all__ = [
-    "BASELINE", "KIND_EVIDENCE", "KIND_PHRASES", "Context", "Reported", "reported", "Script", "anomalous", "budget_left", "change_minute",
-    "classify", "first_json", "fts", "iso", "line_fields", "rate_z", "reachable", "replay", "scripted", "submit", "submitted", "ts",
+    "BASELINE",
+    "KIND_EVIDENCE",
+    "KIND_PHRASES",
+    "Context",
+    "Reported",
+    "reported",
+    "Script",
+    "anomalous",
+    "budget_left",
+    "change_minute",
+    "classify",
+    "first_json",
+    "fts",
+    "iso",
+    "line_fields",
+    "rate_z",
+    "reachable",
+    "replay",
+    "scripted",
+    "submit",
+    "submitted",
+    "ts",
 ]
 
 BASELINE = timedelta(minutes=15)
@@ -225,15 +245,20 @@ class Context:
         """How much longer the after-baseline period is than the baseline."""
         return (self.end - self.split) / BASELINE
 
-    def count(self, group_by: GroupBy, start: datetime | None = None, end: datetime | None = None,
-              **filters: Unpack[Filters]) -> CallTool:
-        return CallTool("count_logs", {"start": iso(start or self.start), "end": iso(end or self.end),
-                                       "group_by": group_by, **filters})
+    def count(
+        self, group_by: GroupBy, start: datetime | None = None, end: datetime | None = None, **filters: Unpack[Filters]
+    ) -> CallTool:
+        return CallTool(
+            "count_logs",
+            {"start": iso(start or self.start), "end": iso(end or self.end), "group_by": group_by, **filters},
+        )
 
-    def search(self, start: datetime | None = None, end: datetime | None = None, limit: int = 50,
-               **filters: Unpack[Filters]) -> CallTool:
-        return CallTool("search_logs", {"start": iso(start or self.start), "end": iso(end or self.end),
-                                        "limit": limit, **filters})
+    def search(
+        self, start: datetime | None = None, end: datetime | None = None, limit: int = 50, **filters: Unpack[Filters]
+    ) -> CallTool:
+        return CallTool(
+            "search_logs", {"start": iso(start or self.start), "end": iso(end or self.end), "limit": limit, **filters}
+        )
 
 
 Script = Callable[[Context], Generator[CallTool, dict[str, Any], CallTool]]
@@ -255,6 +280,7 @@ def replay(script: Script, obs: Observation, steps: tuple[Step, ...]) -> tuple[C
 
 def scripted(script: Script) -> Policy:
     """A policy that plays `script` and submits as soon as it decides."""
+
     def policy(obs: Observation) -> Action:
         if submitted(obs):
             return Answer("Root cause submitted.")

@@ -100,13 +100,23 @@ def reaches_edge(services: tuple[Service, ...]) -> frozenset[str]:
 
 def fits(kind: FaultKind, service: Service, by_name: dict[str, Service], worker_ok: bool) -> bool:
     role_ok = service.role in kind.roles or (worker_ok and service.role == "worker" and "service" in kind.roles)
-    return role_ok and (kind.needs_dep_role is None or any(by_name[c].role == kind.needs_dep_role
-                                                            for c in service.calls))
+    return role_ok and (
+        kind.needs_dep_role is None or any(by_name[c].role == kind.needs_dep_role for c in service.calls)
+    )
 
 
-def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int, end_ms: int, lines: int,
-               odds: Mechanisms, storm: int | None = None, edge: str | None = None,
-               exclude: frozenset[str] = frozenset(), share: float = _MAX_FAULT_SHARE) -> Fault | None:
+def plan_fault(
+    rng: random.Random,
+    services: tuple[Service, ...],
+    start_ms: int,
+    end_ms: int,
+    lines: int,
+    odds: Mechanisms,
+    storm: int | None = None,
+    edge: str | None = None,
+    exclude: frozenset[str] = frozenset(),
+    share: float = _MAX_FAULT_SHARE,
+) -> Fault | None:
     """A fault whose root lies on the users' side (below `edge` when given, never in `exclude`) and
     whose callers carry it up to an edge; None when no service fits. Its effects on edge services
     are placeholders (no onset, no rate): `plan_cascades` gives them the edge's own draws. Every
@@ -114,8 +124,17 @@ def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int,
     the chain as it was."""
     by_name = {s.name: s for s in services}
     users = reaches_edge(services) if edge is None else below(services, edge)
-    candidates = {kind.id: [s for s in services if s.role != "edge" and s.name in users and s.name not in exclude
-                            and fits(kind, s, by_name, worker_ok=False)] for kind in FAULT_KINDS}
+    candidates = {
+        kind.id: [
+            s
+            for s in services
+            if s.role != "edge"
+            and s.name in users
+            and s.name not in exclude
+            and fits(kind, s, by_name, worker_ok=False)
+        ]
+        for kind in FAULT_KINDS
+    }
     kinds = [k for k, roots in candidates.items() if roots]
     if not kinds:
         return None
@@ -130,8 +149,9 @@ def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int,
     verbatim = rng.random() < odds.verbatim_echo and echo
     floor = _floor(share)
     per_min = max(floor, lines / 60 * rng.uniform(0.018, 0.03))
-    target = rng.choice([c for c in root.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role]
-                        or [root.name])
+    target = rng.choice(
+        [c for c in root.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role] or [root.name]
+    )
     forced = set(_path_to_edge(rng, services, root.name, edge))
     effects = [Effect(root.name, onset, per_min, target, 0)]
     seen = {root.name}
@@ -141,8 +161,9 @@ def plan_fault(rng: random.Random, services: tuple[Service, ...], start_ms: int,
         for caller in callers_of(services, parent.service):
             if caller in seen:
                 continue
-            if caller not in forced and (parent.depth >= _MAX_PROPAGATION_DEPTH
-                                         or (parent.depth > 0 and rng.random() > 0.75)):
+            if caller not in forced and (
+                parent.depth >= _MAX_PROPAGATION_DEPTH or (parent.depth > 0 and rng.random() > 0.75)
+            ):
                 continue
             seen.add(caller)
             if by_name[caller].role == "edge":  # what users see is drawn apart (`edge`)
@@ -183,8 +204,18 @@ EdgeRng = Callable[[int, str], random.Random]
 """The generator of the edge draws of fault slot i on an edge: keyed by nothing else."""
 
 
-def plan_cascades(rng: random.Random, services: tuple[Service, ...], start_ms: int, end_ms: int, lines: int,
-                  odds: Mechanisms, control: bool, twins: int, shared_trigger: float, edge_rng: EdgeRng) -> Cascades:
+def plan_cascades(
+    rng: random.Random,
+    services: tuple[Service, ...],
+    start_ms: int,
+    end_ms: int,
+    lines: int,
+    odds: Mechanisms,
+    control: bool,
+    twins: int,
+    shared_trigger: float,
+    edge_rng: EdgeRng,
+) -> Cascades:
     """Up to `twins` + 1 faults (`twins` on a control), each failing its own endpoint of one edge
     service, drawn alike; which one is the users' (on the reported endpoint) is drawn last, so no
     aggregate of a fault tells it apart. With chance `shared_trigger` they all start within 45 s
@@ -210,8 +241,9 @@ def plan_cascades(rng: random.Random, services: tuple[Service, ...], start_ms: i
     tried: set[str] = set()
     while len(faults) < count:
         storm = trigger + rng.randrange(-_TRIGGER_JITTER_MS, _TRIGGER_JITTER_MS) if shared else None
-        fault = plan_fault(rng, services, start_ms, end_ms, lines, odds, storm, edge, frozenset(involved | tried),
-                           share)
+        fault = plan_fault(
+            rng, services, start_ms, end_ms, lines, odds, storm, edge, frozenset(involved | tried), share
+        )
         if fault is None:
             break
         tried.add(fault.root.service)
@@ -220,27 +252,56 @@ def plan_cascades(rng: random.Random, services: tuple[Service, ...], start_ms: i
         faults.append(fault)
         involved |= {e.service for e in fault.effects}
     users = None if control or not faults else rng.randrange(len(faults))
-    spare = endpoints[len(faults) + 1:]
+    spare = endpoints[len(faults) + 1 :]
     slots = iter(endpoints[1:])
     roles = {s.name: s.role for s in services}
     placed = []
     for i, f in enumerate(faults):
         after = trigger + _TRIGGER_JITTER_MS if shared else f.storm_ms
         endpoint = endpoints[0] if i == users else next(slots)
-        placed.append(replace(f, effects=tuple(
-            _at_edge(edge_rng(i, e.service), e, endpoint if e.service == edge else None, spare, after, end_ms, lines,
-                     _floor(share) / 2) if roles[e.service] == "edge" else e
-            for e in f.effects)))
+        placed.append(
+            replace(
+                f,
+                effects=tuple(
+                    _at_edge(
+                        edge_rng(i, e.service),
+                        e,
+                        endpoint if e.service == edge else None,
+                        spare,
+                        after,
+                        end_ms,
+                        lines,
+                        _floor(share) / 2,
+                    )
+                    if roles[e.service] == "edge"
+                    else e
+                    for e in f.effects
+                ),
+            )
+        )
     fault = None if users is None else placed[users]
     return Cascades(edge, endpoints[0], fault, tuple(f for i, f in enumerate(placed) if i != users), shared, trigger)
 
 
-def _at_edge(rng: random.Random, effect: Effect, endpoint: tuple[str, str] | None, spare: list[tuple[str, str]],
-             after_ms: int, end_ms: int, lines: int, floor: float) -> Effect:
+def _at_edge(
+    rng: random.Random,
+    effect: Effect,
+    endpoint: tuple[str, str] | None,
+    spare: list[tuple[str, str]],
+    after_ms: int,
+    end_ms: int,
+    lines: int,
+    floor: float,
+) -> Effect:
     """An edge's effect with the edge's own draws: its timing and, off the reported edge, a spare endpoint."""
     timing = draw_edge_timing(rng, after_ms, end_ms, lines, floor)
-    return replace(effect, onset_ms=timing.onset_ms, per_min=timing.per_min, ramp_ms=timing.ramp_ms,
-                   endpoint=endpoint if endpoint is not None else rng.choice(spare))
+    return replace(
+        effect,
+        onset_ms=timing.onset_ms,
+        per_min=timing.per_min,
+        ramp_ms=timing.ramp_ms,
+        endpoint=endpoint if endpoint is not None else rng.choice(spare),
+    )
 
 
 def below(services: tuple[Service, ...], name: str) -> frozenset[str]:
@@ -276,11 +337,13 @@ def _path_to_edge(rng: random.Random, services: tuple[Service, ...], root: str, 
     raise ValueError(f"{root} has no call path to an edge service")
 
 
-def _capped(effects: list[Effect], by_name: dict[str, Service], end_ms: int, lines: int,
-            share: float = _MAX_FAULT_SHARE) -> tuple[Effect, ...]:
+def _capped(
+    effects: list[Effect], by_name: dict[str, Service], end_ms: int, lines: int, share: float = _MAX_FAULT_SHARE
+) -> tuple[Effect, ...]:
     """Quieten the inner callers (never below 0.6x the root) so the fault is at most `share` of the
     log; on small logs the root's minimum rate would otherwise let the callers swamp it. Edges are
     left alone: their rate is their own draw, never the chain's."""
+
     def volume(group: list[Effect]) -> float:
         return sum(e.per_min * (end_ms - e.onset_ms) / _MIN for e in group)
 
@@ -290,7 +353,10 @@ def _capped(effects: list[Effect], by_name: dict[str, Service], end_ms: int, lin
     if not callers or volume(callers) <= room:
         return tuple(effects)
     factor = max(room, 0.0) / volume(callers)
-    return (root, *(replace(e, per_min=max(e.per_min * factor, 0.6 * root.per_min))
-                    if by_name[e.service].role != "edge" else e for e in effects[1:]))
-
-
+    return (
+        root,
+        *(
+            replace(e, per_min=max(e.per_min * factor, 0.6 * root.per_min)) if by_name[e.service].role != "edge" else e
+            for e in effects[1:]
+        ),
+    )

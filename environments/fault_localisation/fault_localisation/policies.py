@@ -21,8 +21,19 @@ from typing import Any, Final
 from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Action, Answer, CallTool, Observation, Policy, RunShell
 from fault_localisation.observe import (
-    KIND_EVIDENCE, Context, anomalous, budget_left, classify, first_json, iso, line_fields, reachable, replay, scripted,
-    submit, submitted,
+    KIND_EVIDENCE,
+    Context,
+    anomalous,
+    budget_left,
+    classify,
+    first_json,
+    iso,
+    line_fields,
+    reachable,
+    replay,
+    scripted,
+    submit,
+    submitted,
 )
 from fault_localisation.investigations import INVESTIGATIONS, reported_rise
 from fault_localisation.shortcuts import SHORTCUTS
@@ -55,10 +66,12 @@ def investigate(ctx: Context) -> Run:
     report = ctx.reported
     assert report is not None
     edge = report.edge
-    errors = yield ctx.search(start=ctx.end - timedelta(minutes=20), limit=50, service=edge, min_level="ERROR",
-                              text=report.text)
-    traces = list(dict.fromkeys(f[3] for line in reversed(errors.get("lines", []))
-                                if (f := line_fields(line)) is not None))
+    errors = yield ctx.search(
+        start=ctx.end - timedelta(minutes=20), limit=50, service=edge, min_level="ERROR", text=report.text
+    )
+    traces = list(
+        dict.fromkeys(f[3] for line in reversed(errors.get("lines", [])) if (f := line_fields(line)) is not None)
+    )
     for trace in traces[:_TRACE_TRIES]:
         request = yield ctx.search(limit=200, trace=trace)
         root, own = root_on(request.get("lines", []), calls, edge)
@@ -70,8 +83,7 @@ def investigate(ctx: Context) -> Run:
     after_warn = (yield ctx.count("service", start=ctx.split, min_level="WARN")).get("counts", {})
     risen = {s for s in calls if anomalous(before_warn.get(s, 0), after_warn.get(s, 0), ctx.ratio)}
     excess = {s: after_warn.get(s, 0) - ctx.ratio * before_warn.get(s, 0) for s in calls}
-    sources = sorted((s for s in reachable(calls, edge) & risen if not calls[s] & risen),
-                     key=lambda s: (-excess[s], s))
+    sources = sorted((s for s in reachable(calls, edge) & risen if not calls[s] & risen), key=lambda s: (-excess[s], s))
     if not sources:
         return submit("none")
     got = yield ctx.search(start=ctx.split, limit=100, service=sources[0], min_level="WARN")
@@ -89,9 +101,13 @@ def exhaustive(obs: Observation) -> Action:
     """The oracle's investigation, but it spends the whole budget before submitting."""
     if submitted(obs):
         return Answer("Root cause submitted.")
-    own = tuple(s for s in obs.steps
-                if not (isinstance(s.action, CallTool) and s.tool_is("count_logs")
-                        and s.action.arguments.get("group_by") == _PAD))
+    own = tuple(
+        s
+        for s in obs.steps
+        if not (
+            isinstance(s.action, CallTool) and s.tool_is("count_logs") and s.action.arguments.get("group_by") == _PAD
+        )
+    )
     call, decided = replay(investigate, obs, own)
     if not decided or budget_left(obs.steps) == 0:
         return call
@@ -120,8 +136,12 @@ def spammer(obs: Observation) -> Action:
         return submit(rng.choice(names), kind)
     a = start + (end - start) * rng.random()
     b = a + (end - a) * rng.uniform(0.05, 1.0) + timedelta(seconds=1)
-    args = {"start": iso(a), "end": iso(b), "service": rng.choice([None, *names]),
-            "min_level": rng.choice([None, "INFO", "WARN", "ERROR"])}
+    args = {
+        "start": iso(a),
+        "end": iso(b),
+        "service": rng.choice([None, *names]),
+        "min_level": rng.choice([None, "INFO", "WARN", "ERROR"]),
+    }
     args = {k: v for k, v in args.items() if v is not None}
     if rng.random() < 0.5:
         return CallTool("search_logs", {**args, "limit": rng.choice([10, 50, 200])})

@@ -14,7 +14,17 @@ from arena_kit.policy import Action, CallTool, Observation, Policy
 from fault_localisation.investigations import reported_rise
 from fault_localisation.learned import LEARNED
 from fault_localisation.observe import (
-    KIND_PHRASES, Context, Filters, anomalous, change_minute, classify, fts, line_fields, reachable, scripted, submit,
+    KIND_PHRASES,
+    Context,
+    Filters,
+    anomalous,
+    change_minute,
+    classify,
+    fts,
+    line_fields,
+    reachable,
+    scripted,
+    submit,
 )
 
 if TYPE_CHECKING:
@@ -25,8 +35,25 @@ __all__ = ["SHORTCUTS"]
 Run = Generator[CallTool, dict[str, Any], CallTool]
 _CATALOGUE = [phrase for _, phrases in KIND_PHRASES for phrase in phrases]
 _KIND_LINE = re.compile(r"^- ([a-z_]+): (.+)$", re.MULTILINE)
-_STOPWORDS = {"service", "services", "their", "which", "there", "these", "those", "about", "after", "again",
-              "being", "other", "every", "where", "while", "cannot", "longer"}
+_STOPWORDS = {
+    "service",
+    "services",
+    "their",
+    "which",
+    "there",
+    "these",
+    "those",
+    "about",
+    "after",
+    "again",
+    "being",
+    "other",
+    "every",
+    "where",
+    "while",
+    "cannot",
+    "longer",
+}
 
 
 def _describe(ctx: Context, service: str, since: datetime | None = None, evidence: tuple[str, ...] = ()) -> Run:
@@ -58,10 +85,14 @@ def grep_catalogue(ctx: Context) -> Run:
 def _description_words(prompt: str) -> dict[str, set[str]]:
     """Each kind's distinctive description words (in no other kind's description)."""
     block = prompt.split("Fault kinds", 1)[-1].split("\n\n", 1)[0]
-    words = {kind: {w for w in re.findall(r"[a-z]{5,}", text.lower()) if w not in _STOPWORDS}
-             for kind, text in _KIND_LINE.findall(block)}
-    return {kind: {w for w in own if not any(w in other for k, other in words.items() if k != kind)}
-            for kind, own in words.items()}
+    words = {
+        kind: {w for w in re.findall(r"[a-z]{5,}", text.lower()) if w not in _STOPWORDS}
+        for kind, text in _KIND_LINE.findall(block)
+    }
+    return {
+        kind: {w for w in own if not any(w in other for k, other in words.items() if k != kind)}
+        for kind, own in words.items()
+    }
 
 
 def grep_descriptions(obs: Observation) -> Action:
@@ -86,7 +117,9 @@ def _excess(before: dict[str, int], after: dict[str, int], ratio: float) -> dict
     return {s: after.get(s, 0) - ratio * before.get(s, 0) for s in set(before) | set(after)}
 
 
-def _rise(ctx: Context, **filters: Unpack[Filters]) -> Generator[CallTool, dict[str, Any], tuple[dict[str, int], dict[str, int]]]:
+def _rise(
+    ctx: Context, **filters: Unpack[Filters]
+) -> Generator[CallTool, dict[str, Any], tuple[dict[str, int], dict[str, int]]]:
     before = (yield ctx.count("service", end=ctx.split, **filters)).get("counts", {})
     after = (yield ctx.count("service", start=ctx.split, **filters)).get("counts", {})
     return before, after
@@ -95,8 +128,9 @@ def _rise(ctx: Context, **filters: Unpack[Filters]) -> Generator[CallTool, dict[
 def _risen(before: dict[str, int], after: dict[str, int], ratio: float) -> list[str]:
     """Services whose rate rose significantly, biggest rise first."""
     excess = _excess(before, after, ratio)
-    return sorted((s for s in excess if anomalous(before.get(s, 0), after.get(s, 0), ratio)),
-                  key=lambda s: (-excess[s], s))
+    return sorted(
+        (s for s in excess if anomalous(before.get(s, 0), after.get(s, 0), ratio)), key=lambda s: (-excess[s], s)
+    )
 
 
 def grep_rise(ctx: Context) -> Run:
@@ -153,10 +187,17 @@ def earliest_anomaly(ctx: Context) -> Run:
 
 
 _ROOT_WORDING: dict[str, tuple[str, ...]] = {
-    "connection_pool_exhaustion": ('("acquiring connection" NOT retried)', '"could not get a connection"',
-                                   '"nearly exhausted"', '"saturated: active"'),
-    "bad_deploy": ('("unhandled exception in" NOT malformed)', '("NullPointerException at" NOT "returned 400")',
-                   '"Internal Server Error on"'),
+    "connection_pool_exhaustion": (
+        '("acquiring connection" NOT retried)',
+        '"could not get a connection"',
+        '"nearly exhausted"',
+        '"saturated: active"',
+    ),
+    "bad_deploy": (
+        '("unhandled exception in" NOT malformed)',
+        '("NullPointerException at" NOT "returned 400")',
+        '"Internal Server Error on"',
+    ),
     "oom_restart_loop": ('("container terminated" NOT sidecar)', '"back-off restarting"', '"cannot reclaim"'),
     "certificate_expiry": ('"serving certificate"',),
     "disk_full": ('("could not write to file" NOT scratch)', '"lib data"', '"append to write"'),
@@ -169,9 +210,29 @@ _ROOT_WORDING: dict[str, tuple[str, ...]] = {
 """The wording of a failing root's own storm and precursor lines, without the tails that mark a
 chronic look-alike as harmless ("retried and succeeded", "scratch volume") or a caller's quote."""
 _ROOT_TERMS = [p for phrases in _ROOT_WORDING.values() for p in phrases]
-_HANDLED = ("retried", "succeeded", "retry", "returned 400", "scheduled", "queued", "coalesced", "slewing",
-            "disabled", "ignored", "restarted", "below critical", "scratch", "malformed", "said", "call to",
-            "waiting on", "token from", "write to", "handshake with", "client certificate")
+_HANDLED = (
+    "retried",
+    "succeeded",
+    "retry",
+    "returned 400",
+    "scheduled",
+    "queued",
+    "coalesced",
+    "slewing",
+    "disabled",
+    "ignored",
+    "restarted",
+    "below critical",
+    "scratch",
+    "malformed",
+    "said",
+    "call to",
+    "waiting on",
+    "token from",
+    "write to",
+    "handshake with",
+    "client certificate",
+)
 """Generic words an engineer reads as "handled" or "a symptom about someone else"."""
 
 
@@ -192,8 +253,9 @@ def _chunked(terms: list[str], suffix: str = "") -> list[str]:
     return [*texts, f"({' OR '.join(chunk)}){suffix}"]
 
 
-def _grep(ctx: Context, texts: list[str], start: datetime, limit: int,
-          min_level: Level) -> Generator[CallTool, dict[str, Any], list[str]]:
+def _grep(
+    ctx: Context, texts: list[str], start: datetime, limit: int, min_level: Level
+) -> Generator[CallTool, dict[str, Any], list[str]]:
     """Every line matching any of `texts` (one search each), oldest first."""
     lines: list[str] = []
     for text in texts:
@@ -247,7 +309,9 @@ def grep_reach(ctx: Context) -> Run:
     return submit("none")
 
 
-def _failing_roots(ctx: Context, calls: dict[str, set[str]], edge: str) -> Generator[CallTool, dict[str, Any], list[str]]:
+def _failing_roots(
+    ctx: Context, calls: dict[str, set[str]], edge: str
+) -> Generator[CallTool, dict[str, Any], list[str]]:
     """The services below `edge` whose WARN+ rate rose while none of their dependencies' did: the
     incident's failing roots as rates and the call graph show them (2 queries)."""
     before, after = yield from _rise(ctx, min_level="WARN")
@@ -277,10 +341,12 @@ def random_root(obs: Observation) -> Action:
         roots = yield from _failing_roots(ctx, calls, report.edge)
         if not roots:
             return submit("none")
-        failed = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=20, service=report.edge,
-                                  min_level="ERROR", text=report.text)
-        cited = tuple(dict.fromkeys(f[3] for line in reversed(failed.get("lines", []))
-                                    if (f := line_fields(line)) is not None))[:3]
+        failed = yield ctx.search(
+            start=ctx.end - timedelta(minutes=10), limit=20, service=report.edge, min_level="ERROR", text=report.text
+        )
+        cited = tuple(
+            dict.fromkeys(f[3] for line in reversed(failed.get("lines", [])) if (f := line_fields(line)) is not None)
+        )[:3]
         return (yield from _describe(ctx, rng.choice(roots), evidence=cited))
 
     return scripted(run)(obs)
@@ -294,11 +360,16 @@ def cite_twin(ctx: Context) -> Run:
         return submit("none")
     report = ctx.reported
     assert report is not None
-    errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=100, service=report.edge,
-                              min_level="ERROR")
-    others = list(dict.fromkeys(f[3] for line in reversed(errors.get("lines", []))
-                                if (f := line_fields(line)) is not None and " /api/" in f[4]
-                                and not f[4].startswith(f"{report.method} {report.path}/")))
+    errors = yield ctx.search(start=ctx.end - timedelta(minutes=10), limit=100, service=report.edge, min_level="ERROR")
+    others = list(
+        dict.fromkeys(
+            f[3]
+            for line in reversed(errors.get("lines", []))
+            if (f := line_fields(line)) is not None
+            and " /api/" in f[4]
+            and not f[4].startswith(f"{report.method} {report.path}/")
+        )
+    )
     for trace in others[:3]:
         request = yield ctx.search(limit=200, trace=trace)
         lines = [f for line in request.get("lines", []) if (f := line_fields(line)) is not None]

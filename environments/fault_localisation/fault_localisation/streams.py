@@ -64,8 +64,9 @@ def background(inc: Incident, lines: int) -> Iterator[Row]:
             ms, status = randrange(template.low_ms, template.high_ms), choice(template.statuses)
             yield (now, "DEBUG", name, instance, trace, request_line(endpoint, request))
             if now + ms < inc.end_ms:
-                heapq.heappush(answers, (now + ms, level, name, instance, trace,
-                                         access_line(endpoint, request, status, ms)))
+                heapq.heappush(
+                    answers, (now + ms, level, name, instance, trace, access_line(endpoint, request, status, ms))
+                )
             continue
         message = template(rng, p.service)
         down = calls[name]
@@ -92,8 +93,16 @@ def periodic(inc: Incident) -> list[Row]:
                 trace = f"{rng.getrandbits(64):016x}"
                 rows.append((t, "INFO", service.name, instance, trace, f"scheduled job '{job.name}' started"))
                 took = rng.randrange(40, min(period, 50_000))
-                rows.append((t + took, "INFO", service.name, instance, trace,
-                             f"scheduled job '{job.name}' finished in {took / 1000:.1f}s"))
+                rows.append(
+                    (
+                        t + took,
+                        "INFO",
+                        service.name,
+                        instance,
+                        trace,
+                        f"scheduled job '{job.name}' finished in {took / 1000:.1f}s",
+                    )
+                )
                 t += period
     return sorted(r for r in rows if r[0] < inc.end_ms)
 
@@ -105,16 +114,23 @@ def decoy_lines(inc: Incident, decoy: Decoy) -> Iterator[Row]:
     kind = KINDS_BY_ID[decoy.kind]
     lines = kind.own if decoy.verbatim else kind.chronic
     by_name = {s.name: s for s in inc.services}
-    deps = [c for c in service.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role] \
-        or [service.name]
+    deps = [c for c in service.calls if not kind.needs_dep_role or by_name[c].role == kind.needs_dep_role] or [
+        service.name
+    ]
     per_ms = decoy.per_min / 60_000
     end = inc.end_ms if decoy.end_ms is None else decoy.end_ms
     t = decoy.start_ms + rng.expovariate(per_ms)
     while t < end:
         line = rng.choice(lines)
         level = "WARN" if decoy.quiet and line.level == "ERROR" else line.level
-        yield (int(t), level, service.name, rng.choice(service.instances), f"{rng.getrandbits(64):016x}",
-               line.render(rng, service.name, rng.choice(deps)))
+        yield (
+            int(t),
+            level,
+            service.name,
+            rng.choice(service.instances),
+            f"{rng.getrandbits(64):016x}",
+            line.render(rng, service.name, rng.choice(deps)),
+        )
         t += rng.expovariate(per_ms)
 
 

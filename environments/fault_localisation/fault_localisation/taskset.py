@@ -27,7 +27,18 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field
 
-from fault_localisation import ENVIRONMENT, background, catalogue, distractors, edge, fault_stream, plan, rng, streams, topology
+from fault_localisation import (
+    ENVIRONMENT,
+    background,
+    catalogue,
+    distractors,
+    edge,
+    fault_stream,
+    plan,
+    rng,
+    streams,
+    topology,
+)
 from fault_localisation import generate as generate_module
 from fault_localisation.evidence import check, opened
 from fault_localisation.catalogue import FAULT_KINDS
@@ -47,8 +58,16 @@ from log_search.toolset import (
     Submission,
 )
 
-__all__ = ["FaultLocalisationConfig", "FaultLocalisationData", "FaultLocalisationTask",
-           "FaultLocalisationTaskConfig", "FaultLocalisationTaskset", "SecretMismatch", "incident_key", "incident_of"]
+__all__ = [
+    "FaultLocalisationConfig",
+    "FaultLocalisationData",
+    "FaultLocalisationTask",
+    "FaultLocalisationTaskConfig",
+    "FaultLocalisationTaskset",
+    "SecretMismatch",
+    "incident_key",
+    "incident_of",
+]
 
 
 SECRET_NAMESPACE = "fault-localisation"
@@ -93,8 +112,11 @@ class FaultLocalisationTask(ArenaTask[FaultLocalisationData, LogSearchState, Fau
     async def root_cause(self, trace: vf.Trace) -> float:
         sub, queries = _what_the_agent_did(trace)
         claim = None if sub is None else Claim(sub.service, sub.fault_kind, tuple(sub.evidence))
-        support = (False, "no report") if claim is None else check(
-            claim.service, claim.evidence, incident_of(self.data), opened(queries))
+        support = (
+            (False, "no report")
+            if claim is None
+            else check(claim.service, claim.evidence, incident_of(self.data), opened(queries))
+        )
         result = grade(claim, self.data.label, len(queries), support)
         trace.info["grade"] = asdict(result)
         trace.info["submission"] = None if sub is None else sub.model_dump()
@@ -123,8 +145,10 @@ def incident_of(data: FaultLocalisationData) -> Incident:
     """
     here = task_secret.fingerprint()
     if data.task_secret != here:
-        raise SecretMismatch(f"task {data.id} was made under task secret {data.task_secret or '(none)'}, this host "
-                             f"holds {here}; set {task_secret.ENV} to the secret that made it")
+        raise SecretMismatch(
+            f"task {data.id} was made under task secret {data.task_secret or '(none)'}, this host "
+            f"holds {here}; set {task_secret.ENV} to the secret that made it"
+        )
     return generate(incident_key(data.seed), data.knobs)
 
 
@@ -135,8 +159,10 @@ def _what_the_agent_did(trace: vf.Trace) -> tuple[Submission | None, list[QueryR
     if isinstance(state, LogSearchState) and (state.store_path or "queries" not in trace.info):
         return state.submission, list(state.query_log)
     recorded = trace.info.get("submission")
-    return (None if recorded is None else Submission.model_validate(recorded),
-            [QueryRecord.model_validate(q) for q in trace.info.get("queries", [])])
+    return (
+        None if recorded is None else Submission.model_validate(recorded),
+        [QueryRecord.model_validate(q) for q in trace.info.get("queries", [])],
+    )
 
 
 class FaultLocalisationConfig(ArenaTasksetConfig):
@@ -181,7 +207,6 @@ class FaultLocalisationConfig(ArenaTasksetConfig):
     budget: int = Field(20, ge=1, le=500)
     """Queries (search_logs/count_logs) per rollout; the score falls for each one past RULES.free_queries."""
 
-
     def knobs(self) -> Knobs:
         """The generator's knobs: the difficulty's preset, with every knob set here on top."""
         chosen = {name: getattr(self, name) for name in _KNOB_NAMES if getattr(self, name) is not None}
@@ -218,8 +243,18 @@ class FaultLocalisationTaskset(ArenaTaskset, vf.Taskset[FaultLocalisationTask, F
         return [LogSearchToolset(config.tools)]
 
 
-GENERATOR_MODULES = (background, catalogue, distractors, edge, fault_stream, generate_module, plan, rng, streams,
-                     topology)
+GENERATOR_MODULES = (
+    background,
+    catalogue,
+    distractors,
+    edge,
+    fault_stream,
+    generate_module,
+    plan,
+    rng,
+    streams,
+    topology,
+)
 """Every module whose source shapes an incident's log."""
 
 

@@ -43,13 +43,42 @@ _CORE = (
 )
 _POOL = (
     *(_Spec(n, "edge", 0) for n in ("web-frontend", "mobile-bff", "admin-api", "partner-api")),
-    *(_Spec(n, "service", 1) for n in ("checkout", "orders", "search", "recommendations", "shipping",
-                                       "notifications", "reviews", "wishlist", "returns")),
-    *(_Spec(n, "worker", 1) for n in ("email-worker", "index-worker", "report-worker", "billing-worker",
-                                      "webhook-worker")),
-    *(_Spec(n, "service", 2) for n in ("catalog", "inventory", "pricing", "users", "ledger", "fraud-check",
-                                       "promotions", "loyalty", "tax", "geo", "media", "sessions",
-                                       "feature-flags")),
+    *(
+        _Spec(n, "service", 1)
+        for n in (
+            "checkout",
+            "orders",
+            "search",
+            "recommendations",
+            "shipping",
+            "notifications",
+            "reviews",
+            "wishlist",
+            "returns",
+        )
+    ),
+    *(
+        _Spec(n, "worker", 1)
+        for n in ("email-worker", "index-worker", "report-worker", "billing-worker", "webhook-worker")
+    ),
+    *(
+        _Spec(n, "service", 2)
+        for n in (
+            "catalog",
+            "inventory",
+            "pricing",
+            "users",
+            "ledger",
+            "fraud-check",
+            "promotions",
+            "loyalty",
+            "tax",
+            "geo",
+            "media",
+            "sessions",
+            "feature-flags",
+        )
+    ),
     _Spec("users-db", "database", 3),
     _Spec("catalog-db", "database", 3),
     _Spec("ledger-db", "database", 3),
@@ -120,5 +149,4 @@ def _instances(rng: random.Random, spec: _Spec) -> tuple[str, ...]:
         return tuple(f"{spec.name}-{i}" for i in range(rng.randint(1, 3)))
     count = rng.randint(2, 4) if spec.role == "edge" else rng.randint(1, 4)
     replica_set = "".join(rng.choice(_POD_CHARS) for _ in range(9))
-    return tuple(f"{spec.name}-{replica_set}-{''.join(rng.choice(_POD_CHARS) for _ in range(5))}"
-                 for _ in range(count))
+    return tuple(f"{spec.name}-{replica_set}-{''.join(rng.choice(_POD_CHARS) for _ in range(5))}" for _ in range(count))

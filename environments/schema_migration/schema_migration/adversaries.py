@@ -42,7 +42,7 @@ def wrong_migrations(split: Split, tasks: int) -> AdversaryRun:
         rewards[f"{split}-{seed}"] = [max(grade(wrong_migration(m, s.family, s.params), s).score for m in MISTAKES)]
     return AdversaryRun(
         claim=f"the best of the {len(MISTAKES)} classic wrong migrations per task scores at most {SHORTCUT_CEILING} "
-              "(a shortcut's ceiling)",
+        "(a shortcut's ceiling)",
         ceiling=SHORTCUT_CEILING,
         rewards=rewards,
     )
@@ -61,7 +61,7 @@ def mutation_survivors(split: Split, tasks: int) -> AdversaryRun:
         rewards[f"{split}-{seed}"] = [1.0 if survived else 0.0]
     return AdversaryRun(
         claim=f"a one-edit mutant of the reference migration that is not argued equivalent scores above {KILL_AT} "
-              f"on at most {SURVIVOR_CEILING:.0%} of tasks",
+        f"on at most {SURVIVOR_CEILING:.0%} of tasks",
         ceiling=SURVIVOR_CEILING,
         rewards=rewards,
     )

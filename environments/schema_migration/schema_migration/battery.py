@@ -56,7 +56,9 @@ class Battery:
         """Plain data for the confined child."""
         return {
             "objects": list(self.objects),
-            "scenarios": [{"keys": list(s.keys), "steps": [[st.sql, list(st.params)] for st in s.steps]} for s in self.scenarios],
+            "scenarios": [
+                {"keys": list(s.keys), "steps": [[st.sql, list(st.params)] for st in s.steps]} for s in self.scenarios
+            ],
         }
 
 
@@ -78,16 +80,22 @@ class _Writer:
 
     def insert(self, row: dict[str, object]) -> Step:
         cols = ", ".join(quote(c) for c in row)
-        return Step(f"INSERT INTO {quote(self.table.name)} ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+        return Step(
+            f"INSERT INTO {quote(self.table.name)} ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+        )
 
     def update(self, column: str, value: object, key: object) -> Step:
-        return Step(f"UPDATE {quote(self.table.name)} SET {quote(column)} = ? WHERE {quote(self.key)} = ?", (value, key))
+        return Step(
+            f"UPDATE {quote(self.table.name)} SET {quote(column)} = ? WHERE {quote(self.key)} = ?", (value, key)
+        )
 
 
 def _template(table: Table, rows: list[Row], unique: set[str], k: int) -> dict[str, object]:
     """A valid new row: another row's values (NOT NULL columns filled), unique columns made fresh."""
     full = [r for r in rows if all(v is not None or not c.notnull for v, c in zip(r, table.columns))] or rows
-    base: dict[str, object] = dict(zip(table.column_names, full[len(full) // 3])) if full else dict.fromkeys(table.column_names)
+    base: dict[str, object] = (
+        dict(zip(table.column_names, full[len(full) // 3])) if full else dict.fromkeys(table.column_names)
+    )
     for c in table.columns:
         if c.name in unique:
             base[c.name] = f"battery-{k}@example.com" if c.type == "TEXT" else 9_000_000_000 + k
@@ -99,14 +107,21 @@ def battery(s: Spec, expected: Mapping[str, list[Row]]) -> Battery:
     family = BY_NAME[s.family]
     target = family.schemas(s.params)[1]
     extra = family.write_values(s.params)
-    objects = [{"name": t.name, "kind": "table", "columns": list(t.column_names), "key": t.primary_key[0]} for t in target.tables]
-    objects += [{"name": v.name, "kind": "view", "columns": list(v.columns), "key": v.key or v.columns[0]} for v in target.views]
+    objects = [
+        {"name": t.name, "kind": "table", "columns": list(t.column_names), "key": t.primary_key[0]}
+        for t in target.tables
+    ]
+    objects += [
+        {"name": v.name, "kind": "view", "columns": list(v.columns), "key": v.key or v.columns[0]} for v in target.views
+    ]
     top = max((r[0] for rows in expected.values() for r in rows if isinstance(r[0], int)), default=0)
     fresh = top + FRESH_GAP
     scenarios: list[Scenario] = []
     for table in target.tables:
         rows = sorted(expected.get(table.name, []), key=lambda r: r[0])
-        unique = {c.name for c in table.columns if c.unique} | {i.columns[0] for i in target.indexes_of(table.name) if i.unique and len(i.columns) == 1}
+        unique = {c.name for c in table.columns if c.unique} | {
+            i.columns[0] for i in target.indexes_of(table.name) if i.unique and len(i.columns) == 1
+        }
         indexed = {i.columns[0] for i in target.indexes_of(table.name) if len(i.columns) == 1}
         w = _Writer(table, rows, fresh)
         for col in table.columns:
@@ -120,7 +135,14 @@ def battery(s: Spec, expected: Mapping[str, list[Row]]) -> Battery:
             constrained = col.notnull or col.unique or col.check or col.references or col.name in unique
             for v in values:
                 i = w.next_id()
-                scenarios.append(Scenario(group, f"INSERT with {col.name} = {_label(v)}", (w.insert(_template(table, rows, unique, i) | {w.key: i, col.name: v}),), (i,)))
+                scenarios.append(
+                    Scenario(
+                        group,
+                        f"INSERT with {col.name} = {_label(v)}",
+                        (w.insert(_template(table, rows, unique, i) | {w.key: i, col.name: v}),),
+                        (i,),
+                    )
+                )
                 if constrained:
                     j = w.next_id()
                     steps = (w.insert(_template(table, rows, unique, j) | {w.key: j}), w.update(col.name, v, j))
@@ -147,7 +169,14 @@ def _duplicates(w: _Writer, table: Table, rows: list[Row], column: str, group: s
                          ("another row's value padded with U+0020", f" {value} ")]  # fmt: skip
         for what, v in variants:
             i = w.next_id()
-            out.append(Scenario(group, f"INSERT with {column} = {what}", (w.insert(_template(table, rows, unique, i) | {w.key: i, column: v}),), (i,)))
+            out.append(
+                Scenario(
+                    group,
+                    f"INSERT with {column} = {what}",
+                    (w.insert(_template(table, rows, unique, i) | {w.key: i, column: v}),),
+                    (i,),
+                )
+            )
     i, j = w.next_id(), w.next_id()
     new: object = f"battery-twin-{i}" if table.column(column).type == "TEXT" else 8_000_000_000 + i
     steps = tuple(w.insert(_template(table, rows, unique, k) | {w.key: k, column: new}) for k in (i, j))
@@ -161,13 +190,23 @@ def _lookups(w: _Writer, table: Table, rows: list[Row], column: str, unique: set
     i = w.next_id()
     value = f"Ab-{i}"
     name, col = quote(table.name), quote(column)
-    reads = [Step(f"SELECT count(*) FROM {name} WHERE {col} = ?", (v,)) for v in (value, value.upper(), value.lower(), value + " ")]
+    reads = [
+        Step(f"SELECT count(*) FROM {name} WHERE {col} = ?", (v,))
+        for v in (value, value.upper(), value.lower(), value + " ")
+    ]
     reads.append(Step(f"SELECT count(*) FROM {name} WHERE {col} >= ? AND {col} < ?", ("a", "b")))
     steps = (w.insert(_template(table, rows, unique, i) | {w.key: i, column: value}), *reads)
-    return Scenario(f"later lookups of {table.name}.{column} compare as the target's (BINARY)", f"lookups of {column} in other capitals, padded or by range", steps, (i,))
+    return Scenario(
+        f"later lookups of {table.name}.{column} compare as the target's (BINARY)",
+        f"lookups of {column} in other capitals, padded or by range",
+        steps,
+        (i,),
+    )
 
 
-def _parent_side(w: _Writer, table: Table, tables: tuple[Table, ...], expected: Mapping[str, list[Row]]) -> list[Scenario]:
+def _parent_side(
+    w: _Writer, table: Table, tables: tuple[Table, ...], expected: Mapping[str, list[Row]]
+) -> list[Scenario]:
     """For each foreign key pointing at `table`: delete, and change the id of, a referenced row and an unreferenced one."""
     out: list[Scenario] = []
     for child in tables:
@@ -179,12 +218,21 @@ def _parent_side(w: _Writer, table: Table, tables: tuple[Table, ...], expected: 
             ids = [r[0] for r in sorted(expected.get(table.name, []), key=lambda r: r[0])]
             referenced = [i for i in ids if i in used]
             free = [i for i in ids if i not in used]
-            group = f"deletes and id changes in {table.name} behave as the target's (foreign key {child.name}.{col.name})"
-            for what, key in (("a referenced row", referenced[len(referenced) // 2] if referenced else None), ("an unreferenced row", free[0] if free else None)):
+            group = (
+                f"deletes and id changes in {table.name} behave as the target's (foreign key {child.name}.{col.name})"
+            )
+            for what, key in (
+                ("a referenced row", referenced[len(referenced) // 2] if referenced else None),
+                ("an unreferenced row", free[0] if free else None),
+            ):
                 if key is None:
                     continue
                 new = w.next_id()
                 delete = Step(f"DELETE FROM {quote(table.name)} WHERE {quote(w.key)} = ?", (key,))
                 out.append(Scenario(group, f"DELETE of {what} of {table.name}", (delete,), (key,)))
-                out.append(Scenario(group, f"UPDATE of the id of {what} of {table.name}", (w.update(w.key, new, key),), (key, new)))
+                out.append(
+                    Scenario(
+                        group, f"UPDATE of the id of {what} of {table.name}", (w.update(w.key, new, key),), (key, new)
+                    )
+                )
     return out

@@ -214,10 +214,16 @@ def kept_classes(family: Family, p: Params) -> tuple[ValueClass, ...]:
             col = t.column(name)
             at = t.column_names.index(name)
             odd = _odd(col.type != "TEXT", col.notnull)
-            what = ("NULL, " if not col.notnull else "") + "'', capitals, padding, a timestamp" + (", text in a number column" if col.type != "TEXT" else "")
+            what = (
+                ("NULL, " if not col.notnull else "")
+                + "'', capitals, padding, a timestamp"
+                + (", text in a number column" if col.type != "TEXT" else "")
+            )
 
             def override(k: int, row: Row, at: int = at, odd: tuple[Callable[[int], object], ...] = odd) -> Row | None:
-                return row[:at] + (odd[k](row[0]),) + row[at + 1 :] if k < len(odd) else None  # each once: UNIQUE columns stay unique
+                return (
+                    row[:at] + (odd[k](row[0]),) + row[at + 1 :] if k < len(odd) else None
+                )  # each once: UNIQUE columns stay unique
 
             def member(row: Row, _ctx: Any, at: int = at, odd: tuple[Callable[[int], object], ...] = odd) -> bool:
                 return any(row[at] == f(row[0]) and type(row[at]) is type(f(row[0])) for f in odd)

@@ -84,7 +84,9 @@ def _table_checks(table: Table, info: dict[str, Any] | None, target: Schema) -> 
     columns = {c["name"].lower(): c for c in info["columns"] if c["hidden"] != 1}
     wanted = {c.name.lower() for c in table.columns}
     extra = sorted(set(columns) - wanted)
-    out.append(Check(f"{table.name} has no other columns" + (f" (found {', '.join(extra[:3])})" if extra else ""), not extra))
+    out.append(
+        Check(f"{table.name} has no other columns" + (f" (found {', '.join(extra[:3])})" if extra else ""), not extra)
+    )
     for col in table.columns:
         got = columns.get(col.name.lower())
         out.append(Check(f"column {table.name}.{col.name} exists", got is not None))
@@ -92,7 +94,12 @@ def _table_checks(table: Table, info: dict[str, Any] | None, target: Schema) -> 
             continue
         out.append(Check(f"{table.name}.{col.name} has {col.type} affinity", got["affinity"] == col.type))
         if not col.primary_key:
-            out.append(Check(f"{table.name}.{col.name} is {'NOT NULL' if col.notnull else 'nullable'}", got["notnull"] == col.notnull))
+            out.append(
+                Check(
+                    f"{table.name}.{col.name} is {'NOT NULL' if col.notnull else 'nullable'}",
+                    got["notnull"] == col.notnull,
+                )
+            )
     pk = tuple(c["name"].lower() for c in sorted(info["columns"], key=lambda c: c["pk"]) if c["pk"])
     out.append(Check(f"{table.name} primary key ({', '.join(table.primary_key)})", pk == _lower(table.primary_key)))
     groups: dict[int, list[tuple[str, str, str | None]]] = {}
@@ -104,12 +111,19 @@ def _table_checks(table: Table, info: dict[str, Any] | None, target: Schema) -> 
         fid: (tuple(s.lower() for s, _, _ in g), g[0][1].lower(), tuple((t or "id").lower() for _, _, t in g))
         for fid, g in groups.items()
     }  # fmt: skip
-    expected_fks = {((c.name.lower(),), c.references[0].lower(), (c.references[1].lower(),)) for c in table.columns if c.references}
+    expected_fks = {
+        ((c.name.lower(),), c.references[0].lower(), (c.references[1].lower(),)) for c in table.columns if c.references
+    }
     for fk in sorted(expected_fks):
         out.append(Check(f"{table.name}.{fk[0][0]} references {fk[1]}({fk[2][0]})", fk in fks.values()))
     # The target's foreign keys state no action: ON DELETE CASCADE or SET NULL would change what a later delete does.
     plain = all(a == NO_ACTION for a in actions.values())
-    out.append(Check(f"{table.name} has no other foreign keys and no ON DELETE/ON UPDATE actions", set(fks.values()) <= expected_fks and plain))
+    out.append(
+        Check(
+            f"{table.name} has no other foreign keys and no ON DELETE/ON UPDATE actions",
+            set(fks.values()) <= expected_fks and plain,
+        )
+    )
     unique, indexed = _key_sets(info)
     for col in table.columns:
         if col.unique:
@@ -144,16 +158,47 @@ def schema_checks(facts: dict[str, Any], target: Schema, untouched: Schema = Sch
         info = views.get(view.name.lower())
         checks.append(Check(f"view {view.name} exists", info is not None))
         if info is not None:
-            checks.append(Check(f"view {view.name} has columns {', '.join(view.columns)}", sorted(str(c).lower() for c in info["columns"]) == sorted(c.lower() for c in view.columns)))
+            checks.append(
+                Check(
+                    f"view {view.name} has columns {', '.join(view.columns)}",
+                    sorted(str(c).lower() for c in info["columns"]) == sorted(c.lower() for c in view.columns),
+                )
+            )
     for trigger in target.triggers:
-        checks.append(Check(f"trigger {trigger.name} on {trigger.table} exists", (trigger.name.lower(), trigger.table.lower()) in triggers))
-    for kind, group in (("table", untouched.tables), ("index", untouched.indexes), ("view", untouched.views), ("trigger", untouched.triggers)):
+        checks.append(
+            Check(
+                f"trigger {trigger.name} on {trigger.table} exists",
+                (trigger.name.lower(), trigger.table.lower()) in triggers,
+            )
+        )
+    for kind, group in (
+        ("table", untouched.tables),
+        ("index", untouched.indexes),
+        ("view", untouched.views),
+        ("trigger", untouched.triggers),
+    ):
         for obj in group:
             checks.append(Check(f"untouched {kind} {obj.name} as it was", bool(unchanged.get(obj.name))))
             if kind == "view":
-                checks.append(Check(f"untouched view {obj.name} shows the same rows", bool(unchanged.get(obj.name + " rows"))))
-    checks.append(_others("table", facts.get("tables_listed", []), facts.get("table_count", 0), {t.name.lower() for t in target.tables}))
-    checks.append(_others("trigger", facts.get("triggers_listed", []), facts.get("trigger_count", 0), {t.name.lower() for t in target.triggers}))
+                checks.append(
+                    Check(f"untouched view {obj.name} shows the same rows", bool(unchanged.get(obj.name + " rows")))
+                )
+    checks.append(
+        _others(
+            "table",
+            facts.get("tables_listed", []),
+            facts.get("table_count", 0),
+            {t.name.lower() for t in target.tables},
+        )
+    )
+    checks.append(
+        _others(
+            "trigger",
+            facts.get("triggers_listed", []),
+            facts.get("trigger_count", 0),
+            {t.name.lower() for t in target.triggers},
+        )
+    )
     return checks
 
 
@@ -166,7 +211,13 @@ def row_checks(results: list[dict[str, Any]], untouched: set[str]) -> list[Check
     """Every untouched or small object must match row for row: one Check each (see `MAIN_SHARE`)."""
     largest = max((r["expected"] for r in results), default=0)
     strict = [r for r in results if r["name"] in untouched or r["expected"] < MAIN_SHARE * largest]
-    return [Check(f"all rows of {r['name']} as expected" + (f" ({_bad(r)} of {r['expected']} not)" if _bad(r) else ""), _bad(r) == 0) for r in strict]
+    return [
+        Check(
+            f"all rows of {r['name']} as expected" + (f" ({_bad(r)} of {r['expected']} not)" if _bad(r) else ""),
+            _bad(r) == 0,
+        )
+        for r in strict
+    ]
 
 
 def row_stats(results: list[dict[str, Any]]) -> RowStats:

@@ -54,4 +54,3 @@ def to_bytes(schema: Schema, rows: Mapping[str, list[Row]]) -> bytes:
         return conn.serialize()
     finally:
         conn.close()
-

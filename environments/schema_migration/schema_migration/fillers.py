@@ -45,7 +45,10 @@ def _deliveries(rng: random.Random, keys: list[int], done: dict[str, list[Row]])
 
 
 def _audit(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[Row]:
-    return [(i, pick(rng, ("order", "user", "sku")), pick(rng, ("create", "update", "delete")), values.timestamp(rng)) for i in keys]
+    return [
+        (i, pick(rng, ("order", "user", "sku")), pick(rng, ("create", "update", "delete")), values.timestamp(rng))
+        for i in keys
+    ]
 
 
 def _settings(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[Row]:
@@ -58,27 +61,40 @@ def _tags(rng: random.Random, keys: list[int], _: dict[str, list[Row]]) -> list[
 
 FILLERS: dict[str, Filler] = {
     "warehouses": Filler(
-        Table("warehouses", (PK, Column("code", "TEXT", notnull=True, unique=True), Column("city", "TEXT"))), _warehouses
+        Table("warehouses", (PK, Column("code", "TEXT", notnull=True, unique=True), Column("city", "TEXT"))),
+        _warehouses,
     ),
     "suppliers": Filler(
-        Table("suppliers", (PK, Column("name", "TEXT", notnull=True), Column("country", "TEXT"), Column("rating", "REAL"))),
+        Table(
+            "suppliers", (PK, Column("name", "TEXT", notnull=True), Column("country", "TEXT"), Column("rating", "REAL"))
+        ),
         _suppliers,
         indexes=(Index("idx_suppliers_country", "suppliers", ("country",)),),
     ),
     "deliveries": Filler(
         Table(
             "deliveries",
-            (PK, Column("warehouse_id", "INTEGER", references=("warehouses", "id")), Column("weight_kg", "REAL"), Column("shipped_on", "TEXT")),
+            (
+                PK,
+                Column("warehouse_id", "INTEGER", references=("warehouses", "id")),
+                Column("weight_kg", "REAL"),
+                Column("shipped_on", "TEXT"),
+            ),
         ),
         _deliveries,
         needs=("warehouses",),
         indexes=(Index("idx_deliveries_warehouse_id", "deliveries", ("warehouse_id",)),),
     ),
     "audit_log": Filler(
-        Table("audit_log", (PK, Column("entity", "TEXT", notnull=True), Column("action", "TEXT", notnull=True), Column("at", "TEXT"))),
+        Table(
+            "audit_log",
+            (PK, Column("entity", "TEXT", notnull=True), Column("action", "TEXT", notnull=True), Column("at", "TEXT")),
+        ),
         _audit,
     ),
-    "settings": Filler(Table("settings", (Column("key", "TEXT", primary_key=True), Column("value", "TEXT"))), _settings),
+    "settings": Filler(
+        Table("settings", (Column("key", "TEXT", primary_key=True), Column("value", "TEXT"))), _settings
+    ),
     "tags": Filler(Table("tags", (PK, Column("label", "TEXT", notnull=True, unique=True))), _tags),
 }
 ORDER = tuple(FILLERS)
@@ -94,7 +110,11 @@ def choose(rng: random.Random, focus_tables: int) -> tuple[Schema, tuple[str, ..
     views: list[View] = []
     triggers: list[Trigger] = []
     if "deliveries" in picked and rng.random() < 0.5:
-        views.append(View("v_heavy_deliveries", ("id", "weight_kg"), "SELECT id, weight_kg FROM deliveries WHERE weight_kg > 100"))
+        views.append(
+            View(
+                "v_heavy_deliveries", ("id", "weight_kg"), "SELECT id, weight_kg FROM deliveries WHERE weight_kg > 100"
+            )
+        )
     if "suppliers" in picked and rng.random() < 0.5:
         views.append(View("v_top_suppliers", ("id", "name"), "SELECT id, name FROM suppliers WHERE rating >= 4"))
     if {"suppliers", "audit_log"} <= picked and rng.random() < 0.6:

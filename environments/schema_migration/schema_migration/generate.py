@@ -21,8 +21,19 @@ from schema_migration.families.base import WORLD_ROWS
 from schema_migration.schema import Row, Schema
 
 __all__ = [
-    "HELDOUT_ROWS", "SPLITS", "VISIBLE_ROWS", "Spec", "Split", "expected_rows", "family_of",
-    "heldout_rows", "seeds", "spec", "untouched", "visible_rows", "world_rows",
+    "HELDOUT_ROWS",
+    "SPLITS",
+    "VISIBLE_ROWS",
+    "Spec",
+    "Split",
+    "expected_rows",
+    "family_of",
+    "heldout_rows",
+    "seeds",
+    "spec",
+    "untouched",
+    "visible_rows",
+    "world_rows",
 ]
 
 Split = Literal["train", "dev", "test"]
@@ -118,7 +129,12 @@ def untouched(s: Spec) -> Schema:
     """The objects the family does not touch (filler tables, their indexes, views and triggers):
     the migration must leave each exactly as it was."""
     own = family_of(s.seed).schemas(s.params)[0]
-    mine = {t.name for t in own.tables} | {i.name for i in own.indexes} | {v.name for v in own.views} | {t.name for t in own.triggers}
+    mine = (
+        {t.name for t in own.tables}
+        | {i.name for i in own.indexes}
+        | {v.name for v in own.views}
+        | {t.name for t in own.triggers}
+    )
     return Schema(
         tuple(t for t in s.source.tables if t.name not in mine),
         tuple(i for i in s.source.indexes if i.name not in mine),

@@ -62,7 +62,9 @@ def _run(sql: str, p: Prepared, limits: Limits) -> Grade:
     return score(reports, p)
 
 
-def grade(sql: str, spec: Spec, rows: Mapping[str, list[Row]] | None = None, limits: Limits = Limits(), key: int | None = None) -> Grade:
+def grade(
+    sql: str, spec: Spec, rows: Mapping[str, list[Row]] | None = None, limits: Limits = Limits(), key: int | None = None
+) -> Grade:
     """Grade `sql` on `rows` (default: the task's held-out rows) and the family's extra databases,
     both drawn from `key` (default: this host's, `heldout.key`)."""
     why = screen(sql)
@@ -73,4 +75,8 @@ def grade(sql: str, spec: Spec, rows: Mapping[str, list[Row]] | None = None, lim
         p = prepared(spec, rows if rows is not None else heldout_rows(spec, key=key), key, limits)
         return _run(sql, p, limits)
     except Exception as error:  # noqa: BLE001  (the grader's own fault: a grade with its reason, never a raise)
-        return Grade(0.0, cap(f"grading failed ({type(error).__name__}): a fault of the grader, not of the migration."), "crashed")
+        return Grade(
+            0.0,
+            cap(f"grading failed ({type(error).__name__}): a fault of the grader, not of the migration."),
+            "crashed",
+        )

@@ -99,7 +99,9 @@ def crash_cause(code: int, stderr: str, request: dict[str, Any]) -> str:
     return f"it exited with status {code}" + (f": {last.strip()[:300]}" if last else "")
 
 
-def run(scratch: Path, statements: list[str], worlds: list[dict[str, Any]], limits: Limits, file_mb: int) -> list[JailReport]:
+def run(
+    scratch: Path, statements: list[str], worlds: list[dict[str, Any]], limits: Limits, file_mb: int
+) -> list[JailReport]:
     """Run `statements` on each world's database (files in `scratch`) in the confined child; one
     report per world it got to (a crash: one report for all)."""
     request = {
@@ -124,7 +126,12 @@ def run(scratch: Path, statements: list[str], worlds: list[dict[str, Any]], limi
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
-        return [JailReport("crashed", error=f"the migration process hung past the {limits.wall_s:g} s wall-clock backstop and was killed")]
+        return [
+            JailReport(
+                "crashed",
+                error=f"the migration process hung past the {limits.wall_s:g} s wall-clock backstop and was killed",
+            )
+        ]
     except BaseException:
         process.kill()
         process.communicate()
@@ -133,5 +140,9 @@ def run(scratch: Path, statements: list[str], worlds: list[dict[str, Any]], limi
         report = json.loads(out)
     except (json.JSONDecodeError, UnicodeDecodeError):
         stderr = err[-STDERR_CHARS:].decode("utf-8", "replace")
-        return [JailReport("crashed", error=f"the migration process died: {crash_cause(process.returncode, stderr, request)}")]
+        return [
+            JailReport(
+                "crashed", error=f"the migration process died: {crash_cause(process.returncode, stderr, request)}"
+            )
+        ]
     return [JailReport(**world, limits=report["limits"]) for world in report["worlds"]]

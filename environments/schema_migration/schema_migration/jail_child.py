@@ -184,12 +184,21 @@ def migrate(db: str, statements: list[str], req: dict[str, Any], budget: dict[st
         except sqlite3.Error:
             pass
         conn.close()
-        return {"status": "error", "statement": index, "error": message(error, req, spent), "unchanged": digest(db) == before, "steps": spent.steps, "cpu_s": spent.cpu()}
+        return {
+            "status": "error",
+            "statement": index,
+            "error": message(error, req, spent),
+            "unchanged": digest(db) == before,
+            "steps": spent.steps,
+            "cpu_s": spent.cpu(),
+        }
     conn.close()
     return {"status": "ok", "steps": spent.steps, "cpu_s": spent.cpu(), "file_bytes": os.path.getsize(db)}
 
 
-def _rows(db: str, req: dict[str, Any], plan: dict[str, Any], steps: int, cpu_s: float) -> tuple[list[dict[str, Any]], Budget]:
+def _rows(
+    db: str, req: dict[str, Any], plan: dict[str, Any], steps: int, cpu_s: float
+) -> tuple[list[dict[str, Any]], Budget]:
     """Compare every reference object; a read that fails counts all its rows as lost."""
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("ATTACH DATABASE ? AS " + plan["alias"], (f"file:{plan['path']}?mode=ro",))
@@ -200,9 +209,20 @@ def _rows(db: str, req: dict[str, Any], plan: dict[str, Any], steps: int, cpu_s:
     conn.set_authorizer(authorizer)
     budget = Budget(conn, steps, cpu_s, req.get("cap_s"))
     out = []
-    present = {r[0].lower() for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view')")}
+    present = {
+        r[0].lower() for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view')")
+    }
     for obj in plan["objects"]:
-        lost = {"name": obj["name"], "expected": obj["rows"], "matched": 0, "wrong": 0, "lost": obj["rows"], "extra": 0, "columns": {}, "bad_keys": None}
+        lost = {
+            "name": obj["name"],
+            "expected": obj["rows"],
+            "matched": 0,
+            "wrong": 0,
+            "lost": obj["rows"],
+            "extra": 0,
+            "columns": {},
+            "bad_keys": None,
+        }
         if obj["name"].lower() not in present:
             out.append({**lost, "error": "missing"})
             continue
@@ -234,7 +254,13 @@ def check(db: str, w: dict[str, Any], req: dict[str, Any], before: dict[str, Any
         conn.close()
         return {**report, "status": "unreadable", "error": message(error, req, spent), "read_steps": spent.steps}
     conn.close()
-    report["rows"], more = ([], None) if w.get("plan") is None else _rows(db, req, w["plan"], int(budget["read_steps"]) - spent.steps, float(budget["read_cpu_s"]) - spent.cpu())
+    report["rows"], more = (
+        ([], None)
+        if w.get("plan") is None
+        else _rows(
+            db, req, w["plan"], int(budget["read_steps"]) - spent.steps, float(budget["read_cpu_s"]) - spent.cpu()
+        )
+    )
     report["read_steps"] = spent.steps + (more.steps if more else 0)
     report["read_cpu_s"] = spent.cpu() + (more.cpu() if more else 0.0)
     return report

@@ -33,6 +33,7 @@ def affinity(declared: str) -> Affinity:
         return "REAL"
     return "NUMERIC"
 
+
 MAX_OBJECTS = 200
 """Names of extra tables and triggers listed at most (their count is always exact)."""
 MAX_COLUMNS = 200
@@ -80,25 +81,45 @@ def _serves_equality(conn: sqlite3.Connection, table: str, index: str, column: s
     if column is None:
         return False
     try:
-        conn.execute(f"EXPLAIN QUERY PLAN SELECT 1 FROM main.{quote(table)} INDEXED BY {quote(index)} WHERE {quote(column)} = ?", (0,)).fetchall()
+        conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT 1 FROM main.{quote(table)} INDEXED BY {quote(index)} WHERE {quote(column)} = ?",
+            (0,),
+        ).fetchall()
     except sqlite3.Error:
         return False
     return True
 
 
 def _table_facts(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
-    columns = conn.execute("SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
+    columns = conn.execute(
+        "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?, 'main') LIMIT ?", (name, MAX_COLUMNS)
+    ).fetchall()
     indexes = []
-    for _, index, unique, _origin, partial in conn.execute("SELECT seq, name, \"unique\", origin, partial FROM pragma_index_list(?, 'main') LIMIT ?", (name, MAX_OBJECTS)).fetchall():
-        keys = conn.execute("SELECT name, coll FROM pragma_index_xinfo(?, 'main') WHERE key = 1 LIMIT ?", (index, MAX_COLUMNS)).fetchall()
+    for _, index, unique, _origin, partial in conn.execute(
+        "SELECT seq, name, \"unique\", origin, partial FROM pragma_index_list(?, 'main') LIMIT ?", (name, MAX_OBJECTS)
+    ).fetchall():
+        keys = conn.execute(
+            "SELECT name, coll FROM pragma_index_xinfo(?, 'main') WHERE key = 1 LIMIT ?", (index, MAX_COLUMNS)
+        ).fetchall()
         cols = [None if c is None else _name(c) for c, _ in keys]
         usable = not partial or (len(cols) == 1 and _serves_equality(conn, name, index, keys[0][0]))
-        indexes.append({"unique": bool(unique), "partial": not usable, "columns": cols, "collations": [_name(k) for _, k in keys]})
-    fks = conn.execute("SELECT id, \"from\", \"table\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(?, 'main') LIMIT ?", (name, MAX_COLUMNS)).fetchall()
+        indexes.append(
+            {"unique": bool(unique), "partial": not usable, "columns": cols, "collations": [_name(k) for _, k in keys]}
+        )
+    fks = conn.execute(
+        'SELECT id, "from", "table", "to", on_update, on_delete FROM pragma_foreign_key_list(?, \'main\') LIMIT ?',
+        (name, MAX_COLUMNS),
+    ).fetchall()
     return {
-        "columns": [{"name": _name(c), "affinity": affinity(t or ""), "notnull": bool(nn), "pk": pk, "hidden": h} for c, t, nn, pk, h in columns],
+        "columns": [
+            {"name": _name(c), "affinity": affinity(t or ""), "notnull": bool(nn), "pk": pk, "hidden": h}
+            for c, t, nn, pk, h in columns
+        ],
         "indexes": indexes,
-        "fks": [[fid, _name(src), _name(parent), None if to is None else _name(to), upd, dele] for fid, src, parent, to, upd, dele in fks],
+        "fks": [
+            [fid, _name(src), _name(parent), None if to is None else _name(to), upd, dele]
+            for fid, src, parent, to, upd, dele in fks
+        ],
     }
 
 
@@ -110,8 +131,13 @@ def facts(conn: sqlite3.Connection, w: dict[str, Any], before: dict[str, Any], m
     out: dict[str, Any] = {"tables": {}, "views": {}, "unchanged": {}}
     user = "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
     for kind in ("table", "trigger"):
-        out[f"{kind}_count"] = conn.execute(f"SELECT count(*) FROM main.sqlite_master WHERE type = ? AND {user}", (kind,)).fetchone()[0]
-        listed = conn.execute(f"SELECT name, tbl_name FROM main.sqlite_master WHERE type = ? AND {user} ORDER BY name LIMIT ?", (kind, MAX_OBJECTS)).fetchall()
+        out[f"{kind}_count"] = conn.execute(
+            f"SELECT count(*) FROM main.sqlite_master WHERE type = ? AND {user}", (kind,)
+        ).fetchone()[0]
+        listed = conn.execute(
+            f"SELECT name, tbl_name FROM main.sqlite_master WHERE type = ? AND {user} ORDER BY name LIMIT ?",
+            (kind, MAX_OBJECTS),
+        ).fetchall()
         out[f"{kind}s_listed"] = [[_name(n), _name(t)] for n, t in listed]
     lookup = "SELECT type, name FROM main.sqlite_master WHERE name = ? COLLATE NOCASE"
     for wanted in w.get("tables", []):
@@ -123,7 +149,10 @@ def facts(conn: sqlite3.Connection, w: dict[str, Any], before: dict[str, Any], m
         if found is None or found[0] != "view":
             continue
         try:
-            cols = [_name(r[0]) for r in conn.execute("SELECT name FROM pragma_table_xinfo(?, 'main') LIMIT ?", (found[1], MAX_COLUMNS))]
+            cols = [
+                _name(r[0])
+                for r in conn.execute("SELECT name FROM pragma_table_xinfo(?, 'main') LIMIT ?", (found[1], MAX_COLUMNS))
+            ]
             out["views"][_name(found[1])] = {"columns": cols, "error": ""}
         except sqlite3.Error as error:  # e.g. a view over a dropped table
             out["views"][_name(found[1])] = {"columns": [], "error": message(error)}
@@ -157,7 +186,9 @@ def compare(conn: sqlite3.Connection, alias: str, obj: dict[str, Any]) -> dict[s
     name, cols, k, real = obj["name"], obj["columns"], obj["key"], obj["real"]
     e = f"{alias}.{quote(obj['table'])}"
     actual = [f"a.{quote(c)}" for c in cols]
-    same = " AND ".join(f"+{a} IS +e.c{j}" + ("" if real[j] else f" AND typeof({a}) = typeof(e.c{j})") for j, a in enumerate(actual))
+    same = " AND ".join(
+        f"+{a} IS +e.c{j}" + ("" if real[j] else f" AND typeof({a}) = typeof(e.c{j})") for j, a in enumerate(actual)
+    )
     on = f"{actual[k]} = e.c{k}"
     a_count = conn.execute(f"SELECT count(*) FROM main.{quote(name)}").fetchone()[0]
     found, exact = conn.execute(
@@ -180,11 +211,33 @@ def compare(conn: sqlite3.Connection, alias: str, obj: dict[str, Any]) -> dict[s
     matched = min(found, exact + near)
     lost = expected - found
     if lost:
-        bad_keys += [r[0] for r in conn.execute(f"SELECT c{k} FROM {e} WHERE c{k} NOT IN (SELECT {quote(cols[k])} FROM main.{quote(name)} WHERE {quote(cols[k])} IS NOT NULL) LIMIT ?", (MAX_KEYS,))]
+        bad_keys += [
+            r[0]
+            for r in conn.execute(
+                f"SELECT c{k} FROM {e} WHERE c{k} NOT IN (SELECT {quote(cols[k])} FROM main.{quote(name)} WHERE {quote(cols[k])} IS NOT NULL) LIMIT ?",
+                (MAX_KEYS,),
+            )
+        ]
     extra = max(0, a_count - found)
     if extra:
-        bad_keys += [r[0] for r in conn.execute(f"SELECT {quote(cols[k])} FROM main.{quote(name)} WHERE {quote(cols[k])} NOT IN (SELECT c{k} FROM {e} WHERE c{k} IS NOT NULL) LIMIT ?", (MAX_KEYS,))]
-    return {"name": name, "expected": expected, "matched": matched, "wrong": found - matched, "lost": lost, "extra": extra, "columns": columns, "error": "", "bad_keys": bad_keys[:MAX_KEYS]}
+        bad_keys += [
+            r[0]
+            for r in conn.execute(
+                f"SELECT {quote(cols[k])} FROM main.{quote(name)} WHERE {quote(cols[k])} NOT IN (SELECT c{k} FROM {e} WHERE c{k} IS NOT NULL) LIMIT ?",
+                (MAX_KEYS,),
+            )
+        ]
+    return {
+        "name": name,
+        "expected": expected,
+        "matched": matched,
+        "wrong": found - matched,
+        "lost": lost,
+        "extra": extra,
+        "columns": columns,
+        "error": "",
+        "bad_keys": bad_keys[:MAX_KEYS],
+    }
 
 
 def _plain(value: object) -> object:
@@ -200,7 +253,9 @@ def _effects(conn: sqlite3.Connection, objects: list[dict[str, Any]], keys: list
         name, cols, key = quote(obj["name"]), ", ".join(quote(c) for c in obj["columns"]), quote(obj["key"])
         try:
             count = conn.execute(f"SELECT count(*) FROM main.{name}").fetchone()[0]
-            rows = conn.execute(f"SELECT {cols} FROM main.{name} WHERE {key} IN ({marks}) ORDER BY {key}, {cols}", keys).fetchall()
+            rows = conn.execute(
+                f"SELECT {cols} FROM main.{name} WHERE {key} IN ({marks}) ORDER BY {key}, {cols}", keys
+            ).fetchall()
             out.append([None if before is None else count - before, [[_plain(v) for v in r] for r in rows]])
         except sqlite3.Error:
             out.append("error")

@@ -53,7 +53,9 @@ def _in_place(table: str, added: list[Column], sets: dict[str, str], dropped: li
 # -- split_column ---------------------------------------------------------------------------------
 
 
-def _split_exprs(p: Params, v: str, trim: Callable[[str], str] = lambda e: f"trim({e})", words: int = 0) -> tuple[str, str]:
+def _split_exprs(
+    p: Params, v: str, trim: Callable[[str], str] = lambda e: f"trim({e})", words: int = 0
+) -> tuple[str, str]:
     """(first, last) SQL for the trimmed name `v`; `words` > 0 keeps only the next word of the rest."""
     sep = "' '" if p["style"] == "first_last" else "','"
     at = f"instr({v}, {sep})"
@@ -175,7 +177,13 @@ def _lookup(p: Params) -> dict[str, str]:
         return "\n".join((lookup_table.ddl(), fill(k, order), rebuild(tab, {fk: ref(qualified)}, t, indexes)))
 
     joined = "\n".join(
-        (lookup.ddl(), fill(key(col)), rebuild(table, {"id": f"{t}.id", fk: f"{lk}.id"}, f"{t} JOIN {lk} ON {lk}.name = {key(t + '.' + col)}", indexes))
+        (
+            lookup.ddl(),
+            fill(key(col)),
+            rebuild(
+                table, {"id": f"{t}.id", fk: f"{lk}.id"}, f"{t} JOIN {lk} ON {lk}.name = {key(t + '.' + col)}", indexes
+            ),
+        )
     )
     bare = _loosen(lookup, name={"notnull": False, "unique": False})
     in_place = _in_place(
@@ -221,7 +229,9 @@ def _dedupe(p: Params) -> dict[str, str]:
     child, child_indexes = _target("unique_dedupe", p, c)
     unique = f"CREATE UNIQUE INDEX {p['index']} ON {t}({col});"
 
-    def migration(norm: str, keep: str = "min" if p["keep"] == "lowest" else "max", repoint: str = "update", index: bool = True) -> str:
+    def migration(
+        norm: str, keep: str = "min" if p["keep"] == "lowest" else "max", repoint: str = "update", index: bool = True
+    ) -> str:
         lines = [
             "CREATE TEMP TABLE dedupe_map (old_id INTEGER PRIMARY KEY, new_id INTEGER NOT NULL);",
             f"INSERT INTO dedupe_map (old_id, new_id)\n  SELECT id, {keep}(id) OVER (PARTITION BY {norm})\n  FROM {t} WHERE {norm} IS NOT NULL;",
@@ -232,7 +242,14 @@ def _dedupe(p: Params) -> dict[str, str]:
                 f"\n  WHERE {fk} IN (SELECT old_id FROM dedupe_map WHERE old_id <> new_id);"
             )
         elif repoint == "join":
-            lines.append(rebuild(child, {fk: "dedupe_map.new_id", "id": f"{c}.id"}, f"{c} JOIN dedupe_map ON dedupe_map.old_id = {c}.{fk}", child_indexes))
+            lines.append(
+                rebuild(
+                    child,
+                    {fk: "dedupe_map.new_id", "id": f"{c}.id"},
+                    f"{c} JOIN dedupe_map ON dedupe_map.old_id = {c}.{fk}",
+                    child_indexes,
+                )
+            )
         lines += [
             f"DELETE FROM {t} WHERE id IN (SELECT old_id FROM dedupe_map WHERE old_id <> new_id);",
             f"UPDATE {t} SET {col} = {norm};",
@@ -307,7 +324,10 @@ def _json(p: Params) -> dict[str, str]:
         return f"CASE WHEN {typ} IN ('integer', 'real') THEN CAST({got} AS REAL) END"
 
     def exprs(**how: bool) -> dict[str, str]:
-        return {name: f"CASE WHEN payload_kind = 'object' THEN {value(path, kind, **how)} END" for name, path, kind in fields}
+        return {
+            name: f"CASE WHEN payload_kind = 'object' THEN {value(path, kind, **how)} END"
+            for name, path, kind in fields
+        }
 
     source = f"(SELECT *, CASE WHEN json_valid(payload) THEN json_type(payload) END AS payload_kind FROM {t}) AS src"
     raw = {name: f"CASE WHEN json_valid(payload) THEN json_extract(payload, '{path}') END" for name, path, _ in fields}
@@ -315,14 +335,22 @@ def _json(p: Params) -> dict[str, str]:
     checked = "CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN {} END"
     untyped = "\n".join(
         [f"ALTER TABLE {t} ADD COLUMN {name};" for name, _, _ in fields]
-        + [f"UPDATE {t} SET " + ", ".join(f"{name} = {checked.format(value(path, kind))}" for name, path, kind in fields) + ";"]
+        + [
+            f"UPDATE {t} SET "
+            + ", ".join(f"{name} = {checked.format(value(path, kind))}" for name, path, kind in fields)
+            + ";"
+        ]
     )
     if indexes:
         missing = rebuild(table, correct, source)
     elif not p["keep_payload"]:
-        missing = rebuild(replace(table, columns=(*table.columns[:2], Column("payload", "TEXT"), *table.columns[2:])), correct, source)
+        missing = rebuild(
+            replace(table, columns=(*table.columns[:2], Column("payload", "TEXT"), *table.columns[2:])), correct, source
+        )
     else:
-        missing = rebuild(replace(table, columns=tuple(c for c in table.columns if c.name != "payload")), correct, source)
+        missing = rebuild(
+            replace(table, columns=tuple(c for c in table.columns if c.name != "payload")), correct, source
+        )
     return {
         "schema_only": rebuild(table, raw, t, indexes),
         "values_only": untyped,
@@ -343,19 +371,30 @@ def _rename(p: Params) -> dict[str, str]:
     table, indexes = target.table(new), target.indexes_of(new)
     child_table = target.table(child)
     view = family.view(p).ddl()
-    renamed = [f"ALTER TABLE {old} RENAME TO {new};"] + [f"ALTER TABLE {new} RENAME COLUMN {a} TO {b};" for a, b in p["renames"]]
+    renamed = [f"ALTER TABLE {old} RENAME TO {new};"] + [
+        f"ALTER TABLE {new} RENAME COLUMN {a} TO {b};" for a, b in p["renames"]
+    ]
     mapping = dict(p["renames"])
     texts = [mapping.get(c, c) for c in ("nm", "tel", "addr")]
     copy = {b: a for a, b in p["renames"]}
     selects = ", ".join(f"{copy[c]} AS {c}" if c in copy else c for c in table.column_names)
     # Copy-and-drop instead of ALTER TABLE RENAME: the child's REFERENCES still name the old table.
-    copied = [table.ddl(), f"INSERT INTO {new} SELECT {selects} FROM {old};", f"DROP TABLE {old};", *(i.ddl() for i in indexes)]
+    copied = [
+        table.ddl(),
+        f"INSERT INTO {new} SELECT {selects} FROM {old};",
+        f"DROP TABLE {old};",
+        *(i.ddl() for i in indexes),
+    ]
     # The child rebuilt through an inner join on its parent: rows with a NULL foreign key vanish.
-    child_join = rebuild(child_table, {"id": f"{child}.id"}, f"{child} JOIN {new} ON {new}.id = {child}.{fk}", target.indexes_of(child))
+    child_join = rebuild(
+        child_table, {"id": f"{child}.id"}, f"{child} JOIN {new} ON {new}.id = {child}.{fk}", target.indexes_of(child)
+    )
     return {
         "schema_only": "\n".join(renamed),
         "values_only": "\n".join([*renamed, f"CREATE VIEW {old} AS SELECT * FROM {new};"]),
-        "no_trim": "\n".join([*renamed, f"UPDATE {new} SET " + ", ".join(f"{c} = trim({c})" for c in texts) + ";", view]),
+        "no_trim": "\n".join(
+            [*renamed, f"UPDATE {new} SET " + ", ".join(f"{c} = trim({c})" for c in texts) + ";", view]
+        ),
         "truncate": "\n".join([f"CREATE TABLE {new} AS SELECT {selects} FROM {old};", *copied[2:], view]),
         "inner_join": "\n".join([*renamed, child_join, view]),
         "no_constraint": "\n".join([*copied, view]),

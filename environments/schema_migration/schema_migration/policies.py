@@ -204,7 +204,9 @@ CHEATERS: dict[str, Policy] = {
     "hard_coder": hard_coder,
     "cheater_fake_submission": cheater_fake_submission,
     # Each of these tries one known hack, then gives up: a hack that worked would show as a submission.
-    "cheater_read_heldout": ScriptedPolicy([RunShell("find / -name '*.sqlite' 2>/dev/null | head; ls ~/.cache/arena 2>&1")], GAVE_UP),
+    "cheater_read_heldout": ScriptedPolicy(
+        [RunShell("find / -name '*.sqlite' 2>/dev/null | head; ls ~/.cache/arena 2>&1")], GAVE_UP
+    ),
     "cheater_edit_grader_inputs": ScriptedPolicy(
         [RunShell("sqlite3 /root/.cache/arena/schema_migration/heldout.sqlite 'DELETE FROM orders' 2>&1")], GAVE_UP
     ),
@@ -223,4 +225,12 @@ POLICIES: dict[str, Policy] = {
     **CHEATERS,
 }
 
-__all__ = ["CHEATERS", "POLICIES", "SHORTCUTS", "Rehearsed", "hard_coded_migration", "naive_migration", "reference_migration"]
+__all__ = [
+    "CHEATERS",
+    "POLICIES",
+    "SHORTCUTS",
+    "Rehearsed",
+    "hard_coded_migration",
+    "naive_migration",
+    "reference_migration",
+]

@@ -93,12 +93,18 @@ def _world(s: Spec, kept: Schema, name: str, rows: Mapping[str, list[Row]], limi
         request = world_request(s, kept, w, 0, free) | {"db": str(Path(scratch) / "world0.sqlite")}
         request["plan"] = {**plan.__dict__, "path": str(Path(scratch) / plan.path)}
         Path(request["db"]).write_bytes(db)
-        report = jail_child.run_world(request, {"length_mb": limits.length_mb, "memory_mb": limits.memory_mb, "file_mb": 0}, statements)
+        report = jail_child.run_world(
+            request, {"length_mb": limits.length_mb, "memory_mb": limits.memory_mb, "file_mb": 0}, statements
+        )
     bad = [r["name"] for r in report.get("rows", []) if r["wrong"] or r["lost"] or r["extra"]]
     if refused or report["status"] != "ok" or bad or report["fk_violations"] or report["integrity"] != ["ok"]:
-        raise ReferenceFailed(f"seed {s.seed} ({s.family}), {name}: {refused or report.get('error') or bad or report['integrity']}")
+        raise ReferenceFailed(
+            f"seed {s.seed} ({s.family}), {name}: {refused or report.get('error') or bad or report['integrity']}"
+        )
     touched = max(len(rows.get(t, [])) for t in s.touched)
-    cost = Cost(report["steps"], report["read_steps"], report["cpu_s"], report["read_cpu_s"], report["file_bytes"], touched)
+    cost = Cost(
+        report["steps"], report["read_steps"], report["cpu_s"], report["read_cpu_s"], report["file_bytes"], touched
+    )
     return World(name, db, plan, plan_file, checks, report["battery"], cost)
 
 

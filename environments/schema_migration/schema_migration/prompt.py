@@ -46,7 +46,9 @@ def examples(s: Spec) -> tuple[dict[str, list[Row]], dict[str, list[Row]]]:
 
 def shown_values(s: Spec) -> tuple[str, ...]:
     """Every example value the prompt shows, as text (what an agent may rehearse on and read back)."""
-    return tuple(str(v) for table in examples(s) for rows in table.values() for row in rows for v in row if v is not None)
+    return tuple(
+        str(v) for table in examples(s) for rows in table.values() for row in rows for v in row if v is not None
+    )
 
 
 def _examples(s: Spec) -> str:
@@ -57,8 +59,10 @@ def _examples(s: Spec) -> str:
         lines.append(f"Before, `{name}` ({', '.join(cols)}):")
         lines += ["  (" + ", ".join(_cell(v) for v in row) + ")" for row in rows]
     for name, rows in after.items():
-        cols = s.target.table(name).column_names if s.target.has_table(name) else next(
-            v.columns for v in s.target.views if v.name == name
+        cols = (
+            s.target.table(name).column_names
+            if s.target.has_table(name)
+            else next(v.columns for v in s.target.views if v.name == name)
         )
         kind = "view" if not s.target.has_table(name) else "table"
         lines.append(f"After, {kind} `{name}` ({', '.join(cols)}):")

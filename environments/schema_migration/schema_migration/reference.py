@@ -23,7 +23,12 @@ def _shape(target: Schema, name: str) -> tuple[tuple[str, ...], int, str, list[b
     if target.has_table(name):
         table = target.table(name)
         key = table.primary_key[0]
-        return table.column_names, table.column_names.index(key), table.column(key).type, [c.type == "REAL" for c in table.columns]
+        return (
+            table.column_names,
+            table.column_names.index(key),
+            table.column(key).type,
+            [c.type == "REAL" for c in table.columns],
+        )
     view = next(v for v in target.views if v.name == name)
     key = view.key or view.columns[0]
     return view.columns, view.columns.index(key), "INTEGER", [False] * len(view.columns)
@@ -44,7 +49,9 @@ def write_expected(path: Path, target: Schema, expected: Mapping[str, list[Row]]
         for i, (name, rows) in enumerate(expected.items()):
             cols, k, key_type, real = _shape(target, name)
             table = f"e{tag}_{i}"
-            objects.append({"name": name, "table": table, "columns": list(cols), "key": k, "real": real, "rows": len(rows)})
+            objects.append(
+                {"name": name, "table": table, "columns": list(cols), "key": k, "real": real, "rows": len(rows)}
+            )
             same = written.get(id(rows))
             if same is not None and same[1] == k:  # e.g. a view showing a table's rows: store once
                 conn.execute(f"CREATE VIEW {table} AS SELECT * FROM {same[0]}")

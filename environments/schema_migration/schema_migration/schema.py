@@ -150,15 +150,9 @@ class Schema:
             return Column(**{**c, "references": tuple(refs) if refs else None})
 
         return Schema(
-            tables=tuple(
-                Table(t["name"], tuple(column(c) for c in t["columns"])) for t in data["tables"]
-            ),
-            indexes=tuple(
-                Index(i["name"], i["table"], tuple(i["columns"]), i["unique"]) for i in data["indexes"]
-            ),
-            views=tuple(
-                View(v["name"], tuple(v["columns"]), v["select"], v.get("key", "")) for v in data["views"]
-            ),
+            tables=tuple(Table(t["name"], tuple(column(c) for c in t["columns"])) for t in data["tables"]),
+            indexes=tuple(Index(i["name"], i["table"], tuple(i["columns"]), i["unique"]) for i in data["indexes"]),
+            views=tuple(View(v["name"], tuple(v["columns"]), v["select"], v.get("key", "")) for v in data["views"]),
             triggers=tuple(Trigger(**t) for t in data["triggers"]),
         )
 

@@ -35,7 +35,19 @@ from schema_migration.jail import JailReport
 from schema_migration.prepared import Prepared, World
 from schema_migration.schema import Row
 
-__all__ = ["MISS_CAP", "REASON_CHARS", "ROW_SLOPE", "Grade", "battery_checks", "cap", "redact", "row_factor", "schema_gate", "score", "worst_row_factor"]
+__all__ = [
+    "MISS_CAP",
+    "REASON_CHARS",
+    "ROW_SLOPE",
+    "Grade",
+    "battery_checks",
+    "cap",
+    "redact",
+    "row_factor",
+    "schema_gate",
+    "score",
+    "worst_row_factor",
+]
 
 MISS_CAP = 0.25
 """S when any stated requirement is missed is at most this: half the worst a correct migration scores
@@ -86,7 +98,9 @@ def worst_row_factor(results: list[dict[str, Any]]) -> float:
 def redact(text: str, rows: Mapping[str, list[Row]]) -> str:
     """`text` (a SQLite or process message) without any held-out text value in it, shortened."""
     text = text[:2000]
-    seen = {v for table in rows.values() for row in table for v in row if isinstance(v, str) and len(v) >= 3 and v in text}
+    seen = {
+        v for table in rows.values() for row in table for v in row if isinstance(v, str) and len(v) >= 3 and v in text
+    }
     for value in sorted(seen, key=len, reverse=True):
         text = text.replace(value, "<value>")
     return cap(text, 300)
@@ -121,7 +135,9 @@ def battery_checks(got: Sequence[Any], world: World) -> list[Check]:
     a view: the view's check)."""
     objects = [o["name"] for o in world.battery.objects]
     views = sorted(o["name"] for o in world.battery.objects if o["kind"] == "view")
-    groups = list(dict.fromkeys(s.group for s in world.battery.scenarios)) + [f"view {v} shows later writes as the target's" for v in views]
+    groups = list(dict.fromkeys(s.group for s in world.battery.scenarios)) + [
+        f"view {v} shows later writes as the target's" for v in views
+    ]
     first_miss: dict[str, str] = {}
     for k, scenario in enumerate(world.battery.scenarios):
         mine = got[k] if k < len(got) else None
@@ -142,7 +158,10 @@ def battery_checks(got: Sequence[Any], world: World) -> list[Check]:
                 first_miss.setdefault(group, f"{scenario.label}: leaves different rows in {name}")
             if differ:
                 break
-    return [Check(group + (f" ({first_miss[group]})" if group in first_miss else ""), group not in first_miss) for group in groups]
+    return [
+        Check(group + (f" ({first_miss[group]})" if group in first_miss else ""), group not in first_miss)
+        for group in groups
+    ]
 
 
 def _class_checks(report: JailReport, p: Prepared) -> list[Check]:
@@ -161,7 +180,13 @@ def _class_checks(report: JailReport, p: Prepared) -> list[Check]:
     for name, (table, keys) in p.classes.items():
         wrong_keys = bad.get(table, set())
         wrong = keys if wrong_keys is None else [k for k in keys if k in wrong_keys]
-        out.append(Check(f"value class '{name}' as the rules say" + (f" ({len(wrong)} of {len(keys)} rows not)" if wrong else ""), not wrong))
+        out.append(
+            Check(
+                f"value class '{name}' as the rules say"
+                + (f" ({len(wrong)} of {len(keys)} rows not)" if wrong else ""),
+                not wrong,
+            )
+        )
     return out
 
 
@@ -178,11 +203,17 @@ def _stopped(report: JailReport, p: Prepared) -> Grade | None:
         at = f" at statement {report.statement}" if report.statement else ""
         unchanged = ""
         if report.status == "error":
-            unchanged = " The database was left unchanged." if report.unchanged else " The database was NOT left unchanged."
+            unchanged = (
+                " The database was left unchanged." if report.unchanged else " The database was NOT left unchanged."
+            )
         reason = f"migration {report.status}{where}{at}: {redact(report.error, p.rows)}.{unchanged}"
         return Grade(0.0, cap(reason), report.status, unchanged_after_error=report.unchanged, steps=report.steps)
     if report.status != "ok":
-        what = "integrity could not be checked" if report.status == "integrity" else "the migrated database could not be read"
+        what = (
+            "integrity could not be checked"
+            if report.status == "integrity"
+            else "the migrated database could not be read"
+        )
         return Grade(0.0, cap(f"{what}{where}: {redact(report.error, p.rows)}."), report.status, steps=report.steps)
     if report.integrity != ["ok"] or report.fk_violations:
         detail = (
@@ -208,7 +239,12 @@ def score(reports: Sequence[JailReport], p: Prepared) -> Grade:
         missed = [c.name for c in extra if not c.ok]
         right = not missed and worst_row_factor(report.rows) == 1.0
         detail = "" if right else f" ({missed[0] if missed else 'rows wrong'})"
-        results.append(Check(f"on the extra held-out database '{world.name}' every requirement and row as the rules say{detail}", right))
+        results.append(
+            Check(
+                f"on the extra held-out database '{world.name}' every requirement and row as the rules say{detail}",
+                right,
+            )
+        )
     failed = [c.name for c in results if not c.ok]
     stats = checks.row_stats(main.rows)
     if stats.errors:
@@ -223,4 +259,15 @@ def score(reports: Sequence[JailReport], p: Prepared) -> Grade:
     else:
         schema_text = f"all {len(results)} requirements met"
     reason = cap(f"{head}: {_rows_text(stats)}; {schema_text}.")
-    return Grade(round(total, 6), reason, "checked", schema, row_part, failed, len(results), stats, steps=main.steps, read_steps=main.read_steps)
+    return Grade(
+        round(total, 6),
+        reason,
+        "checked",
+        schema,
+        row_part,
+        failed,
+        len(results),
+        stats,
+        steps=main.steps,
+        read_steps=main.read_steps,
+    )

@@ -24,15 +24,30 @@ from arena_kit.contract.task import ArenaData, ArenaTask, ArenaTaskConfig
 from arena_kit.contract.taskset import ArenaTaskset, ArenaTasksetConfig, Split
 from arena_kit.isolation import ISOLATION
 from sqlite_sandbox.boxes import box_info
-from sqlite_sandbox.state import DEFAULT_CHECKPOINT_DIR, DEFAULT_DB_PATH, START, SandboxConfig, SandboxState, checkpoint_path
+from sqlite_sandbox.state import (
+    DEFAULT_CHECKPOINT_DIR,
+    DEFAULT_DB_PATH,
+    START,
+    SandboxConfig,
+    SandboxState,
+    checkpoint_path,
+)
 from sqlite_sandbox.toolset import SqliteSandboxToolset
 
 from schema_migration import ENVIRONMENT, dbfile, heldout, prompt
 from schema_migration.generate import HELDOUT_ROWS, expected_rows, heldout_rows, seeds, spec, visible_rows
 from schema_migration.grade import grade
 
-__all__ = ["SYSTEM_PROMPT", "SchemaMigrationConfig", "SchemaMigrationData", "SchemaMigrationTask",
-           "SchemaMigrationTaskConfig", "SchemaMigrationTaskset", "efficiency", "heldout_secrets"]
+__all__ = [
+    "SYSTEM_PROMPT",
+    "SchemaMigrationConfig",
+    "SchemaMigrationData",
+    "SchemaMigrationTask",
+    "SchemaMigrationTaskConfig",
+    "SchemaMigrationTaskset",
+    "efficiency",
+    "heldout_secrets",
+]
 
 STATEMENT_BUDGET: int = SandboxState.model_fields["statement_budget"].default
 """The sandbox's own default budget, so the prompt and the toolset never disagree."""
@@ -56,7 +71,14 @@ def heldout_secrets(seed: int, n: int) -> tuple[str, ...]:
 def _heldout_secrets(seed: int, n: int, key: int) -> tuple[str, ...]:
     s = spec(seed)
     visible = visible_rows(s)
-    values = [str(v) for table in (visible, expected_rows(s, visible)) for rows in table.values() for row in rows for v in row if v is not None]
+    values = [
+        str(v)
+        for table in (visible, expected_rows(s, visible))
+        for rows in table.values()
+        for row in rows
+        for v in row
+        if v is not None
+    ]
     # The budget knobs change only numbers in the prompt, never a secret-length word.
     text = prompt.render(s, DEFAULT_DB_PATH, STATEMENT_BUDGET, FREE_STATEMENTS)
     seen = "\0".join([*values, *prompt.shown_values(s), text]).casefold()
@@ -65,7 +87,12 @@ def _heldout_secrets(seed: int, n: int, key: int) -> tuple[str, ...]:
         for row in rows:
             for value in row:
                 text = str(value) if isinstance(value, str) else ""
-                if len(text) >= 8 and any(c.isalpha() for c in text) and text.casefold() not in seen and text not in found:
+                if (
+                    len(text) >= 8
+                    and any(c.isalpha() for c in text)
+                    and text.casefold() not in seen
+                    and text not in found
+                ):
                     found.append(text)
                     if len(found) == SECRET_SAMPLE:
                         return tuple(found)

@@ -7,8 +7,21 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 __all__ = [
-    "CITIES", "CJK", "COUNTRIES", "FIRST", "LAST", "REGIONS", "STREETS", "date", "email", "pad",
-    "person", "pick", "randrange", "timestamp", "word",
+    "CITIES",
+    "CJK",
+    "COUNTRIES",
+    "FIRST",
+    "LAST",
+    "REGIONS",
+    "STREETS",
+    "date",
+    "email",
+    "pad",
+    "person",
+    "pick",
+    "randrange",
+    "timestamp",
+    "word",
 ]
 
 T = TypeVar("T")

@@ -39,12 +39,16 @@ def export_problems(package: ModuleType) -> list[str]:
     problems = []
     tasksets = [c for c in classes if issubclass(c, vf.Taskset)]
     if len(tasksets) != 1:
-        problems.append(f"package {package.__name__} exports {len(tasksets)} Taskset classes; verifiers needs exactly one")
+        problems.append(
+            f"package {package.__name__} exports {len(tasksets)} Taskset classes; verifiers needs exactly one"
+        )
     envs = [c for c in classes if issubclass(c, vf.Env)]
     if not any(issubclass(c, LeanEnv) for c in envs):
-        problems.append(f"package {package.__name__} exports no LeanEnv (its __all__: {', '.join(map(str, names))}): its docker "
-                        "rollouts would take verifiers' stock path; declare it with arena_kit.contract.Environment, "
-                        "whose exports() include the lean env")
+        problems.append(
+            f"package {package.__name__} exports no LeanEnv (its __all__: {', '.join(map(str, names))}): its docker "
+            "rollouts would take verifiers' stock path; declare it with arena_kit.contract.Environment, "
+            "whose exports() include the lean env"
+        )
     return problems
 
 
@@ -69,8 +73,10 @@ def contract_problems(spec: Environment) -> list[str]:
     problems = []
     exported = getattr(importlib.import_module(spec.package), "__all__", None)
     if exported is None or sorted(exported) != sorted(spec.exports()):
-        problems.append(f"{spec.id}: package {spec.package} exports {exported!r}, its Environment declares {spec.exports()!r} "
-                        "(set __all__ to the declared exports)")
+        problems.append(
+            f"{spec.id}: package {spec.package} exports {exported!r}, its Environment declares {spec.exports()!r} "
+            "(set __all__ to the declared exports)"
+        )
     if not (isinstance(env, type) and issubclass(env, LeanEnv)):
         problems.append(f"{spec.id}: env {spec.env} is not a LeanEnv")
     if not (isinstance(taskset, type) and issubclass(taskset, ArenaTaskset)):
@@ -80,6 +86,9 @@ def contract_problems(spec: Environment) -> list[str]:
         problems.append(f"{spec.id}: taskset {spec.taskset} yields no ArenaTask")
     elif getattr(task, "ENVIRONMENT", None) != spec:
         problems.append(f"{spec.id}: its task {task.__qualname__} declares another ENVIRONMENT than its package's")
-    problems += [f"{spec.id}: adversary {name} ({spec.adversaries[name]}) is not callable"
-                 for name, adversary in adversaries.items() if not callable(adversary)]
+    problems += [
+        f"{spec.id}: adversary {name} ({spec.adversaries[name]}) is not callable"
+        for name, adversary in adversaries.items()
+        if not callable(adversary)
+    ]
     return problems

@@ -50,7 +50,9 @@ class OptOut:
             raise ValueError("an OptOut needs a reason: say why this environment's box is not the hardened one")
         unknown = sorted(set(self.loosen) - set(ISOLATION_FIELDS))
         if unknown:
-            raise ValueError(f"OptOut.loosen names {', '.join(unknown)}; the isolation fields are {', '.join(ISOLATION_FIELDS)}")
+            raise ValueError(
+                f"OptOut.loosen names {', '.join(unknown)}; the isolation fields are {', '.join(ISOLATION_FIELDS)}"
+            )
         if self.confine and not self.loosen:
             raise ValueError("this OptOut departs from nothing: set confine=False or name the fields it loosens")
 
@@ -89,8 +91,12 @@ class Environment:
     def __post_init__(self) -> None:
         if not ID_PATTERN.match(self.id):
             raise ValueError(f"environment id {self.id!r} must be lower-case words joined by '-' (e.g. demo-env)")
-        for name, ref in [("taskset", self.taskset), ("policies", self.policies), ("env", self.env),
-                          *((f"adversaries[{key!r}]", value) for key, value in self.adversaries.items())]:
+        for name, ref in [
+            ("taskset", self.taskset),
+            ("policies", self.policies),
+            ("env", self.env),
+            *((f"adversaries[{key!r}]", value) for key, value in self.adversaries.items()),
+        ]:
             if not _REF.match(ref):
                 raise ValueError(f"Environment {self.id}: {name} must be 'module:attribute', got {ref!r}")
         for name, ref in (("taskset", self.taskset), ("policies", self.policies)):

@@ -62,7 +62,10 @@ def departures(data: vf.TaskData) -> dict[str, Any]:
     if any(_looser(getattr(resources, name), getattr(hard_resources, name)) for name in ("cpu", "memory")):
         found["resources"] = resources.model_dump()
     hard_timeout, timeout = _HARDENED["timeout"], data.timeout
-    if any(_looser(getattr(timeout, name), getattr(hard_timeout, name)) for name in ("setup", "agent", "finalize", "scoring")):
+    if any(
+        _looser(getattr(timeout, name), getattr(hard_timeout, name))
+        for name in ("setup", "agent", "finalize", "scoring")
+    ):
         found["timeout"] = timeout.model_dump()
     if set(data.network_allow) - set(ISOLATION.network_allow):
         found["network_allow"] = list(data.network_allow)
@@ -99,8 +102,10 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
         for name in _FINAL:
             if name in vars(cls):
                 hook = "prepare" if name == "setup" else "held_out"
-                raise TypeError(f"{cls.__qualname__} overrides {name}, which the contract owns (it confines the box and "
-                                f"applies the rewrite rules); put the environment's part in {hook}")
+                raise TypeError(
+                    f"{cls.__qualname__} overrides {name}, which the contract owns (it confines the box and "
+                    f"applies the rewrite rules); put the environment's part in {hook}"
+                )
 
     def __init__(self, data: DataT, config: ConfigT | None = None) -> None:
         """The task's box runs its environment's image unless `data` names another; the config's
@@ -112,7 +117,9 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
         """
         spec = getattr(type(self), "ENVIRONMENT", None)
         if not isinstance(spec, Environment):
-            raise TypeError(f"{type(self).__qualname__} declares no ENVIRONMENT: set `ENVIRONMENT = <package>.ENVIRONMENT` on it")
+            raise TypeError(
+                f"{type(self).__qualname__} declares no ENVIRONMENT: set `ENVIRONMENT = <package>.ENVIRONMENT` on it"
+            )
         super().__init__(data, config)
         if self.data.image is None or self.config.image is not None or self.config.image_lock is not None:
             self.data = self.data.model_copy(update={"image": task_image(spec.id, self.config)})
@@ -120,8 +127,10 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
         undeclared = {name: value for name, value in departures(data).items() if name not in allowed}
         if undeclared:
             shown = ", ".join(f"{name}={value!r}" for name, value in undeclared.items())
-            raise ValueError(f"{spec.id} task {data.name or data.idx!r} loosens the hardened box ({shown}) without declaring it: "
-                             "drop the value, or name the field in its Environment's OptOut(reason=..., loosen=(...))")
+            raise ValueError(
+                f"{spec.id} task {data.name or data.idx!r} loosens the hardened box ({shown}) without declaring it: "
+                "drop the value, or name the field in its Environment's OptOut(reason=..., loosen=(...))"
+            )
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         """`admit` the runtime, confine the box and restore the baked harness scripts, record any
@@ -138,7 +147,11 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
             await confine(runtime, self.config.pids_limit, user)
         await restore_baked_scripts(runtime, user)
         if opt_out is not None:
-            trace.info[OPT_OUT_KEY] = {"reason": opt_out.reason, "confined": opt_out.confine, "loosened": departures(self.data)}
+            trace.info[OPT_OUT_KEY] = {
+                "reason": opt_out.reason,
+                "confined": opt_out.confine,
+                "loosened": departures(self.data),
+            }
             logger.warning("%s runs outside the hardened box: %s", self.ENVIRONMENT.id, opt_out.reason)
         await self.prepare(trace, runtime)
 

@@ -60,5 +60,7 @@ class ArenaTaskset:
         for base in getattr(cls, "__orig_bases__", ()):
             for arg in get_args(base):
                 if isinstance(arg, type) and issubclass(arg, vf.Task) and not issubclass(arg, ArenaTask):
-                    raise TypeError(f"{cls.__qualname__} yields {arg.__qualname__}, which is not an ArenaTask: "
-                                    "a taskset on the contract yields only confined tasks")
+                    raise TypeError(
+                        f"{cls.__qualname__} yields {arg.__qualname__}, which is not an ArenaTask: "
+                        "a taskset on the contract yields only confined tasks"
+                    )

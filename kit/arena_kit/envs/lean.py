@@ -44,7 +44,6 @@ __all__ = ["AUTO_HEADROOM", "CONCURRENCY_ENV", "POOL_INFO", "LeanEnv", "LeanEnvC
 logger = logging.getLogger(__name__)
 
 
-
 class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers ships no types
     docker: Literal["lean", "stock"] = "lean"
     """Which docker path a docker-runtime rollout takes: `lean` (Engine API, no route out, no helper
@@ -60,7 +59,9 @@ class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers
     @model_validator(mode="after")
     def _pool_needs_lean(self) -> LeanEnvConfig:
         if self.pool != 0 and self.docker != "lean":
-            raise ValueError(f'`pool = {self.pool!r}` needs `docker = "lean"` (the stock path boots its own boxes); set pool = 0')
+            raise ValueError(
+                f'`pool = {self.pool!r}` needs `docker = "lean"` (the stock path boots its own boxes); set pool = 0'
+            )
         return self
 
 
@@ -138,7 +139,11 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         if episode.ok:
             return True
         failed = [trace for trace in episode.traces if not trace.ok]
-        return bool(failed) and not episode.is_timeout and all(trace.stop_condition in AGENT_FAULT_STOPS for trace in failed)
+        return (
+            bool(failed)
+            and not episode.is_timeout
+            and all(trace.stop_condition in AGENT_FAULT_STOPS for trace in failed)
+        )
 
     def slots(self, task: vf.Task, n: int = 1) -> list[RunSlot]:
         """verifiers' plan of `n` episodes of `task`, told to the pool (its demand for the task's box spec)."""
@@ -160,9 +165,13 @@ class LeanEnv(vf.Env[LeanEnvConfig]):  # type: ignore[misc]  # verifiers ships n
         pids = getattr(task.config, "pids_limit", None)
         limits = box_limits(pids if pids is not None else ISOLATION.pids)
         return BoxSpec(
-            config, pids_limit=limits.pids if pids is not None else None, nofile=limits.nofile,
+            config,
+            pids_limit=limits.pids if pids is not None else None,
+            nofile=limits.nofile,
             writable=ISOLATION.writable(str(config.workdir or "/app"), user) if self.config.read_only else None,
-            workdir_owner=user, own_uid=user if user == ISOLATION.agent_user else None, env=dict(task.runtime_env()),
+            workdir_owner=user,
+            own_uid=user if user == ISOLATION.agent_user else None,
+            env=dict(task.runtime_env()),
             prestart=self._prestart_program(),
         )
 

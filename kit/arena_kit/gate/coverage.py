@@ -74,8 +74,15 @@ class Cell:
         return float(cp_upper(self.false_positives, self.runs, 1 - confidence))
 
 
-def simulate(rng: np.random.Generator, mean: float, tasks: int, rollouts: int, kind: Kind, runs: int,
-             rates: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def simulate(
+    rng: np.random.Generator,
+    mean: float,
+    tasks: int,
+    rollouts: int,
+    kind: Kind,
+    runs: int,
+    rates: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(task means of `runs` runs, runs × tasks; the task rates they were drawn from)."""
     if rates is None:
         rates = rng.beta(mean * TASK_EFFECT, (1 - mean) * TASK_EFFECT, size=(runs, tasks))
@@ -88,23 +95,39 @@ def simulate(rng: np.random.Generator, mean: float, tasks: int, rollouts: int, k
     return rewards.mean(axis=2), rates
 
 
-def run_grid(runs: int = 400, seed: int = 0, level: float = LEVEL, means: Sequence[float] = MEANS,
-             tasks: Sequence[int] = TASKS, rollouts: Sequence[int] = ROLLOUTS, kinds: Sequence[Kind] = KINDS) -> list[Cell]:
+def run_grid(
+    runs: int = 400,
+    seed: int = 0,
+    level: float = LEVEL,
+    means: Sequence[float] = MEANS,
+    tasks: Sequence[int] = TASKS,
+    rollouts: Sequence[int] = ROLLOUTS,
+    kinds: Sequence[Kind] = KINDS,
+) -> list[Cell]:
     """Every cell of the grid, each from its own seeded stream (a cell's result does not depend on
     which other cells run)."""
     cells = []
-    for i, (mu, n, k, kind) in enumerate((mu, n, k, kind) for mu in means for n in tasks for k in rollouts for kind in kinds):
+    for i, (mu, n, k, kind) in enumerate(
+        (mu, n, k, kind) for mu in means for n in tasks for k in rollouts for kind in kinds
+    ):
         rng = np.random.default_rng([seed, i])
         x, rates = simulate(rng, mu, n, k, kind, runs)
         low, high, lower, upper = intervals(x, binary=(k == 1 and kind == "0/1"), level=level)
         twin, _ = simulate(rng, mu, n, k, kind, runs, rates=rates)
         p = sign_flip_p_values((twin - x).T, seed=seed)
-        cells.append(Cell(
-            mean=mu, tasks=n, rollouts=k, kind=kind, runs=runs,
-            covered=int(((low <= mu) & (mu <= high)).sum()),
-            lower_held=int((lower <= mu).sum()), upper_held=int((mu <= upper).sum()),
-            false_positives=int((p <= 1 - level).sum()),
-        ))
+        cells.append(
+            Cell(
+                mean=mu,
+                tasks=n,
+                rollouts=k,
+                kind=kind,
+                runs=runs,
+                covered=int(((low <= mu) & (mu <= high)).sum()),
+                lower_held=int((lower <= mu).sum()),
+                upper_held=int((mu <= upper).sum()),
+                false_positives=int((p <= 1 - level).sum()),
+            )
+        )
     return cells
 
 
@@ -112,9 +135,14 @@ def markdown(cells: Sequence[Cell]) -> str:
     """The table docs/viewing.md shows: coverage of the two-sided 95 % interval (and the worse of
     the two one-sided bounds) and the paired test's false-positive rate, per cell."""
     runs = cells[0].runs if cells else 0
-    lines = [f"Coverage of the 95 % interval (worse one-sided bound) / paired false-positive rate, {runs:,} runs per cell:", "",
-             "| true mean | tasks | " + " | ".join(f"{kind}, {k} rollout{'s' if k > 1 else ''}" for k in ROLLOUTS for kind in KINDS) + " |",
-             "| ---: | ---: |" + " :---: |" * (len(ROLLOUTS) * len(KINDS))]
+    lines = [
+        f"Coverage of the 95 % interval (worse one-sided bound) / paired false-positive rate, {runs:,} runs per cell:",
+        "",
+        "| true mean | tasks | "
+        + " | ".join(f"{kind}, {k} rollout{'s' if k > 1 else ''}" for k in ROLLOUTS for kind in KINDS)
+        + " |",
+        "| ---: | ---: |" + " :---: |" * (len(ROLLOUTS) * len(KINDS)),
+    ]
     by = {(c.mean, c.tasks, c.rollouts, c.kind): c for c in cells}
     for mu in sorted({c.mean for c in cells}):
         for n in sorted({c.tasks for c in cells}):
@@ -123,18 +151,25 @@ def markdown(cells: Sequence[Cell]) -> str:
                 for kind in KINDS:
                     c = by.get((mu, n, k, kind))
                     one_sided = None if c is None else min(c.lower_held, c.upper_held) / c.runs
-                    row.append("—" if c is None else f"{c.coverage:.3f} ({one_sided:.3f}) / {c.false_positive_rate:.3f}")
+                    row.append(
+                        "—" if c is None else f"{c.coverage:.3f} ({one_sided:.3f}) / {c.false_positive_rate:.3f}"
+                    )
             lines.append(f"| {mu} | {n} | " + " | ".join(row) + " |")
     worst = min(cells, key=lambda c: c.coverage)
     fp = max(cells, key=lambda c: c.false_positive_rate)
-    lines += ["", f"Lowest coverage {worst.coverage:.3f} (true mean {worst.mean}, {worst.tasks} tasks, {worst.rollouts} rollout(s), {worst.kind}); "
-              f"highest false-positive rate {fp.false_positive_rate:.3f} (true mean {fp.mean}, {fp.tasks} tasks, {fp.rollouts} rollout(s), {fp.kind}); "
-              f"pooled false-positive rate {sum(c.false_positives for c in cells) / max(1, sum(c.runs for c in cells)):.4f}."]
+    lines += [
+        "",
+        f"Lowest coverage {worst.coverage:.3f} (true mean {worst.mean}, {worst.tasks} tasks, {worst.rollouts} rollout(s), {worst.kind}); "
+        f"highest false-positive rate {fp.false_positive_rate:.3f} (true mean {fp.mean}, {fp.tasks} tasks, {fp.rollouts} rollout(s), {fp.kind}); "
+        f"pooled false-positive rate {sum(c.false_positives for c in cells) / max(1, sum(c.runs for c in cells)):.4f}.",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena_kit.gate.coverage", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m arena_kit.gate.coverage", description=__doc__.splitlines()[0] if __doc__ else None
+    )
     parser.add_argument("--runs", type=int, default=4000, help="simulated runs per cell (default 4000)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -144,4 +179,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

@@ -98,16 +98,31 @@ class PairedTest:
 
     def as_json(self) -> dict[str, object]:
         """The numbers for a report (NaN as null)."""
+
         def number(x: float) -> float | None:
             return None if math.isnan(x) else x
 
-        return {"tasks": self.tasks, "difference": number(self.difference), "low": number(self.low),
-                "high": number(self.high), "lower": number(self.lower), "upper": number(self.upper),
-                "p_value": number(self.p_value), "significant": self.significant, "level": self.level,
-                "mean_a": number(self.mean_a), "mean_b": number(self.mean_b), "wins": self.wins,
-                "losses": self.losses, "ties": self.ties, "spread": number(self.spread), "method": self.method,
-                "differing": [{"task": t, "a": ma, "b": mb} for t, ma, mb in self.differing],
-                "only_a": self.only_a, "only_b": self.only_b}
+        return {
+            "tasks": self.tasks,
+            "difference": number(self.difference),
+            "low": number(self.low),
+            "high": number(self.high),
+            "lower": number(self.lower),
+            "upper": number(self.upper),
+            "p_value": number(self.p_value),
+            "significant": self.significant,
+            "level": self.level,
+            "mean_a": number(self.mean_a),
+            "mean_b": number(self.mean_b),
+            "wins": self.wins,
+            "losses": self.losses,
+            "ties": self.ties,
+            "spread": number(self.spread),
+            "method": self.method,
+            "differing": [{"task": t, "a": ma, "b": mb} for t, ma, mb in self.differing],
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+        }
 
     def text(self) -> str:
         """One line: the difference, its interval, p, and whether it is significant."""
@@ -115,12 +130,15 @@ class PairedTest:
             return "no shared task"
         plural = "s" if self.tasks != 1 else ""
         verdict = "significant" if self.significant else f"not significant with {self.tasks} task{plural}"
-        return (f"B − A = {self.difference:+.3f}  {self.level:.0%} CI {self.interval_text()}  p = {self.p_value:.3g} "
-                f"({verdict}); B better on {self.wins}, worse on {self.losses}, tied on {self.ties}")
+        return (
+            f"B − A = {self.difference:+.3f}  {self.level:.0%} CI {self.interval_text()}  p = {self.p_value:.3g} "
+            f"({verdict}); B better on {self.wins}, worse on {self.losses}, tied on {self.ties}"
+        )
 
 
-def paired_test(a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float]], level: float = LEVEL,
-                seed: int = 0) -> PairedTest:
+def paired_test(
+    a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float]], level: float = LEVEL, seed: int = 0
+) -> PairedTest:
     """Compare two runs given as task → rewards; tasks only one run scored are listed, not used.
 
     Raises:
@@ -151,14 +169,23 @@ def paired_test(a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float
         high = min(high, 0.0)
     ordered = sorted(shared)
     return PairedTest(
-        difference=mean, low=float(low), high=float(high), p_value=p,
+        difference=mean,
+        low=float(low),
+        high=float(high),
+        p_value=p,
         mean_a=math.fsum(mean_a[t] for t in shared) / len(shared),
         mean_b=math.fsum(mean_b[t] for t in shared) / len(shared),
-        wins=int((diffs > 0).sum()), losses=int((diffs < 0).sum()), ties=int((diffs == 0).sum()),
-        method=f"{_test_method(len(shared))}; {INTERVAL_METHOD}", level=level,
-        lower=float(lower), upper=float(upper), spread=float(diffs.std(ddof=1)) if len(diffs) > 1 else math.nan,
+        wins=int((diffs > 0).sum()),
+        losses=int((diffs < 0).sum()),
+        ties=int((diffs == 0).sum()),
+        method=f"{_test_method(len(shared))}; {INTERVAL_METHOD}",
+        level=level,
+        lower=float(lower),
+        upper=float(upper),
+        spread=float(diffs.std(ddof=1)) if len(diffs) > 1 else math.nan,
         differing=[(t, mean_a[t], mean_b[t]) for t in ordered if abs(mean_b[t] - mean_a[t]) > TIE],
-        only_a=only_a, only_b=only_b,
+        only_a=only_a,
+        only_b=only_b,
     )
 
 

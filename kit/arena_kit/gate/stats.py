@@ -30,7 +30,16 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from arena_kit.gate.bounds import LEVEL, betting_lower, betting_order, check_level, checked, cp_lower, cp_upper, task_means
+from arena_kit.gate.bounds import (
+    LEVEL,
+    betting_lower,
+    betting_order,
+    check_level,
+    checked,
+    cp_lower,
+    cp_upper,
+    task_means,
+)
 from arena_kit.gate.paired import PairedTest, holm, paired_test
 
 __all__ = [
@@ -107,9 +116,18 @@ class Estimate:
 
     def as_json(self) -> dict[str, float | int | str | None]:
         """The numbers for a report (NaN as null)."""
-        return {"mean": _number(self.mean), "low": _number(self.low), "high": _number(self.high),
-                "lower": _number(self.lower), "upper": _number(self.upper), "level": self.level,
-                "tasks": self.tasks, "episodes": self.episodes, "method": self.method, "note": self.note}
+        return {
+            "mean": _number(self.mean),
+            "low": _number(self.low),
+            "high": _number(self.high),
+            "lower": _number(self.lower),
+            "upper": _number(self.upper),
+            "level": self.level,
+            "tasks": self.tasks,
+            "episodes": self.episodes,
+            "method": self.method,
+            "note": self.note,
+        }
 
 
 def _number(x: float) -> float | None:
@@ -132,8 +150,15 @@ def estimate(rewards_by_task: Mapping[str, Sequence[float]], level: float = LEVE
     binary = all(len(rewards_by_task[t]) == 1 and means[t] in (0.0, 1.0) for t in means)
     low, high, lower, upper = (float(v[0]) for v in intervals(ordered[None, :], binary, level))
     return Estimate(
-        mean=math.fsum(ordered) / len(ordered), low=low, high=high, lower=lower, upper=upper,
-        tasks=len(ordered), episodes=episodes, method=BINARY_METHOD if binary else BETTING_METHOD, level=level,
+        mean=math.fsum(ordered) / len(ordered),
+        low=low,
+        high=high,
+        lower=lower,
+        upper=upper,
+        tasks=len(ordered),
+        episodes=episodes,
+        method=BINARY_METHOD if binary else BETTING_METHOD,
+        level=level,
         spread=float(ordered.std(ddof=1)) if len(ordered) > 1 else math.nan,
     )
 
@@ -198,8 +223,15 @@ def decide(est: Estimate | PairedTest, threshold: float, side: Side) -> Verdict:
     needed = None
     if status == "undecided":
         paired = isinstance(est, PairedTest)
-        needed = tasks_needed(est.mean, threshold, side, binary=not paired and est.method == BINARY_METHOD,
-                              sd=est.spread, level=est.level, paired=paired)
+        needed = tasks_needed(
+            est.mean,
+            threshold,
+            side,
+            binary=not paired and est.method == BINARY_METHOD,
+            sd=est.spread,
+            level=est.level,
+            paired=paired,
+        )
     bound, opposite = (est.lower, est.upper) if side == "at_least" else (est.upper, est.lower)
     return Verdict(status, threshold, side, bound, needed, opposite)
 
@@ -210,8 +242,16 @@ def _status(lower: float, upper: float, threshold: float, side: Side) -> Status:
     return "met" if upper <= threshold else "failed" if lower > threshold else "undecided"
 
 
-def tasks_needed(mean: float, threshold: float, side: Side, binary: bool = True, sd: float | None = None,
-                 level: float = LEVEL, paired: bool = False, limit: int = PLANNING_LIMIT) -> int | None:
+def tasks_needed(
+    mean: float,
+    threshold: float,
+    side: Side,
+    binary: bool = True,
+    sd: float | None = None,
+    level: float = LEVEL,
+    paired: bool = False,
+    limit: int = PLANNING_LIMIT,
+) -> int | None:
     """Planning: the fewest tasks whose one-sided bound decides the rule (met or failed, whichever
     the mean is on the side of) if the observed mean stayed `mean` — of 0/1 rewards when `binary`,
     else of task means (or, `paired`, per-task differences in [−1, 1]) spread with standard
@@ -313,8 +353,9 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k)
 
 
-def run_pass_at_k(rewards_by_task: Mapping[str, Sequence[float]], k: int, success: float = 1.0,
-                  every: bool = False) -> float | None:
+def run_pass_at_k(
+    rewards_by_task: Mapping[str, Sequence[float]], k: int, success: float = 1.0, every: bool = False
+) -> float | None:
     """pass@k (or pass^k with `every`) of a run: its mean over the tasks with at least k rollouts,
     a rollout succeeding when its reward is ≥ `success`. None when no task has k rollouts."""
     values = []

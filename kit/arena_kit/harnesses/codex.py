@@ -71,12 +71,19 @@ def exit_on_eof_command(command: list[str]) -> list[str]:
     """verifiers' `[node, codex-acp]` with the preload added, or `command` as it is when verifiers,
     codex-acp or the command's shape are not the ones this was written against."""
     found = version("verifiers")
-    shaped = (len(command) == 2 and command[0].endswith("/node")
-              and command[1].endswith(f"-{ACP_VERSION}/acp/node_modules/.bin/codex-acp"))
+    shaped = (
+        len(command) == 2
+        and command[0].endswith("/node")
+        and command[1].endswith(f"-{ACP_VERSION}/acp/node_modules/.bin/codex-acp")
+    )
     if found != VERIFIERS_VERSION or codex_harness.ACP_VERSION != ACP_VERSION or not shaped:
-        logger.warning("codex harness: verifiers %s, codex-acp %s, command %s: not the ones arena_kit.harnesses."
-                       "codex was written for; codex rollouts keep their ~2 s shutdown wait",
-                       found, codex_harness.ACP_VERSION, command)
+        logger.warning(
+            "codex harness: verifiers %s, codex-acp %s, command %s: not the ones arena_kit.harnesses."
+            "codex was written for; codex rollouts keep their ~2 s shutdown wait",
+            found,
+            codex_harness.ACP_VERSION,
+            command,
+        )
         return command
     return [command[0], f"--import=data:text/javascript,{quote(EXIT_ON_EOF)}", command[1]]
 

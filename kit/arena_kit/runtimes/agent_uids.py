@@ -35,7 +35,6 @@ LEASE_DIR = Path(os.environ.get("ARENA_UID_LEASES", "/run/arena/agent-uids"))
 _lock = threading.Lock()
 
 
-
 @dataclass
 class UidLease:
     """One box's agent uid (and gid), held until `release`."""

@@ -35,14 +35,20 @@ async def read_by_exec(
     """
     # Unbounded by the caller: `cat` (its words on a failure are the stock runtime's) cut by `head`, with cat's
     # status (141, SIGPIPE, once `head` has its bytes); bounded: `head -c`, as the stock runtime reads it.
-    reader = ["sh", "-c", WHOLE, "sh", path, str(READ_CAP + 1)] if max_bytes is None else ["head", "-c", str(max_bytes), "--", path]
+    reader = (
+        ["sh", "-c", WHOLE, "sh", path, str(READ_CAP + 1)]
+        if max_bytes is None
+        else ["head", "-c", str(max_bytes), "--", path]
+    )
     argv = ["timeout", "-s", "KILL", f"{READ_S:g}", *reader]
     try:
         code, out, err = await asyncio.wait_for(run(argv), READ_S + 10)
     except TimeoutError:
         raise SandboxError(f"in the running box: read {path!r}: no answer within {READ_S:g} s") from None
     if code == 137:
-        raise SandboxError(f"in the running box: read {path!r}: not read within {READ_S:g} s (a FIFO or a locked file?)")
+        raise SandboxError(
+            f"in the running box: read {path!r}: not read within {READ_S:g} s (a FIFO or a locked file?)"
+        )
     if code in (0, 141) and max_bytes is None and len(out) > READ_CAP:
         raise SandboxError(f"in the running box: read {path!r}: over the {READ_CAP} byte limit of a box read")
     return code, out, err

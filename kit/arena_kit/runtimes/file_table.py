@@ -33,8 +33,19 @@ from pathlib import Path
 from arena_kit.errors import TooConcurrent
 from arena_kit.records import CONCURRENCY_ENV
 
-__all__ = ["DEFAULT_CONCURRENCY", "HEADROOM", "NOFILE_CEILING", "NOFILE_FLOOR", "PIDS_FLOOR", "SHARE", "SHM_SEGMENTS", "BoxFiles",
-           "box_files", "eval_concurrency", "host_file_max"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "HEADROOM",
+    "NOFILE_CEILING",
+    "NOFILE_FLOOR",
+    "PIDS_FLOOR",
+    "SHARE",
+    "SHM_SEGMENTS",
+    "BoxFiles",
+    "box_files",
+    "eval_concurrency",
+    "host_file_max",
+]
 
 SHARE = 0.25
 """The most of the host's file table all of an eval's boxes together may hold."""
@@ -53,7 +64,6 @@ SHM_SEGMENTS = 128
 """SysV shared-memory segments a box may hold (`kernel.shmmni` of its IPC namespace; the kernel's default is
 4,096): each is a file-table entry no process holds. No image uses them; PostgreSQL takes one."""
 FILE_MAX = Path("/proc/sys/fs/file-max")
-
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,25 @@ from pathlib import Path
 
 from arena_kit.box_faults import CGROUP_ROOT, PROC, box_cgroups, mark_over_bound
 
-__all__ = ["INTERVAL_S", "RESCAN_S", "THREAD_NAME", "BoxCgroup", "FileTableWatch", "box_cgroup", "current", "headroom", "held_files",
-           "host_files", "mapped_files", "over_share", "root_device", "stop_processes", "unwatch_box", "watch_box", "watching"]
+__all__ = [
+    "INTERVAL_S",
+    "RESCAN_S",
+    "THREAD_NAME",
+    "BoxCgroup",
+    "FileTableWatch",
+    "box_cgroup",
+    "current",
+    "headroom",
+    "held_files",
+    "host_files",
+    "mapped_files",
+    "over_share",
+    "root_device",
+    "stop_processes",
+    "unwatch_box",
+    "watch_box",
+    "watching",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -219,8 +236,15 @@ class Watched:
 class FileTableWatch:
     """The watch over the boxes of one eval process (see the module docstring)."""
 
-    def __init__(self, share: int, *, interval_s: float = INTERVAL_S, rescan_s: float = RESCAN_S, file_nr: Path = FILE_NR,
-                 stop_rollout: StopRollout | None = None) -> None:
+    def __init__(
+        self,
+        share: int,
+        *,
+        interval_s: float = INTERVAL_S,
+        rescan_s: float = RESCAN_S,
+        file_nr: Path = FILE_NR,
+        stop_rollout: StopRollout | None = None,
+    ) -> None:
         self.share = share
         """File-table entries one box may hold (`arena_kit.runtimes.file_table.BoxFiles.per_box`)."""
         self.stop_rollout = stop_rollout
@@ -298,8 +322,10 @@ class FileTableWatch:
         return held
 
     def _stop(self, entry: Watched, count: int) -> None:
-        reason = (f"it held {count} entries of the host's file table (open descriptors and files kept open by memory "
-                  f"mappings), more than its share of {self.share}")
+        reason = (
+            f"it held {count} entries of the host's file table (open descriptors and files kept open by memory "
+            f"mappings), more than its share of {self.share}"
+        )
         logger.warning("file-table watch: stopping box %s: %s", entry.box[:12], reason)
         self.stopped.setdefault(entry.box, reason)
         mark_over_bound(entry.box, reason)

@@ -27,8 +27,17 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["BODY_CAP", "BODY_S", "BOX_ATTRIBUTE", "CONNECTIONS", "IN_FLIGHT", "ROLLOUT_BYTES", "bound_egress_proxy", "bound_interception",
-           "stop_box_rollout"]
+__all__ = [
+    "BODY_CAP",
+    "BODY_S",
+    "BOX_ATTRIBUTE",
+    "CONNECTIONS",
+    "IN_FLIGHT",
+    "ROLLOUT_BYTES",
+    "bound_egress_proxy",
+    "bound_interception",
+    "stop_box_rollout",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -143,9 +152,15 @@ def bound_interception() -> None:
     cls = module.InterceptionServer
     if getattr(cls._handler_for, "__arena_seam__", False):
         return
-    if not hasattr(module, "MAX_REQUEST_BODY") or not hasattr(cls, "_handler_for") or not hasattr(cls, "_aux_handler_for"):
-        raise SeamError("verifiers' interception server moved MAX_REQUEST_BODY, _handler_for or _aux_handler_for: "
-                        "the per-rollout bounds (arena_kit.verifiers_seam.bounds) cannot install; re-read interception/server.py")
+    if (
+        not hasattr(module, "MAX_REQUEST_BODY")
+        or not hasattr(cls, "_handler_for")
+        or not hasattr(cls, "_aux_handler_for")
+    ):
+        raise SeamError(
+            "verifiers' interception server moved MAX_REQUEST_BODY, _handler_for or _aux_handler_for: "
+            "the per-rollout bounds (arena_kit.verifiers_seam.bounds) cannot install; re-read interception/server.py"
+        )
     module.MAX_REQUEST_BODY = BODY_CAP  # read by `start` for the app's `client_max_size`
     handler_for, aux_handler_for = cls._handler_for, cls._aux_handler_for
 
@@ -157,7 +172,9 @@ def bound_interception() -> None:
         return bounded(self, dialect, aux_handler_for(self, dialect, route))
 
     patches: tuple[tuple[str, Any, Any], ...] = (
-        ("_handler_for", _handler_for, handler_for), ("_aux_handler_for", _aux_handler_for, aux_handler_for))
+        ("_handler_for", _handler_for, handler_for),
+        ("_aux_handler_for", _aux_handler_for, aux_handler_for),
+    )
     for name, patched, original in patches:
         patched.__arena_seam__ = True
         patched.__wrapped__ = original
@@ -186,7 +203,9 @@ def bound_egress_proxy() -> None:
     cls = egress.EgressProxy
     original = getattr(cls, "_handle", None)
     if original is None:
-        raise SeamError("verifiers' EgressProxy has no _handle: its connection bound (arena_kit.verifiers_seam.bounds) cannot install")
+        raise SeamError(
+            "verifiers' EgressProxy has no _handle: its connection bound (arena_kit.verifiers_seam.bounds) cannot install"
+        )
     if getattr(original, "__arena_seam__", False):
         return
 

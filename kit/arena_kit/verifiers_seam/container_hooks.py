@@ -13,8 +13,16 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["LIVENESS_NAMES", "bound_box_reads", "host_checked", "limit_open_process", "liveness_from_engine", "runner_exit_code",
-           "tool_call_pending", "type_agent_faults"]
+__all__ = [
+    "LIVENESS_NAMES",
+    "bound_box_reads",
+    "host_checked",
+    "limit_open_process",
+    "liveness_from_engine",
+    "runner_exit_code",
+    "tool_call_pending",
+    "type_agent_faults",
+]
 
 LIVENESS_NAMES = ("alive", "_read", "write", "_communicate_host", "engine")
 """What `liveness_from_engine` replaces (`alive`, `_read`, `write`) or calls (`_communicate_host`, `engine`)
@@ -50,15 +58,19 @@ def liveness_from_engine() -> None:
 
     missing = [name for name in LIVENESS_NAMES if not hasattr(DockerRuntime, name)]
     if missing:
-        raise SeamError(f"verifiers' DockerRuntime has no {', '.join(missing)}: engine-side liveness "
-                        "(arena_kit.verifiers_seam.container_hooks) cannot install; re-read verifiers' runtimes/container.py")
+        raise SeamError(
+            f"verifiers' DockerRuntime has no {', '.join(missing)}: engine-side liveness "
+            "(arena_kit.verifiers_seam.container_hooks) cannot install; re-read verifiers' runtimes/container.py"
+        )
 
     async def running(self: Any) -> bool:
         container = getattr(self, "_container", None)
         if not container:
             return False
         try:
-            code, out, _ = await self._communicate_host(self.engine, "inspect", "--format", "{{.State.Running}}", container)
+            code, out, _ = await self._communicate_host(
+                self.engine, "inspect", "--format", "{{.State.Running}}", container
+            )
         except Exception:  # noqa: BLE001 - an engine that cannot answer has lost the box for this rollout
             return False
         return bool(code == 0 and out.strip() == b"true")
@@ -86,13 +98,17 @@ def bound_box_reads() -> None:
     from arena_kit.errors import SeamError
 
     if any(not hasattr(DockerRuntime, name) for name in ("_read", "_exec", "_communicate_host")):
-        raise SeamError("verifiers' DockerRuntime has no _read, _exec or _communicate_host: its reads of box files "
-                        "cannot be bounded (arena_kit.verifiers_seam.container_hooks); re-read runtimes/container.py")
+        raise SeamError(
+            "verifiers' DockerRuntime has no _read, _exec or _communicate_host: its reads of box files "
+            "cannot be bounded (arena_kit.verifiers_seam.container_hooks); re-read runtimes/container.py"
+        )
     if getattr(DockerRuntime._read, "__arena_bounded__", False) or getattr(DockerRuntime._read, "host_checked", False):
         return  # bounded already (`liveness_from_engine` bounds before it checks)
 
     async def _read(self: Any, path: str, max_bytes: int | None = None) -> bytes:
-        code, data, stderr = await read_by_exec(lambda argv: self._communicate_host(*self._exec({}), *argv), path, max_bytes)
+        code, data, stderr = await read_by_exec(
+            lambda argv: self._communicate_host(*self._exec({}), *argv), path, max_bytes
+        )
         if code != 0:
             raise SandboxError(f"read {path!r}: {stderr.decode(errors='replace').strip()}")
         return bytes(data)
@@ -133,8 +149,10 @@ def type_agent_faults() -> None:
 
     original = getattr(HarnessSession, "turn", None)
     if original is None or "self.runtime" not in source.getsource(HarnessSession.__init__):
-        raise SeamError("verifiers' HarnessSession has no turn() or keeps no runtime: agent-fault typing "
-                        "(arena_kit.verifiers_seam.container_hooks) cannot install; re-read verifiers' harness.py")
+        raise SeamError(
+            "verifiers' HarnessSession has no turn() or keeps no runtime: agent-fault typing "
+            "(arena_kit.verifiers_seam.container_hooks) cannot install; re-read verifiers' harness.py"
+        )
 
     async def turn(self: Any, messages: Any = None) -> Any:
         try:
@@ -181,7 +199,9 @@ async def box_evidence(runtime: Any) -> Any:
     if stopped is not None:  # the host's own record: no engine needed
         return BoxEvidence(running=True, over_bound=stopped)
     try:
-        code, out, _ = await runtime._communicate_host(runtime.engine, "inspect", "--format", "{{.Id}} {{json .State}}", container)
+        code, out, _ = await runtime._communicate_host(
+            runtime.engine, "inspect", "--format", "{{.Id}} {{json .State}}", container
+        )
         ident, _, state_text = out.decode().strip().partition(" ")
         state = json.loads(state_text) if code == 0 else None
     except Exception:  # noqa: BLE001 - an engine that cannot answer gives no evidence

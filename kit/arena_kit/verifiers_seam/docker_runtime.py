@@ -11,12 +11,25 @@ from verifiers.v1.runtimes.docker.egress import EgressProxy
 
 from arena_kit.errors import SeamError
 
-__all__ = ["DOCKER_RUNTIME_ATTRIBUTES", "DOCKER_RUNTIME_METHODS", "ENSURE_UV", "SeamDockerRuntime", "check_docker_runtime"]
+__all__ = [
+    "DOCKER_RUNTIME_ATTRIBUTES",
+    "DOCKER_RUNTIME_METHODS",
+    "ENSURE_UV",
+    "SeamDockerRuntime",
+    "check_docker_runtime",
+]
 
 ENSURE_UV: str = _ENSURE_UV
 """The shell that puts `uv` on PATH (installing it if missing), as `prepare_uv_script` runs it."""
 DOCKER_RUNTIME_ATTRIBUTES = (
-    "_container", "_proxy", "_cut", "_stopped", "_service_url", "_image_env", "_uv_interpreters", "_uv_script_locks",
+    "_container",
+    "_proxy",
+    "_cut",
+    "_stopped",
+    "_service_url",
+    "_image_env",
+    "_uv_interpreters",
+    "_uv_script_locks",
 )
 """Instance state `SeamDockerRuntime` exposes as `DockerRuntime` keeps it (box name, egress proxy, cut flag,
 stopped flag, published URL, image env, uv caches)."""
@@ -33,8 +46,10 @@ def check_docker_runtime(runtime: Any) -> None:
     missing = [name for name in DOCKER_RUNTIME_ATTRIBUTES if not hasattr(runtime, name)]
     missing += [name for name in DOCKER_RUNTIME_METHODS if not callable(getattr(DockerRuntime, name, None))]
     if missing:
-        raise SeamError(f"verifiers' DockerRuntime has no {', '.join(missing)}: LeanDockerRuntime relies on them "
-                        "(arena_kit.verifiers_seam.docker_runtime); re-read verifiers' runtimes/docker and update the seam")
+        raise SeamError(
+            f"verifiers' DockerRuntime has no {', '.join(missing)}: LeanDockerRuntime relies on them "
+            "(arena_kit.verifiers_seam.docker_runtime); re-read verifiers' runtimes/docker and update the seam"
+        )
 
 
 class SeamDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships no types

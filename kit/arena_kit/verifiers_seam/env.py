@@ -14,8 +14,10 @@ def _warned(env: Any) -> Any:
 
     warned = getattr(env, "_warned_resources", None)
     if warned is None:
-        raise SeamError("verifiers' Env has no _warned_resources: LeanEnv resolves a rollout's runtime config with it "
-                        "(arena_kit.verifiers_seam.env); re-read verifiers' env.py and update the seam")
+        raise SeamError(
+            "verifiers' Env has no _warned_resources: LeanEnv resolves a rollout's runtime config with it "
+            "(arena_kit.verifiers_seam.env); re-read verifiers' env.py and update the seam"
+        )
     return warned
 
 

@@ -36,16 +36,27 @@ _PASSED: set[tuple[Any, ...]] = set()
 """Install checks that passed in this process, keyed by everything their answer depends on (`_check_key`)."""
 
 
-def _check_key(runtime: Any, directory: str, shell: tuple[str, ...], script: str, env: dict[str, str]) -> tuple[Any, ...] | None:
+def _check_key(
+    runtime: Any, directory: str, shell: tuple[str, ...], script: str, env: dict[str, str]
+) -> tuple[Any, ...] | None:
     """What a read-only box's install check answers from: its image, writable mounts, box env, shell,
     script and env. None (the check runs every time): the box's image is not known, or the install
     directory lies in a writable mount, where what the task's setup wrote could change the answer."""
     image = getattr(runtime, "image_id", None)
     install_dir = PurePosixPath(directory)
-    if not image or any(install_dir == PurePosixPath(m) or PurePosixPath(m) in install_dir.parents for m in runtime.writable):
+    if not image or any(
+        install_dir == PurePosixPath(m) or PurePosixPath(m) in install_dir.parents for m in runtime.writable
+    ):
         return None
-    return (image, tuple(sorted(runtime.writable.items())), tuple(sorted(dict(runtime.env).items())),
-            directory, shell, script, tuple(sorted(env.items())))
+    return (
+        image,
+        tuple(sorted(runtime.writable.items())),
+        tuple(sorted(dict(runtime.env).items())),
+        directory,
+        shell,
+        script,
+        tuple(sorted(env.items())),
+    )
 
 
 def lean_harness_installs() -> None:
@@ -59,12 +70,21 @@ def lean_harness_installs() -> None:
         return
     original_remove_dir = install.remove_dir
 
-    async def ensure_installed(runtime: Any, *, directory: str, install: str, env: dict[str, str], label: str,
-                               ready: str | None = None, lock: str | None = None,
-                               shell: tuple[str, ...] = ("sh", "-c")) -> None:
+    async def ensure_installed(
+        runtime: Any,
+        *,
+        directory: str,
+        install: str,
+        env: dict[str, str],
+        label: str,
+        ready: str | None = None,
+        lock: str | None = None,
+        shell: tuple[str, ...] = ("sh", "-c"),
+    ) -> None:
         if getattr(runtime, "writable", None) is None:
-            await original(runtime, directory=directory, install=install, env=env, label=label,
-                           ready=ready, lock=lock, shell=shell)
+            await original(
+                runtime, directory=directory, install=install, env=env, label=label, ready=ready, lock=lock, shell=shell
+            )
             return
         script = f"{ready} || ({install})" if ready else install
         key = _check_key(runtime, directory, shell, script, env)
@@ -77,7 +97,7 @@ def lean_harness_installs() -> None:
             detail = (result.stderr.strip() or result.stdout.strip())[-500:]
             raise RuntimeError(
                 f"{label} is not installed in the image at {shlex.quote(directory)}, and a read-only box cannot "
-                f"install it: bake it into the image (`arena images`) or run `[env] docker = \"stock\"` ({detail})"
+                f'install it: bake it into the image (`arena images`) or run `[env] docker = "stock"` ({detail})'
             )
 
     async def remove_dir(runtime: Any, path: str, label: str) -> None:

@@ -13,8 +13,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROBE_SHA256", "READ_BACK_PORT_SHA256", "RUN_BACKGROUND_SHA256", "Spawn", "digest", "replace_port_polls",
-           "route_module_spawns", "source_digest"]
+__all__ = [
+    "PROBE_SHA256",
+    "READ_BACK_PORT_SHA256",
+    "RUN_BACKGROUND_SHA256",
+    "Spawn",
+    "digest",
+    "replace_port_polls",
+    "route_module_spawns",
+    "source_digest",
+]
 
 READ_BACK_PORT_SHA256 = "d94c2209ccc3a9621cbfac8fbf4d80f4a60e663178abc61405e7216aeb6b3d34"
 """sha256 of `inspect.getsource(verifiers.v1.mcp.launch._read_back_port)` on 0.4.0."""

@@ -9,7 +9,13 @@ from arena_kit.verifiers_seam import VERIFIERS_VERSION
 
 __all__ = ["DEFERRED", "defer_for_server", "defer_verifiers_init"]
 
-DEFERRED = ("verifiers.v1", "verifiers.v1.mcp", "verifiers.v1.tasksets", "verifiers.v1.harnesses", "verifiers.v1.judges")
+DEFERRED = (
+    "verifiers.v1",
+    "verifiers.v1.mcp",
+    "verifiers.v1.tasksets",
+    "verifiers.v1.harnesses",
+    "verifiers.v1.judges",
+)
 """The package inits a process skips (parents first). verifiers resolves a taskset or harness id by
 `find_spec("verifiers.v1.<kind>.<id>")`, which runs the package init and with it every built-in one
 (the harbor, nemo_gym and openenv tasksets; all nine harnesses with the ACP stack). On
@@ -29,8 +35,12 @@ def defer_verifiers_init() -> bool:
 
     found = version("verifiers")
     if found != VERIFIERS_VERSION:
-        logger.warning("verifiers %s is not %s: the process imports verifiers in full (check "
-                       "arena_kit.verifiers_seam.package_inits against its package inits)", found, VERIFIERS_VERSION)
+        logger.warning(
+            "verifiers %s is not %s: the process imports verifiers in full (check "
+            "arena_kit.verifiers_seam.package_inits against its package inits)",
+            found,
+            VERIFIERS_VERSION,
+        )
         return False
     return defer_reexports(DEFERRED)
 

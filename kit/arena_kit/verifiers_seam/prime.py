@@ -12,8 +12,10 @@ from arena_kit.errors import SeamError
 __all__ = ["PrimeRuntime", "PrimeRuntimeInfo", "bind_client"]
 
 if "self._client" not in inspect.getsource(PrimeRuntime):
-    raise SeamError("verifiers' PrimeRuntime no longer keeps its SDK client in `_client`: sqlite_sandbox's "
-                    "BorrowedPrimeRuntime sets it (arena_kit.verifiers_seam.prime); re-read verifiers' runtimes/prime.py")
+    raise SeamError(
+        "verifiers' PrimeRuntime no longer keeps its SDK client in `_client`: sqlite_sandbox's "
+        "BorrowedPrimeRuntime sets it (arena_kit.verifiers_seam.prime); re-read verifiers' runtimes/prime.py"
+    )
 
 
 def bind_client(runtime: PrimeRuntime, client: Any) -> None:

@@ -52,8 +52,10 @@ def add_box_options(watch_box: Callable[[str], None]) -> None:
 
     source = inspect.getsource(getattr(module.DockerRuntime.start, "__wrapped__", module.DockerRuntime.start))
     if 'cli(\n            self.engine,\n            "run",' not in source or '"--detach"' not in source:
-        raise SeamError("verifiers' DockerRuntime.start no longer runs its box with `cli(engine, \"run\", ..., \"--detach\")`: "
-                        "the stock box's limits (arena_kit.verifiers_seam.stock_box) cannot be set; re-read runtimes/docker")
+        raise SeamError(
+            'verifiers\' DockerRuntime.start no longer runs its box with `cli(engine, "run", ..., "--detach")`: '
+            "the stock box's limits (arena_kit.verifiers_seam.stock_box) cannot be set; re-read runtimes/docker"
+        )
     if not getattr(module.cli, "__arena_seam__", False):
         original = module.cli
 

@@ -22,8 +22,10 @@ StateT = TypeVar("StateT")
 
 for _name in ("_with_state", "_state_channel"):
     if not callable(getattr(vf.Toolset, _name, None)):
-        raise SeamError(f"verifiers' Toolset has no {_name}: arena_kit.verifiers_seam.toolset hooks it; "
-                        "re-read verifiers' mcp/server.py and update the seam")
+        raise SeamError(
+            f"verifiers' Toolset has no {_name}: arena_kit.verifiers_seam.toolset hooks it; "
+            "re-read verifiers' mcp/server.py and update the seam"
+        )
 
 
 def state_route() -> str | None:

@@ -63,9 +63,29 @@ def test_every_eval_launches_through_the_hooks_and_only_live_harnesses_get_a_sta
     launched: list[list[str]] = []
     monkeypatch.setattr("arena.evalrun.Supervised", lambda argv, _log, _env: launched.append(list(argv)))
     for harness in ("claude_code", "bash"):
-        launch_eval(EvalRequest(taskset="t", harness=harness, model="m", image="i", base_url="http://x", run_name=harness, output_dir=tmp_path))
-    launch_eval(EvalRequest(taskset="t", harness="codex", model="m", image="i", base_url="http://x", run_name="off",
-                            output_dir=tmp_path, harness_starts=None))
+        launch_eval(
+            EvalRequest(
+                taskset="t",
+                harness=harness,
+                model="m",
+                image="i",
+                base_url="http://x",
+                run_name=harness,
+                output_dir=tmp_path,
+            )
+        )
+    launch_eval(
+        EvalRequest(
+            taskset="t",
+            harness="codex",
+            model="m",
+            image="i",
+            base_url="http://x",
+            run_name="off",
+            output_dir=tmp_path,
+            harness_starts=None,
+        )
+    )
     hooked, plain, off = launched
     assert hooked[1:4] == ["-m", "arena.vf_hooks", str(DEFAULT_STARTS)] and hooked[4] == "@"
     assert plain[1:4] == ["-m", "arena.vf_hooks", "0"] and off[1:4] == ["-m", "arena.vf_hooks", "0"]

@@ -21,26 +21,45 @@ LIMIT_PROBE = "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/m
 ATTACKS = {
     # The kernel's OOM killer takes the largest process unless told otherwise: the hog first makes its
     # runner the one to go (an agent may raise any of its own processes' scores), then outgrows the box.
-    "oom": ("echo 1000 > /proc/$PPID/oom_score_adj; python3 -c 'b = bytearray(900 * 1024 * 1024)'; echo SURVIVED", "boxoom_error"),
+    "oom": (
+        "echo 1000 > /proc/$PPID/oom_score_adj; python3 -c 'b = bytearray(900 * 1024 * 1024)'; echo SURVIVED",
+        "boxoom_error",
+    ),
     "kill-runner": ("kill -9 $PPID; echo SURVIVED", "agentkilledbox_error"),
     "kill-all": ("kill -9 -1; echo SURVIVED", "agentkilledbox_error"),
 }
-CASES = [pytest.param("bash", "stock", id="bash-stock"), pytest.param("arena-bash", "lean", id="arena-bash-lean"),
-         pytest.param("claude_code", "stock", id="claude_code-stock"),
-         pytest.param("claude_code", "lean", id="claude_code-lean")]
+CASES = [
+    pytest.param("bash", "stock", id="bash-stock"),
+    pytest.param("arena-bash", "lean", id="arena-bash-lean"),
+    pytest.param("claude_code", "stock", id="claude_code-stock"),
+    pytest.param("claude_code", "lean", id="claude_code-lean"),
+]
 
 
 @pytest.mark.parametrize(("harness", "docker"), CASES)
 def test_an_agent_that_breaks_its_own_box_gets_its_own_stop_reward_zero_and_no_retry(harness, docker, images, tmp_path):
-    policies = {f"arena/agent-fault-{name}": ScriptedPolicy([RunShell(LIMIT_PROBE), RunShell("echo arena-smoke-ok > smoke.txt"),
-                                                             RunShell(command), Answer("DONE")])
-                for name, (command, _) in ATTACKS.items()}
+    policies = {
+        f"arena/agent-fault-{name}": ScriptedPolicy(
+            [RunShell(LIMIT_PROBE), RunShell("echo arena-smoke-ok > smoke.txt"), RunShell(command), Answer("DONE")]
+        )
+        for name, (command, _) in ATTACKS.items()
+    }
     with start_in_thread(policies=policies) as server:
         requests = [
-            EvalRequest(taskset="arena-smoke", harness=harness, model=model, image=images["harness"], base_url=server.url,
-                        run_name=f"agent-fault-{name}-{harness}-{uuid.uuid4().hex[:6]}", output_dir=tmp_path, max_concurrent=1,
-                        env={"PYTHONPATH": str(SUPPORT)}, runtime_args={"memory": MEMORY_GB}, env_args={"docker": docker},
-                        deadline_s=420)
+            EvalRequest(
+                taskset="arena-smoke",
+                harness=harness,
+                model=model,
+                image=images["harness"],
+                base_url=server.url,
+                run_name=f"agent-fault-{name}-{harness}-{uuid.uuid4().hex[:6]}",
+                output_dir=tmp_path,
+                max_concurrent=1,
+                env={"PYTHONPATH": str(SUPPORT)},
+                runtime_args={"memory": MEMORY_GB},
+                env_args={"docker": docker},
+                deadline_s=420,
+            )
             for model, name in zip(policies, ATTACKS)
         ]
         outcomes = run_evals(requests, parallel=len(requests))

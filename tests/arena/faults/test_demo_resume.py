@@ -35,7 +35,11 @@ def test_a_resumed_demo_continues_the_same_runs_on_the_same_server(tmp_path, mon
     launches = [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
     half = len(launches) // 2
     first, resumed = launches[:half], launches[half:]
-    assert half >= 2 and {mode for *_rest, mode in first} == {"--clean"} and {mode for *_rest, mode in resumed} == {"--resume"}
+    assert (
+        half >= 2
+        and {mode for *_rest, mode in first} == {"--clean"}
+        and {mode for *_rest, mode in resumed} == {"--resume"}
+    )
     assert [name for name, *_rest in resumed] == [name for name, *_rest in first]
     assert len({url for _name, url, _mode in launches}) == 1
 

@@ -17,8 +17,17 @@ import uuid
 from pathlib import Path
 
 import pytest
-from arena_testkit.fault_runs import (MODEL, TASKSETS, CountingPolicy, containers_of, docker_paths, eval_during_fault, fault_request,
-                        finished_lines, wait_for)
+from arena_testkit.fault_runs import (
+    MODEL,
+    TASKSETS,
+    CountingPolicy,
+    containers_of,
+    docker_paths,
+    eval_during_fault,
+    fault_request,
+    finished_lines,
+    wait_for,
+)
 
 from arena.server import start_in_thread
 
@@ -53,13 +62,19 @@ def test_an_eval_survives_a_docker_daemon_restart(images, tmp_path, path):
 
         outcome = eval_during_fault(request, restart_mid_eval, join_s=240)
     restart = fault.get("restart")
-    assert isinstance(restart, subprocess.CompletedProcess) and restart.returncode == 0, f"the engine did not come back: {restart}"
-    assert isinstance(fault["finished_before"], int) and fault["finished_before"] < TASKS, "the outage came after the eval"
+    assert isinstance(restart, subprocess.CompletedProcess) and restart.returncode == 0, (
+        f"the engine did not come back: {restart}"
+    )
+    assert isinstance(fault["finished_before"], int) and fault["finished_before"] < TASKS, (
+        "the outage came after the eval"
+    )
     assert len(outcome.episodes) == TASKS, f"episodes lost: {len(outcome.episodes)} of {TASKS} recorded"
     assert outcome.failures == [], [(e.task, e.stop_condition, e.errors) for e in outcome.failures]
     assert [e.reward for e in outcome.episodes] == [1.0] * TASKS
     assert docker_paths(request.run_dir) == [path] * TASKS
     assert outcome.retries >= 1, "no rollout was retried, so the outage hit nothing"
     assert containers_of(run) == []
-    print(f"retries: {outcome.retries} ({sorted({x['type'] for e in outcome.episodes for x in e.errors})}); "
-          f"containers the restart orphaned, removed by Arena: {len(outcome.reaped)}")
+    print(
+        f"retries: {outcome.retries} ({sorted({x['type'] for e in outcome.episodes for x in e.errors})}); "
+        f"containers the restart orphaned, removed by Arena: {len(outcome.reaped)}"
+    )

@@ -22,23 +22,35 @@ FORGEABLE = {BOX_GONE, ENGINE_GONE}
 @pytest.fixture
 def restored(monkeypatch):
     """Whatever a test patches on verifiers' classes is put back after it."""
-    for cls, names in ((ContainerRuntime, ("alive", "_read", "write", "_communicate_host")),
-                       (DockerRuntime, ("alive", "_read", "write")), (HarnessSession, ("turn",))):
+    for cls, names in (
+        (ContainerRuntime, ("alive", "_read", "write", "_communicate_host")),
+        (DockerRuntime, ("alive", "_read", "write")),
+        (HarnessSession, ("turn",)),
+    ):
         for name in names:  # an inherited name is recorded as absent from `cls`, so the undo deletes what a test set
             monkeypatch.setattr(cls, name, getattr(cls, name))
     return monkeypatch
 
 
 def _request(tmp_path) -> EvalRequest:
-    return EvalRequest(taskset="t", harness="bash", model="m", image="i", base_url="http://127.0.0.1:1", run_name="r",
-                       output_dir=tmp_path)
+    return EvalRequest(
+        taskset="t",
+        harness="bash",
+        model="m",
+        image="i",
+        base_url="http://127.0.0.1:1",
+        run_name="r",
+        output_dir=tmp_path,
+    )
 
 
 def _rules(config: dict) -> set:
     return {rule.get("message") for rule in config["env"]["retries"]["rules"]}
 
 
-def test_a_missing_verifiers_name_installs_no_liveness_and_the_eval_drops_its_forgeable_rules(restored, tmp_path, caplog):
+def test_a_missing_verifiers_name_installs_no_liveness_and_the_eval_drops_its_forgeable_rules(
+    restored, tmp_path, caplog
+):
     restored.delattr(ContainerRuntime, "_communicate_host")  # verifiers renamed it, say
     before = DockerRuntime.alive
     with caplog.at_level(logging.WARNING, logger="arena.vf_hooks"):
@@ -57,7 +69,11 @@ def test_a_missing_verifiers_name_installs_no_liveness_and_the_eval_drops_its_fo
         args = vf_hooks.fail_closed(["@", str(path), "--no-rich"], "liveness not installed")
     closed = tomllib.loads((tmp_path / args[1]).read_text())
     assert not FORGEABLE & _rules(closed)
-    assert {rule["type"] for rule in closed["env"]["retries"]["rules"]} >= {"BoxLostError", "EngineUnreachableError", "ProviderError"}
+    assert {rule["type"] for rule in closed["env"]["retries"]["rules"]} >= {
+        "BoxLostError",
+        "EngineUnreachableError",
+        "ProviderError",
+    }
     note = fail_closed_note(request).read_text()
     assert "liveness not installed" in note and "sandbox died or lost" in note and "fail closed" in caplog.text
 
@@ -81,7 +97,9 @@ def test_vf_hooks_runs_vf_eval_on_the_closed_config_when_liveness_cannot_install
     assert not FORGEABLE & _rules(tomllib.loads((tmp_path / args[1]).read_text()))
 
 
-def test_with_every_name_present_only_docker_and_podman_boxes_get_engine_liveness_and_every_rule_stays(restored, tmp_path):
+def test_with_every_name_present_only_docker_and_podman_boxes_get_engine_liveness_and_every_rule_stays(
+    restored, tmp_path
+):
     apptainer = ApptainerRuntime.alive
     assert vf_hooks.install_host_liveness() is True
     assert DockerRuntime.alive is not ContainerRuntime.alive  # the engine answers for docker and podman

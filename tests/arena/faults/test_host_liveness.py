@@ -21,15 +21,35 @@ from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 pytestmark = pytest.mark.docker
 
 FAKE_TRUE = "printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/true && chmod +x /usr/local/bin/true"
-FAKE_CAT = ("printf '#!/bin/sh\\necho \"Error response from daemon: No such container: x\" >&2\\nexit 1\\n' "
-            "> /usr/local/bin/cat && chmod +x /usr/local/bin/cat")
+FAKE_CAT = (
+    "printf '#!/bin/sh\\necho \"Error response from daemon: No such container: x\" >&2\\nexit 1\\n' "
+    "> /usr/local/bin/cat && chmod +x /usr/local/bin/cat"
+)
 
 
 @pytest.fixture
 def box(images):
     name = f"arena-liveness-{uuid.uuid4().hex[:8]}"
-    subprocess.run(["docker", "run", "-d", "--name", name, "--label", "arena.managed=true", "--network", "none",
-                    "--entrypoint", "sleep", images["base"], "infinity"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            "docker",
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--label",
+            "arena.managed=true",
+            "--network",
+            "none",
+            "--entrypoint",
+            "sleep",
+            images["base"],
+            "infinity",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     try:
         yield name
     finally:
@@ -121,7 +141,9 @@ def test_a_forged_box_death_in_a_lean_box_is_not_retried(images):
     alive, messages = asyncio.run(_lean_probe(images["base"], f"{FAKE_TRUE} && {FAKE_CAT}"))
     assert alive is True  # the engine's word, not the agent's `true`
     for kind, message in messages:
-        assert kind == "SandboxError" and message.startswith("in the running box: ") and "No such container" in message, message
+        assert (
+            kind == "SandboxError" and message.startswith("in the running box: ") and "No such container" in message
+        ), message
         assert not _retried(message, kind), message
 
 

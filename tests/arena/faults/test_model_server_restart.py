@@ -6,7 +6,16 @@ import time
 import uuid
 
 import pytest
-from arena_testkit.fault_runs import MODEL, TASKSETS, CountingPolicy, containers_of, docker_paths, eval_during_fault, fault_request, wait_for
+from arena_testkit.fault_runs import (
+    MODEL,
+    TASKSETS,
+    CountingPolicy,
+    containers_of,
+    docker_paths,
+    eval_during_fault,
+    fault_request,
+    wait_for,
+)
 
 from arena.server import start_in_thread
 

@@ -8,8 +8,17 @@ import signal
 import uuid
 
 import pytest
-from arena_testkit.fault_runs import (CALLS_PER_EPISODE, MODEL, TASKSETS, CountingPolicy, containers_of, docker_paths, fault_request,
-                        finished_lines, wait_for)
+from arena_testkit.fault_runs import (
+    CALLS_PER_EPISODE,
+    MODEL,
+    TASKSETS,
+    CountingPolicy,
+    containers_of,
+    docker_paths,
+    fault_request,
+    finished_lines,
+    wait_for,
+)
 
 from arena.evalrun import launch_eval, run_eval
 from arena.reaper import reap

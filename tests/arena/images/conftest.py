@@ -90,19 +90,25 @@ def start_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
             f"http:\n  addr: {registry.host}\n"
         )
         log = (root / "registry.log").open("w")
-        process = subprocess.Popen([str(REGISTRY_BIN), "serve", str(root / "config.yml")], stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [str(REGISTRY_BIN), "serve", str(root / "config.yml")], stdout=log, stderr=subprocess.STDOUT
+        )
         started.append((process, registry))
         deadline = time.monotonic() + READY_S
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                pytest.fail(f"docker-registry exited {process.returncode}: {(root / 'registry.log').read_text()[-800:]}")
+                pytest.fail(
+                    f"docker-registry exited {process.returncode}: {(root / 'registry.log').read_text()[-800:]}"
+                )
             try:
                 if httpx.get(f"{registry.url}/v2/", timeout=2).status_code == 200:
                     return registry
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-        pytest.fail(f"docker-registry on {registry.host} did not answer /v2/ within {READY_S:g} s: {(root / 'registry.log').read_text()[-800:]}")
+        pytest.fail(
+            f"docker-registry on {registry.host} did not answer /v2/ within {READY_S:g} s: {(root / 'registry.log').read_text()[-800:]}"
+        )
 
     yield start
     for process, registry in started:

@@ -42,7 +42,10 @@ def test_the_claude_shim_answers_the_auth_probe_without_starting_claude(shim: tu
     assert result.returncode == 0, result.stderr
     # The fields claude-agent-acp reads (`fromCliStatus`), as claude 2.1.278 prints them for an env key.
     assert json.loads(result.stdout) == {
-        "loggedIn": True, "authMethod": "api_key", "apiProvider": "firstParty", "apiKeySource": "ANTHROPIC_API_KEY",
+        "loggedIn": True,
+        "authMethod": "api_key",
+        "apiProvider": "firstParty",
+        "apiKeySource": "ANTHROPIC_API_KEY",
     }
     assert not log.exists()
 
@@ -99,5 +102,7 @@ def test_the_runner_hook_drops_field_docstrings_and_nothing_else(mode: str, desc
 
 
 def test_the_harness_dockerfile_copies_every_cut_file() -> None:
-    copies = [line.split()[1:-1] for line in (HARNESS_DIR / "Dockerfile").read_text().splitlines() if line.startswith("COPY ")]
+    copies = [
+        line.split()[1:-1] for line in (HARNESS_DIR / "Dockerfile").read_text().splitlines() if line.startswith("COPY ")
+    ]
     assert any(sorted(files) == sorted(HARNESS_FILES) for files in copies), copies

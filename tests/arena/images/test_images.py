@@ -14,7 +14,9 @@ pytestmark = pytest.mark.docker
 def _run(image: str, script: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "--label", "arena.managed=true", image, "sh", "-c", script],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -72,7 +74,10 @@ def test_harness_image_answers_claude_s_auth_probe_itself_and_runs_claude_for_th
     runs twice per rollout prints without starting the binary, which still answers everything else."""
     v = harness_versions()
     claude = f"/var/tmp/vf-claude-agent-acp-{v['CLAUDE_VERSION']}-{v['CLAUDE_ACP_VERSION']}/packages/node_modules/.bin/claude"
-    result = _run(images["harness"], f"ANTHROPIC_API_KEY=k {claude} auth status --json && head -c 2 {claude} && {claude} --version")
+    result = _run(
+        images["harness"],
+        f"ANTHROPIC_API_KEY=k {claude} auth status --json && head -c 2 {claude} && {claude} --version",
+    )
     assert result.returncode == 0, result.stderr
     probe, rest = result.stdout.split("}\n", 1)
     assert '"apiKeySource": "ANTHROPIC_API_KEY"' in probe

@@ -16,12 +16,24 @@ from arena.images.publish import parse_registry
 from arena_kit.box_image import BoxImageConfig, task_image
 
 DIGEST = "sha256:" + "ab" * 32
-def _entry(env: str = "schema-migration", registry: str = "127.0.0.1:5000/arena", digest: str = DIGEST) -> PublishedImage:
-    return PublishedImage(env=env, local_tag=f"arena/{env}:0123456789abcdef", content_hash="0123456789abcdef",
-                          registry=registry, ref=f"{registry}/{env}@{digest}", pushed_at=datetime(2026, 1, 1, tzinfo=UTC))
 
 
-@pytest.mark.parametrize("text", ["ghcr.io/you", "127.0.0.1:5000/arena", "localhost:5000", "docker.io/you/sub", "ghcr.io/you/"])
+def _entry(
+    env: str = "schema-migration", registry: str = "127.0.0.1:5000/arena", digest: str = DIGEST
+) -> PublishedImage:
+    return PublishedImage(
+        env=env,
+        local_tag=f"arena/{env}:0123456789abcdef",
+        content_hash="0123456789abcdef",
+        registry=registry,
+        ref=f"{registry}/{env}@{digest}",
+        pushed_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["ghcr.io/you", "127.0.0.1:5000/arena", "localhost:5000", "docker.io/you/sub", "ghcr.io/you/"]
+)
 def test_a_registry_is_a_host_with_an_optional_namespace(text):
     assert parse_registry(text) == text.rstrip("/")
 
@@ -46,7 +58,10 @@ def test_the_lock_round_trips_and_merging_replaces_only_the_published_envs(tmp_p
 def test_a_prime_config_s_tasks_run_the_digest_the_lock_pins_for_their_environment(tmp_path):
     """The lock publish writes is the one the kit reads (`[env.taskset.task] image_lock` of configs/*-prime.toml)."""
     path = tmp_path / "lock.json"
-    write_lock(path, ImageLock().merged([_entry("schema-migration"), _entry("fault-localisation", digest="sha256:" + "cd" * 32)]))
+    write_lock(
+        path,
+        ImageLock().merged([_entry("schema-migration"), _entry("fault-localisation", digest="sha256:" + "cd" * 32)]),
+    )
     for env in ("schema-migration", "fault-localisation"):
         assert task_image(env, BoxImageConfig(image_lock=path)) == read_lock(path).images[env].ref
     with pytest.raises(ValueError, match="pins no image of 'demo-env'"):
@@ -68,9 +83,14 @@ def test_a_failed_lock_write_leaves_the_old_file_and_no_temp_file(tmp_path, monk
     assert [p.name for p in tmp_path.iterdir()] == ["lock.json"]
 
 
-@pytest.mark.parametrize("field,value", [("ref", "127.0.0.1:5000/arena/schema-migration:latest"),
-                                         ("ref", f"127.0.0.1:5000/arena/other@{DIGEST}"),
-                                         ("local_tag", "arena/schema-migration:latest")])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("ref", "127.0.0.1:5000/arena/schema-migration:latest"),
+        ("ref", f"127.0.0.1:5000/arena/other@{DIGEST}"),
+        ("local_tag", "arena/schema-migration:latest"),
+    ],
+)
 def test_the_lock_refuses_an_entry_that_is_not_its_image_by_digest(field, value):
     with pytest.raises(ValueError, match=field):
         PublishedImage(**{**_entry().model_dump(), field: value})
@@ -83,7 +103,18 @@ def test_a_corrupt_lock_is_a_worded_error(tmp_path):
 
 
 def test_publish_of_an_unknown_env_exits_2_before_anything_else(tmp_path, capsys):
-    code = main(["images", "publish", "--registry", "127.0.0.1:1/arena", "--env", "no-such-env", "--lock", str(tmp_path / "l.json")])
+    code = main(
+        [
+            "images",
+            "publish",
+            "--registry",
+            "127.0.0.1:1/arena",
+            "--env",
+            "no-such-env",
+            "--lock",
+            str(tmp_path / "l.json"),
+        ]
+    )
     assert code == 2
     assert "unknown environment image(s) no-such-env; known: " in capsys.readouterr().err
     assert not (tmp_path / "l.json").exists()

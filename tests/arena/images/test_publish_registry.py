@@ -30,10 +30,12 @@ from arena.policies import model_name
 from arena.server import start_in_thread
 
 pytestmark = pytest.mark.docker
-MANIFEST_TYPES = ", ".join([
-    "application/vnd.docker.distribution.manifest.v2+json",
-    "application/vnd.oci.image.manifest.v1+json",
-])
+MANIFEST_TYPES = ", ".join(
+    [
+        "application/vnd.docker.distribution.manifest.v2+json",
+        "application/vnd.oci.image.manifest.v1+json",
+    ]
+)
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 
@@ -45,7 +47,9 @@ def published(registry, images, tmp_path_factory):
     code = main(["images", "publish", "--registry", f"{registry.host}/arena", "--lock", str(root / "lock.json")])
     seconds = time.monotonic() - started
     assert code == 0
-    print(f"\npublish: {len(env_images())} env images in {seconds:.1f}s; registry holds {registry.size_bytes() / 1e6:.0f} MB")
+    print(
+        f"\npublish: {len(env_images())} env images in {seconds:.1f}s; registry holds {registry.size_bytes() / 1e6:.0f} MB"
+    )
     lock = read_lock(root / "lock.json")
     yield lock, root / "lock.json", seconds
     for entry in lock.images.values():  # the push tags only: the images keep their arena/* tags
@@ -53,7 +57,9 @@ def published(registry, images, tmp_path_factory):
 
 
 def _manifest(registry, repository: str, reference: str) -> httpx.Response:
-    return httpx.get(f"{registry.url}/v2/{repository}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}, timeout=30)
+    return httpx.get(
+        f"{registry.url}/v2/{repository}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}, timeout=30
+    )
 
 
 def test_publish_pushes_every_env_image_and_the_registry_serves_it_by_digest(published, registry, images):
@@ -80,7 +86,11 @@ def test_a_prime_config_s_tasks_pull_the_digest_just_published_for_their_environ
     prime = tomllib.loads((CONFIGS / "bash-prime.toml").read_text())
     runtime_table = prime["env"]["agent"]["runtime"]
     for env in env_images():
-        table = {**prime["env"]["taskset"], "id": env, "task": {**prime["env"]["taskset"]["task"], "image_lock": str(path)}}
+        table = {
+            **prime["env"]["taskset"],
+            "id": env,
+            "task": {**prime["env"]["taskset"]["task"], "image_lock": str(path)},
+        }
         task = next(iter(vf.load_taskset(vf.taskset_config_type(env).model_validate(table)).take(1)))
         runtime = resolve_runtime_config(vf.AgentConfig.model_validate({"runtime": runtime_table}).runtime, task)
         assert (runtime.type, runtime.image) == ("prime", lock.images[env].ref)
@@ -96,9 +106,13 @@ def test_an_image_round_trips_by_digest_and_a_rollout_runs_from_the_pulled_copy(
     nonce = uuid.uuid4().hex[:12]
     (tmp_path / "ctx").mkdir()
     (tmp_path / "ctx" / "nonce").write_text(nonce)
-    (tmp_path / "ctx" / "Dockerfile").write_text(f"FROM {images['schema-migration']}\nCOPY nonce /etc/arena-roundtrip\n")
+    (tmp_path / "ctx" / "Dockerfile").write_text(
+        f"FROM {images['schema-migration']}\nCOPY nonce /etc/arena-roundtrip\n"
+    )
     tag = f"{registry.host}/roundtrip/schema-migration:{nonce}"
-    image, _logs = docker_client().images.build(path=str(tmp_path / "ctx"), tag=tag, rm=True, labels={"arena.roundtrip": nonce})
+    image, _logs = docker_client().images.build(
+        path=str(tmp_path / "ctx"), tag=tag, rm=True, labels={"arena.roundtrip": nonce}
+    )
     try:
         began = time.monotonic()
         digest = push_image(tag)
@@ -112,18 +126,42 @@ def test_an_image_round_trips_by_digest_and_a_rollout_runs_from_the_pulled_copy(
 
         # A live subscription: the engine keeps only its last 256 events, which a busy machine cycles through.
         watch = subprocess.Popen(
-            ["docker", "events", "--since", str(int(time.time()) - 1), "--filter", "event=start",
-             "--filter", f"label=arena.roundtrip={nonce}", "--format", "{{json .Actor.Attributes}}"],
-            stdout=subprocess.PIPE, text=True,
+            [
+                "docker",
+                "events",
+                "--since",
+                str(int(time.time()) - 1),
+                "--filter",
+                "event=start",
+                "--filter",
+                f"label=arena.roundtrip={nonce}",
+                "--format",
+                "{{json .Actor.Attributes}}",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         try:
             began = time.monotonic()
             with start_in_thread() as server:
-                outcome = run_eval(EvalRequest(
-                    taskset="schema-migration", harness="bash", model=model_name("schema-migration", "oracle"), image=ref,
-                    base_url=server.url, run_name="roundtrip-oracle", output_dir=tmp_path, num_tasks=1, max_concurrent=1,
-                    taskset_args={"split": "dev", "task": {"image": ref}},  # the task's image wins over the runtime's
-                ), progress=lambda _line: None)
+                outcome = run_eval(
+                    EvalRequest(
+                        taskset="schema-migration",
+                        harness="bash",
+                        model=model_name("schema-migration", "oracle"),
+                        image=ref,
+                        base_url=server.url,
+                        run_name="roundtrip-oracle",
+                        output_dir=tmp_path,
+                        num_tasks=1,
+                        max_concurrent=1,
+                        taskset_args={
+                            "split": "dev",
+                            "task": {"image": ref},
+                        },  # the task's image wins over the runtime's
+                    ),
+                    progress=lambda _line: None,
+                )
             rollout_s = time.monotonic() - began
         finally:
             watch.terminate()
@@ -132,7 +170,9 @@ def test_an_image_round_trips_by_digest_and_a_rollout_runs_from_the_pulled_copy(
         [episode] = outcome.episodes
         assert episode.rewards["migration"]["score"] == 1.0, episode.info.get("grade")
         assert {json.loads(line)["image"] for line in events.splitlines()} == {ref}  # the box ran the pulled copy
-        print(f"\nround trip: push {pushed_s:.1f}s (one new layer), pull {pulled_s:.1f}s, rollout {rollout_s:.1f}s, score 1.0")
+        print(
+            f"\nround trip: push {pushed_s:.1f}s (one new layer), pull {pulled_s:.1f}s, rollout {rollout_s:.1f}s, score 1.0"
+        )
     finally:
         if image_exists(str(image.id)):
             docker_client().images.remove(str(image.id), force=True)
@@ -140,8 +180,18 @@ def test_an_image_round_trips_by_digest_and_a_rollout_runs_from_the_pulled_copy(
 
 def test_a_refused_push_exits_2_and_writes_no_lock(start_registry, images, tmp_path, capsys):
     readonly = start_registry(readonly=True)
-    code = main(["images", "publish", "--registry", f"{readonly.host}/arena", "--env", "schema-migration",
-                 "--lock", str(tmp_path / "lock.json")])
+    code = main(
+        [
+            "images",
+            "publish",
+            "--registry",
+            f"{readonly.host}/arena",
+            "--env",
+            "schema-migration",
+            "--lock",
+            str(tmp_path / "lock.json"),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert f"push of {readonly.host}/arena/schema-migration" in err and "docker login" in err, err

@@ -70,13 +70,32 @@ def test_built_on_our_rootfs_the_context_reproduces_the_local_env_image(images, 
     from arena.engine import docker_client, untag_image
 
     out = tmp_path / "ctx"
-    assert main(["images", "context", "--env", "schema-migration", "--out", str(out), "--base", f"arena/rootfs:{rootfs_hash()}"]) == 0
+    assert (
+        main(
+            [
+                "images",
+                "context",
+                "--env",
+                "schema-migration",
+                "--out",
+                str(out),
+                "--base",
+                f"arena/rootfs:{rootfs_hash()}",
+            ]
+        )
+        == 0
+    )
     tag = f"arena-test/context:{uuid.uuid4().hex[:12]}"
     began = time.monotonic()
-    steps = [chunk.get("stream", "") for chunk in docker_client().api.build(path=str(out), tag=tag, rm=True, forcerm=True, decode=True)]
+    steps = [
+        chunk.get("stream", "")
+        for chunk in docker_client().api.build(path=str(out), tag=tag, rm=True, forcerm=True, decode=True)
+    ]
     seconds = time.monotonic() - began
     try:
-        assert docker_client().images.get(tag).id == docker_client().images.get(images["schema-migration"]).id, "".join(steps)[-3000:]
+        assert docker_client().images.get(tag).id == docker_client().images.get(images["schema-migration"]).id, "".join(
+            steps
+        )[-3000:]
     finally:
         untag_image(tag)
     print(f"\ncontext build on the rootfs: {seconds:.1f}s, {sum('Using cache' in s for s in steps)} cached steps")

@@ -33,8 +33,10 @@ def _declared(folder: Path) -> tuple[str, set[str]]:
     project = tomllib.loads((folder / "pyproject.toml").read_text())["project"]
     # A module only an extra's code imports (e.g. the `train` extra's scikit-learn) is declared there.
     extras = [req for reqs in project.get("optional-dependencies", {}).values() for req in reqs]
-    names = {_normalise(re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", req).group(0))
-             for req in [*project.get("dependencies", []), *extras]}
+    names = {
+        _normalise(re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", req).group(0))
+        for req in [*project.get("dependencies", []), *extras]
+    }
     return _normalise(project["name"]), names
 
 

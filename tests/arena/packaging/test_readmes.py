@@ -7,15 +7,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-PACKAGES = ["", "kit", "toolsets/log_search", "toolsets/sqlite_sandbox", "environments/fault_localisation",
-            "environments/schema_migration"]
+PACKAGES = [
+    "",
+    "kit",
+    "toolsets/log_search",
+    "toolsets/sqlite_sandbox",
+    "environments/fault_localisation",
+    "environments/schema_migration",
+]
 ENVIRONMENT_SECTIONS = ("What it measures", "Tools and budget", "Scoring", "Install and run")
 
 
 @pytest.mark.parametrize("folder", PACKAGES, ids=lambda f: f or "arena-evals")
 def test_package_declares_its_readme(folder):
     project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]
-    assert project.get("readme") == "README.md", f"{folder or '.'}/pyproject.toml: declare readme = \"README.md\""
+    assert project.get("readme") == "README.md", f'{folder or "."}/pyproject.toml: declare readme = "README.md"'
     assert (ROOT / folder / "README.md").is_file()
 
 

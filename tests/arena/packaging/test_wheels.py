@@ -68,7 +68,10 @@ def _build_wheel(dist: str, staging: Path, wheels: Path) -> Path:
     source = _stage(dist, staging)
     proc = subprocess.run(
         [_uv(), "build", "--wheel", "--quiet", "-o", str(wheels), str(source)],
-        capture_output=True, text=True, timeout=300, cwd=staging,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=staging,
     )
     assert proc.returncode == 0, f"uv build of {dist} failed:\n{proc.stderr[-3000:]}"
     [wheel] = wheels.glob(f"{dist.replace('-', '_')}-*.whl")
@@ -92,8 +95,11 @@ def test_platform_wheel_ships_its_dockerfiles_the_new_env_templates_and_the_aren
         assert "Name: arena-evals" in archive.read(metadata).decode()
         assert "arena = arena.cli:main" in archive.read(entry_points).decode()
     for data in (DOCKERFILES, TEMPLATE_DIR):  # what `arena images build` and `arena new-env` read
-        shipped = {f"arena/{p.relative_to(ROOT / 'arena').as_posix()}" for p in data.rglob("*")
-                   if p.is_file() and "__pycache__" not in p.parts}
+        shipped = {
+            f"arena/{p.relative_to(ROOT / 'arena').as_posix()}"
+            for p in data.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
         assert shipped, f"no files under {data}"
         assert shipped <= names, sorted(shipped - names)
 
@@ -104,11 +110,14 @@ def test_platform_wheel_requires_matplotlib_only_with_the_bench_extra(tmp_path):
     wheel = _build_wheel("arena-evals", tmp_path / "src", tmp_path / "wheels")
     with zipfile.ZipFile(wheel) as archive:
         [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
-        requires = [line.removeprefix("Requires-Dist: ") for line in archive.read(metadata).decode().splitlines()
-                    if line.startswith("Requires-Dist: ")]
+        requires = [
+            line.removeprefix("Requires-Dist: ")
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist: ")
+        ]
         assert "Provides-Extra: bench" in archive.read(metadata).decode()
     plotting = [req for req in requires if req.startswith("matplotlib")]
-    assert plotting and all(req.endswith("extra == \"bench\"") for req in plotting), plotting
+    assert plotting and all(req.endswith('extra == "bench"') for req in plotting), plotting
 
 
 @pytest.mark.parametrize("dist", ["fault-localisation", "schema-migration"])
@@ -126,8 +135,12 @@ class Installed:
 
     def run(self, *argv: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(self.venv / "bin" / argv[0]), *argv[1:]], capture_output=True, text=True,
-            timeout=timeout, cwd=self.cwd, env=_clean_env(self.venv, **env),
+            [str(self.venv / "bin" / argv[0]), *argv[1:]],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=self.cwd,
+            env=_clean_env(self.venv, **env),
         )
 
 
@@ -143,9 +156,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     cwd = base / "cwd"
     cwd.mkdir()
     proc = subprocess.run(
-        [_uv(), "pip", "install", "--quiet", "--python", str(venv / "bin/python"), "--find-links", str(wheels),
-         *ENTRY_POINTS],
-        capture_output=True, text=True, timeout=900, cwd=cwd, env=_clean_env(venv),
+        [
+            _uv(),
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(venv / "bin/python"),
+            "--find-links",
+            str(wheels),
+            *ENTRY_POINTS,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=cwd,
+        env=_clean_env(venv),
     )
     assert proc.returncode == 0, f"pip install from the wheels failed:\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}"
     return Installed(venv, cwd)
@@ -173,7 +199,13 @@ def test_installed_wheels_resolve_both_tasksets_and_a_prime_config(installed, tm
     for taskset_id in ("fault-localisation", "schema-migration"):  # each task names its environment's own image
         assert f"{taskset_id} " in proc.stdout and f" arena/{taskset_id}:latest\n" in proc.stdout, proc.stdout
     proc = installed.run(
-        "vf-eval", "schema-migration", "@", str(ROOT / "configs/bash-prime.toml"), "--dry-run", "-o", str(tmp_path),
+        "vf-eval",
+        "schema-migration",
+        "@",
+        str(ROOT / "configs/bash-prime.toml"),
+        "--dry-run",
+        "-o",
+        str(tmp_path),
         ARENA_MODEL_KEY="x",
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -199,8 +231,12 @@ def installed_server(installed: Installed) -> Iterator[str]:
     """`arena serve` from the venv on a free port; yields its /v1 URL."""
     port = _free_port()
     proc = subprocess.Popen(
-        [str(installed.venv / "bin/arena"), "serve", "--port", str(port)], cwd=installed.cwd,
-        env=_clean_env(installed.venv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        [str(installed.venv / "bin/arena"), "serve", "--port", str(port)],
+        cwd=installed.cwd,
+        env=_clean_env(installed.venv),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -211,7 +247,9 @@ def installed_server(installed: Installed) -> Iterator[str]:
                     break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"installed `arena serve` did not answer on {url}: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+                    pytest.fail(
+                        f"installed `arena serve` did not answer on {url}: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
+                    )
                 time.sleep(0.2)
         yield url
     finally:
@@ -229,9 +267,21 @@ def installed_server(installed: Installed) -> Iterator[str]:
 def test_installed_packages_run_a_scored_docker_rollout(installed, installed_server, images, tmp_path):
     """One schema-migration oracle rollout (bash, docker) from the shipped config, every part from the venv."""
     proc = installed.run(
-        "vf-eval", "schema-migration", "@", str(ROOT / "configs/bash.toml"), "-m", "arena/schema-migration/oracle",
-        "--client.base-url", installed_server,
-        "-n", "1", "-o", str(tmp_path), "--no-rich", timeout=600, ARENA_MODEL_KEY="local",
+        "vf-eval",
+        "schema-migration",
+        "@",
+        str(ROOT / "configs/bash.toml"),
+        "-m",
+        "arena/schema-migration/oracle",
+        "--client.base-url",
+        installed_server,
+        "-n",
+        "1",
+        "-o",
+        str(tmp_path),
+        "--no-rich",
+        timeout=600,
+        ARENA_MODEL_KEY="local",
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     [run_dir] = [p.parent for p in tmp_path.rglob("traces.jsonl")]

@@ -27,14 +27,20 @@ from arena_testkit.rollouts import docker_gateway
 from prime_standin import API_KEY, MANAGED_LABEL, STANDIN_LABEL, BridgeTunnel, StandIn, running
 from prime_standin.rollout import API_KEY_VAR, env_config, run_episode
 
-SMOKE = ScriptedPolicy([
-    RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"),
-    CallTool("note", {"text": "hello over the bridge"}),
-    Answer("DONE"),
-])
+SMOKE = ScriptedPolicy(
+    [
+        RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"),
+        CallTool("note", {"text": "hello over the bridge"}),
+        Answer("DONE"),
+    ]
+)
 ROLLOUT_ROUTES = {
-    "POST /api/v1/sandbox", "POST /api/v1/sandbox/status:batchGet", "POST /api/v1/sandbox/{id}/auth",
-    "RPC Start", "POST /gateway/standin/{id}/upload", "GET /gateway/standin/{id}/read-file",
+    "POST /api/v1/sandbox",
+    "POST /api/v1/sandbox/status:batchGet",
+    "POST /api/v1/sandbox/{id}/auth",
+    "RPC Start",
+    "POST /gateway/standin/{id}/upload",
+    "GET /gateway/standin/{id}/read-file",
     "DELETE /api/v1/sandbox/{id}",
 }
 """What one rollout on verifiers 0.4.0 + prime-sandboxes 0.5.1 calls (measured with this stand-in)."""
@@ -62,8 +68,12 @@ def standin(prime_home, monkeypatch):
 
 
 def _standin_containers(server: StandIn) -> list[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={STANDIN_LABEL}={server.boxes.session}"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label={STANDIN_LABEL}={server.boxes.session}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.split()
 
 
@@ -117,7 +127,9 @@ def test_the_sdk_drives_a_box_through_every_route(prime_home, monkeypatch, image
             box = await client.create(CreateSandboxRequest(name="contract", docker_image=images["base"], labels=["l1"]))
             await client.wait_for_creation(box.id, max_attempts=60)
             seen: dict = {"exec": await client.execute_command(box.id, "echo out; echo err >&2; exit 3")}
-            job = await client.start_background_job(box.id, "echo $GREETING; exit 4", working_dir="/", env={"GREETING": "bg"})
+            job = await client.start_background_job(
+                box.id, "echo $GREETING; exit 4", working_dir="/", env={"GREETING": "bg"}
+            )
             while not (status := await client.get_background_job(box.id, job)).completed:
                 await asyncio.sleep(0.1)
             seen["job"] = status
@@ -133,8 +145,12 @@ def test_the_sdk_drives_a_box_through_every_route(prime_home, monkeypatch, image
             await live.terminate()
             seen["live_exit"] = await live.wait()
             seen["containers"] = _standin_containers(server)
-            seen["labels"] = subprocess.run(["docker", "inspect", "-f", "{{json .Config.Labels}}", seen["containers"][0]],
-                                            capture_output=True, text=True, check=True).stdout
+            seen["labels"] = subprocess.run(
+                ["docker", "inspect", "-f", "{{json .Config.Labels}}", seen["containers"][0]],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             await client.delete(box.id)
             seen["after"] = _standin_containers(server)
             seen["request"] = server.boxes.by_id[box.id].request
@@ -152,7 +168,12 @@ def test_the_sdk_drives_a_box_through_every_route(prime_home, monkeypatch, image
     labels = json.loads(seen["labels"])
     assert labels[MANAGED_LABEL.split("=")[0]] == "true" and labels[STANDIN_LABEL] == server.boxes.session
     assert len(seen["containers"]) == 1 and seen["after"] == []
-    assert {"RPC SendInput", "RPC SendSignal", "GET /gateway/standin/{id}/download", "DELETE /api/v1/sandbox/{id}"} <= calls
+    assert {
+        "RPC SendInput",
+        "RPC SendSignal",
+        "GET /gateway/standin/{id}/download",
+        "DELETE /api/v1/sandbox/{id}",
+    } <= calls
     if batch_status:
         assert [s.exit_code for s in seen["batched"]] == [4]
         assert "POST /api/v1/sandbox/background-jobs/status:batchGet" in calls
@@ -175,7 +196,9 @@ def test_a_box_whose_tmp_is_a_tmpfs_gets_the_baked_harness_scripts_back(standin,
         before = await client.execute_command(box.id, "ls /tmp/vf-scripts 2>&1 | head -1")
         restored = await client.execute_command(box.id, restore_command("/tmp/vf-scripts") + " && ls /tmp/vf-scripts")
         offline = await client.execute_command(
-            box.id, "for s in /tmp/vf-scripts/*.py; do UV_OFFLINE=1 uv sync --script $s -q --no-config || exit 1; done; echo synced")
+            box.id,
+            "for s in /tmp/vf-scripts/*.py; do UV_OFFLINE=1 uv sync --script $s -q --no-config || exit 1; done; echo synced",
+        )
         await client.delete(box.id)
         await client.aclose()
         return before.stdout, restored.stdout, offline.stdout + offline.stderr
@@ -199,8 +222,9 @@ def test_a_dropped_live_stream_re_attaches_by_session_and_still_sees_the_exit(st
 
     async def events(client: ConnectClient, request, method, token: str, stop_after: int | None = None) -> list:
         seen = []
-        async for response in client.execute_server_stream(request=request, method=method, timeout_ms=30_000,
-                                                           headers={"Authorization": f"Bearer {token}"}):
+        async for response in client.execute_server_stream(
+            request=request, method=method, timeout_ms=30_000, headers={"Authorization": f"Bearer {token}"}
+        ):
             seen.append(rpc.parse_command_session_start_event(response))
             if len(seen) == stop_after:
                 break  # the stream drops here, the process keeps running
@@ -211,10 +235,18 @@ def test_a_dropped_live_stream_re_attaches_by_session_and_still_sees_the_exit(st
         box = await sdk.create(CreateSandboxRequest(name="reattach", docker_image=images["base"]))
         await sdk.wait_for_creation(box.id, max_attempts=60)
         auth = await sdk._auth_cache.get_or_refresh(box.id)
-        client = ConnectClient(f"{auth['gateway_url']}/{auth['user_ns']}/{auth['job_id']}",
-                               codec=GOOGLE_PROTOBUF_BINARY_CODEC, send_compression=None)
-        start = rpc.build_command_session_start_request(command="echo one; sleep 1; echo two; exit 5", working_dir=None,
-                                                        env=None, stdin=True, session_uuid="6f1c1d0e-0000-4000-8000-000000000001")
+        client = ConnectClient(
+            f"{auth['gateway_url']}/{auth['user_ns']}/{auth['job_id']}",
+            codec=GOOGLE_PROTOBUF_BINARY_CODEC,
+            send_compression=None,
+        )
+        start = rpc.build_command_session_start_request(
+            command="echo one; sleep 1; echo two; exit 5",
+            working_dir=None,
+            env=None,
+            stdin=True,
+            session_uuid="6f1c1d0e-0000-4000-8000-000000000001",
+        )
         first = await events(client, start, rpc.COMMAND_SESSION_START_RPC_METHOD, auth["token"], stop_after=2)
         connect = rpc.build_command_session_connect_request(session_uuid="6f1c1d0e-0000-4000-8000-000000000001")
         again = await events(client, connect, rpc.COMMAND_SESSION_CONNECT_RPC_METHOD, auth["token"])
@@ -241,7 +273,9 @@ def test_a_smoke_rollout_runs_on_the_prime_runtime_with_its_host_tool_over_the_b
     BridgeTunnel.opened.clear()
     bridge = docker_gateway()
     with start_in_thread(policies={"arena/smoke": SMOKE}) as model:
-        episode = run_episode(env_config({"id": "arena-smoke"}, "bash", images["harness"], bridge), "arena/smoke", model.url, bridge)
+        episode = run_episode(
+            env_config({"id": "arena-smoke"}, "bash", images["harness"], bridge), "arena/smoke", model.url, bridge
+        )
     [trace] = episode.traces
     assert episode.ok and trace.stop_condition == "agent_completed", (episode.errors, trace.errors)
     assert trace.rewards["wrote_file"].score == 1.0  # the shell ran in the box, the reward read it back
@@ -254,7 +288,9 @@ def test_a_smoke_rollout_runs_on_the_prime_runtime_with_its_host_tool_over_the_b
 def test_a_schema_migration_oracle_rollout_scores_one_on_the_prime_runtime(standin, images, capsys):
     BridgeTunnel.opened.clear()
     bridge = docker_gateway()
-    config = env_config({"id": "schema-migration", "split": "dev", "num_tasks": 1}, "bash", images["schema-migration"], bridge)
+    config = env_config(
+        {"id": "schema-migration", "split": "dev", "num_tasks": 1}, "bash", images["schema-migration"], bridge
+    )
     with start_in_thread() as model:
         started = time.monotonic()
         episode = run_episode(config, "arena/schema-migration/oracle", model.url, bridge)
@@ -269,7 +305,9 @@ def test_a_schema_migration_oracle_rollout_scores_one_on_the_prime_runtime(stand
     [box] = standin.boxes.by_id.values()
     assert box.request["vm"] is True and box.egress["allowlist"] == [bridge]  # recorded, not enforced
     with capsys.disabled():
-        print(f"\nschema-migration oracle on the prime stand-in: {wall:.1f} s wall, calls {Counter(standin.boxes.calls)}")
+        print(
+            f"\nschema-migration oracle on the prime stand-in: {wall:.1f} s wall, calls {Counter(standin.boxes.calls)}"
+        )
 
 
 @pytest.mark.docker
@@ -281,12 +319,19 @@ def test_the_same_oracle_rollout_scores_one_on_docker_and_on_the_stand_in_timed(
     walls: dict[str, float] = {}
     with start_in_thread() as model:
         for runtime in ("docker", "prime"):
-            config = env_config({"id": "schema-migration", "split": "dev", "num_tasks": 1}, "bash",
-                                images["schema-migration"], bridge, runtime=runtime)
+            config = env_config(
+                {"id": "schema-migration", "split": "dev", "num_tasks": 1},
+                "bash",
+                images["schema-migration"],
+                bridge,
+                runtime=runtime,
+            )
             started = time.monotonic()
             episode = run_episode(config, "arena/schema-migration/oracle", model.url, bridge)
             walls[runtime] = time.monotonic() - started
             [trace] = episode.traces
             assert episode.ok and trace.rewards["migration"].score == 1.0, (runtime, episode.errors, trace.errors)
     with capsys.disabled():
-        print(f"\nschema-migration oracle wall time: docker {walls['docker']:.1f} s, prime stand-in {walls['prime']:.1f} s")
+        print(
+            f"\nschema-migration oracle wall time: docker {walls['docker']:.1f} s, prime stand-in {walls['prime']:.1f} s"
+        )

@@ -27,8 +27,11 @@ def _incident_with_everything(tasks):
         incident = incident_of(task.data)
         if incident.fault is None or not incident.twins:
             continue
-        mine = [r for r in fault_requests(incident, incident.fault, "fault")
-                if r.edge == incident.edge and r.endpoint == incident.endpoint]
+        mine = [
+            r
+            for r in fault_requests(incident, incident.fault, "fault")
+            if r.edge == incident.edge and r.endpoint == incident.endpoint
+        ]
         if any(len(r.crossed) >= 2 for r in mine) and any(not r.crossed for r in mine):
             return task, incident
     raise AssertionError("no dev task with a caller on a request and one that timed out")
@@ -57,12 +60,19 @@ def _play(task, actions: list) -> float:
 
 
 def _requests(incident: Incident):
-    mine = [r for r in fault_requests(incident, incident.fault, "fault")
-            if r.edge == incident.edge and r.endpoint == incident.endpoint]
+    mine = [
+        r
+        for r in fault_requests(incident, incident.fault, "fault")
+        if r.edge == incident.edge and r.endpoint == incident.endpoint
+    ]
     deep = next(r for r in reversed(mine) if len(r.crossed) >= 2)
     timed_out = next(r for r in reversed(mine) if not r.crossed)
-    twin = next(r for i, t in enumerate(incident.twins) for r in reversed(fault_requests(incident, t, f"twin{i}"))
-                if r.edge == incident.edge and r.crossed)
+    twin = next(
+        r
+        for i, t in enumerate(incident.twins)
+        for r in reversed(fault_requests(incident, t, f"twin{i}"))
+        if r.edge == incident.edge and r.crossed
+    )
     return deep, timed_out, twin
 
 
@@ -85,7 +95,10 @@ def test_a_request_opened_so_that_the_root_never_showed_is_not_evidence(case):
     task, incident = case
     deep, _, _ = _requests(incident)
     label = task.data.label
-    actions = [_open(incident, deep.trace, service=incident.edge), _report(label.service, label.fault_kind, [deep.trace])]
+    actions = [
+        _open(incident, deep.trace, service=incident.edge),
+        _report(label.service, label.fault_kind, [deep.trace]),
+    ]
     assert _play(task, actions) == pytest.approx(RULES.unsupported)
 
 
@@ -97,7 +110,8 @@ def test_a_concurrent_faults_request_supports_neither_its_root_nor_the_users(cas
     opened = _open(incident, twin.trace)
     assert _play(task, [opened, _report(twin.crossed[0], label.fault_kind, [twin.trace])]) == 0.0
     assert _play(task, [opened, _report(label.service, label.fault_kind, [twin.trace])]) == pytest.approx(
-        RULES.unsupported)
+        RULES.unsupported
+    )
 
 
 def test_a_request_that_timed_out_at_the_edge_shows_no_root_and_supports_nothing(case):
@@ -122,7 +136,8 @@ def test_one_bad_citation_among_good_ones_spoils_the_report_and_more_than_three_
     label = task.data.label
     opens = [_open(incident, deep.trace), _open(incident, twin.trace)]
     assert _play(task, [*opens, _report(label.service, label.fault_kind, [deep.trace, twin.trace])]) == pytest.approx(
-        RULES.unsupported)
+        RULES.unsupported
+    )
     others = list(islice(users_requests(incident) - {deep.trace}, 3))
     many = [*opens, _report(label.service, label.fault_kind, [deep.trace, *others])]
     assert _play(task, many) == 0.0  # refused: no report at all
@@ -139,8 +154,11 @@ def test_an_id_from_another_incident_is_refused_by_the_toolset(case, tmp_path):
 
 def test_trace_ids_are_random_64_bit_and_unique(case):
     _, incident = case
-    traces = [r.trace for f, tag in [(incident.fault, "fault"), *((t, f"twin{i}") for i, t in enumerate(incident.twins))]
-              for r in fault_requests(incident, f, tag)]
+    traces = [
+        r.trace
+        for f, tag in [(incident.fault, "fault"), *((t, f"twin{i}") for i, t in enumerate(incident.twins))]
+        for r in fault_requests(incident, f, tag)
+    ]
     assert len(traces) == len(set(traces)) > 50
     assert all(len(t) == 16 and int(t, 16) >= 0 for t in traces)
     # No order a cheap signal could walk: consecutive requests' ids share no prefix beyond chance.

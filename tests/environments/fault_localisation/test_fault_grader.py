@@ -12,23 +12,34 @@ SUPPORTED = (True, "1 opened request shows it failing")
 UNSUPPORTED = (False, "never opened")
 
 
-@pytest.mark.parametrize(("claim", "label", "support", "score"), [
-    pytest.param(Claim("payments", "connection_pool_exhaustion", CITED), INCIDENT, SUPPORTED, 1.0, id="all-right"),
-    pytest.param(Claim("payments", "disk_full", CITED), INCIDENT, SUPPORTED, 0.7, id="wrong-kind"),
-    pytest.param(Claim("payments", "connection_pool_exhaustion", CITED), INCIDENT, UNSUPPORTED, 0.1,
-                 id="unsupported"),
-    pytest.param(Claim("payments", "connection_pool_exhaustion"), INCIDENT, (False, "no request cited"), 0.1,
-                 id="no-evidence"),
-    pytest.param(Claim("payments", "disk_full"), INCIDENT, (False, "no request cited"), 0.1,
-                 id="no-evidence-wrong-kind"),
-    pytest.param(Claim("api-gateway", "connection_pool_exhaustion", CITED), INCIDENT, SUPPORTED, 0.0,
-                 id="wrong-service"),
-    pytest.param(Claim("none", "none"), INCIDENT, UNSUPPORTED, 0.0, id="none-on-an-incident"),
-    pytest.param(None, INCIDENT, UNSUPPORTED, 0.0, id="no-answer-on-an-incident"),
-    pytest.param(Claim("none", "none"), CONTROL, UNSUPPORTED, 1.0, id="none-on-a-control"),
-    pytest.param(Claim("payments", "disk_full", CITED), CONTROL, SUPPORTED, 0.0, id="service-on-a-control"),
-    pytest.param(None, CONTROL, UNSUPPORTED, 0.0, id="no-answer-on-a-control"),
-])
+@pytest.mark.parametrize(
+    ("claim", "label", "support", "score"),
+    [
+        pytest.param(Claim("payments", "connection_pool_exhaustion", CITED), INCIDENT, SUPPORTED, 1.0, id="all-right"),
+        pytest.param(Claim("payments", "disk_full", CITED), INCIDENT, SUPPORTED, 0.7, id="wrong-kind"),
+        pytest.param(
+            Claim("payments", "connection_pool_exhaustion", CITED), INCIDENT, UNSUPPORTED, 0.1, id="unsupported"
+        ),
+        pytest.param(
+            Claim("payments", "connection_pool_exhaustion"),
+            INCIDENT,
+            (False, "no request cited"),
+            0.1,
+            id="no-evidence",
+        ),
+        pytest.param(
+            Claim("payments", "disk_full"), INCIDENT, (False, "no request cited"), 0.1, id="no-evidence-wrong-kind"
+        ),
+        pytest.param(
+            Claim("api-gateway", "connection_pool_exhaustion", CITED), INCIDENT, SUPPORTED, 0.0, id="wrong-service"
+        ),
+        pytest.param(Claim("none", "none"), INCIDENT, UNSUPPORTED, 0.0, id="none-on-an-incident"),
+        pytest.param(None, INCIDENT, UNSUPPORTED, 0.0, id="no-answer-on-an-incident"),
+        pytest.param(Claim("none", "none"), CONTROL, UNSUPPORTED, 1.0, id="none-on-a-control"),
+        pytest.param(Claim("payments", "disk_full", CITED), CONTROL, SUPPORTED, 0.0, id="service-on-a-control"),
+        pytest.param(None, CONTROL, UNSUPPORTED, 0.0, id="no-answer-on-a-control"),
+    ],
+)
 def test_credit_follows_the_scoring_table(claim, label, support, score):
     result = grade(claim, label, queries_used=RULES.free_queries, support=support)
     assert result.score == pytest.approx(score)

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow  # the module fixture plays every policy over 20 t
 def episodes(tmp_path_factory) -> dict[str, list[Episode]]:
     pool = dev_tasks(60, tmp_path_factory.mktemp("stores"))
     control = next(t for t in pool if t.data.label.service == "none")
-    tasks = [t for t in pool if t.data.label.service != "none"][:TASKS - 1] + [control]
+    tasks = [t for t in pool if t.data.label.service != "none"][: TASKS - 1] + [control]
     return {name: run_all(policy, tasks) for name, policy in POLICIES.items()}
 
 
@@ -61,8 +61,10 @@ def test_the_oracle_follows_a_failing_request_by_its_trace_and_cites_it(episodes
             assert submission.evidence == []
             continue
         [cited] = submission.evidence
-        assert any(q.tool == "search_logs" and q.args.get("trace") == cited and submission.service in q.services
-                   for q in episode.trace.state.query_log)
+        assert any(
+            q.tool == "search_logs" and q.args.get("trace") == cited and submission.service in q.services
+            for q in episode.trace.state.query_log
+        )
         assert "supported" in episode.trace.info["grade"]["reason"]
 
 
@@ -90,9 +92,15 @@ def test_guessing_or_spamming_scores_far_below_the_oracle(episodes, name):
 
 def test_the_shortcut_ladder_is_published():
     assert set(SHORTCUTS) >= {
-        "shortcut_grep_catalogue", "shortcut_grep_descriptions", "shortcut_earliest_error_burst",
-        "shortcut_most_errors", "shortcut_biggest_rise", "shortcut_earliest_anomaly", "shortcut_none",
-        "shortcut_root_wording", "shortcut_grep_reach",
+        "shortcut_grep_catalogue",
+        "shortcut_grep_descriptions",
+        "shortcut_earliest_error_burst",
+        "shortcut_most_errors",
+        "shortcut_biggest_rise",
+        "shortcut_earliest_anomaly",
+        "shortcut_none",
+        "shortcut_root_wording",
+        "shortcut_grep_reach",
     }
 
 

@@ -60,8 +60,13 @@ def test_the_contracts_rules_withhold_the_label_and_the_store_path(tmp_path: Pat
     assert asyncio.run(task.held_out(trace)) == [recorded, trace.state.store_path]
     for leak in (recorded, f"opened {trace.state.store_path}"):
         call = vf.ToolCall(id="c1", name="bash", arguments=json.dumps({"command": "ls"}))
-        request = vf.Request(messages=[vf.UserMessage(content="go"), vf.AssistantMessage(tool_calls=[call]),
-                                       vf.ToolMessage(tool_call_id="c1", content=leak, name="bash")])
+        request = vf.Request(
+            messages=[
+                vf.UserMessage(content="go"),
+                vf.AssistantMessage(tool_calls=[call]),
+                vf.ToolMessage(tool_call_id="c1", content=leak, name="bash"),
+            ]
+        )
         withheld = asyncio.run(task.arena_rules(request, trace))
         assert withheld is not None and leak not in str(withheld.messages[-1].content)
     assert trace.info["arena_rewrites"] and "log_search" in fault_localisation.ENVIRONMENT.grader_terms
@@ -81,8 +86,10 @@ def test_each_split_draws_from_its_own_seed_range():
 def test_the_taskset_draws_the_seeds_the_generators_split_names(split: str):
     # The taskset takes the contract's split seeds; the generator's own (its mechanism mix, the
     # learners, the tests) must stay the same ranges, or a task would no longer be its incident.
-    assert split_seeds(split, 1_000) == FaultLocalisationConfig(id="fault-localisation", split=split,
-                                                                num_tasks=1_000).seeds()
+    assert (
+        split_seeds(split, 1_000)
+        == FaultLocalisationConfig(id="fault-localisation", split=split, num_tasks=1_000).seeds()
+    )
 
 
 def test_tasks_carry_the_generation_knobs_and_the_held_out_label(tmp_path: Path):
@@ -179,8 +186,11 @@ def test_an_offline_rescore_of_a_serialized_trace_gives_the_same_reward(tmp_path
     replayed.rewards.clear()
     assert not isinstance(replayed.state, LogSearchState)
     asyncio.run(task.score(replayed))
-    assert replayed.rewards["root_cause"].score == live.rewards["root_cause"].score == pytest.approx(
-        1.0 - (10 - RULES.free_queries) * 0.04)
+    assert (
+        replayed.rewards["root_cause"].score
+        == live.rewards["root_cause"].score
+        == pytest.approx(1.0 - (10 - RULES.free_queries) * 0.04)
+    )
     assert replayed.metrics["queries_used"] == 10
 
 
@@ -203,10 +213,27 @@ def test_the_log_search_toolset_is_shared_across_the_eval():
     assert FaultLocalisationTask.toolsets(config.task) == []
 
 
-@pytest.mark.parametrize("knob", [{"services": 7}, {"services": 41}, {"budget": 0}, {"lines": 10}, {"split": "x"},
-                                  {"decoys": 9}, {"echo": 1.5}, {"callers_first": -0.1}, {"quiet_root": 2},
-                                  {"precursor": -1}, {"off_path": 1.01}, {"mimics": 7}, {"verbatim_echo": -0.5},
-                                  {"stray_reachable": 1.5}, {"twins": 7}, {"shared_trigger": 2.0}])
+@pytest.mark.parametrize(
+    "knob",
+    [
+        {"services": 7},
+        {"services": 41},
+        {"budget": 0},
+        {"lines": 10},
+        {"split": "x"},
+        {"decoys": 9},
+        {"echo": 1.5},
+        {"callers_first": -0.1},
+        {"quiet_root": 2},
+        {"precursor": -1},
+        {"off_path": 1.01},
+        {"mimics": 7},
+        {"verbatim_echo": -0.5},
+        {"stray_reachable": 1.5},
+        {"twins": 7},
+        {"shared_trigger": 2.0},
+    ],
+)
 def test_knobs_outside_their_range_are_refused(knob):
     with pytest.raises(pydantic.ValidationError):
         FaultLocalisationConfig(id="fault-localisation", **knob)
@@ -217,8 +244,18 @@ def test_the_environment_is_declared_with_its_policies_for_the_model_server():
     assert entry.load() is fault_localisation.ENVIRONMENT
     assert fault_localisation.ENVIRONMENT.load_policies() is POLICIES
     assert not [e for e in entry_points(group="arena.policies") if e.name == "fault-localisation"]
-    assert {"oracle", "exhaustive", "impatient", "spammer", "cheater_read_store", "cheater_host_probe",
-            "cheater_net_egress", "cheater_over_budget", "shortcut_grep_catalogue", "shortcut_none"} <= set(POLICIES)
+    assert {
+        "oracle",
+        "exhaustive",
+        "impatient",
+        "spammer",
+        "cheater_read_store",
+        "cheater_host_probe",
+        "cheater_net_egress",
+        "cheater_over_budget",
+        "shortcut_grep_catalogue",
+        "shortcut_none",
+    } <= set(POLICIES)
 
 
 def test_the_config_defaults_are_the_generators_default_mix(tmp_path: Path):
@@ -240,9 +277,20 @@ def test_an_unknown_difficulty_is_refused_by_name():
 
 @pytest.mark.slow
 def test_every_knob_reaches_the_task_and_the_store_key(tmp_path: Path):
-    changed = {"decoys": 1, "echo": 0.1, "callers_first": 0.2, "quiet_root": 0.3, "precursor": 0.9,
-               "off_path": 0.0, "traces": False, "mimics": 1, "verbatim_echo": 0.9, "stray_reachable": 0.1,
-               "twins": 2, "shared_trigger": 0.0}
+    changed = {
+        "decoys": 1,
+        "echo": 0.1,
+        "callers_first": 0.2,
+        "quiet_root": 0.3,
+        "precursor": 0.9,
+        "off_path": 0.0,
+        "traces": False,
+        "mimics": 1,
+        "verbatim_echo": 0.9,
+        "stray_reachable": 0.1,
+        "twins": 2,
+        "shared_trigger": 0.0,
+    }
     base = dev_tasks(1, tmp_path)[0]
     paths = set()
     for knob, value in changed.items():
@@ -255,5 +303,14 @@ def test_every_knob_reaches_the_task_and_the_store_key(tmp_path: Path):
 
 def test_the_store_key_covers_every_generator_module():
     assert {m.__name__.rsplit(".", 1)[1] for m in GENERATOR_MODULES} >= {
-        "background", "catalogue", "distractors", "edge", "fault_stream", "generate", "plan", "rng", "streams",
-        "topology"}
+        "background",
+        "catalogue",
+        "distractors",
+        "edge",
+        "fault_stream",
+        "generate",
+        "plan",
+        "rng",
+        "streams",
+        "topology",
+    }

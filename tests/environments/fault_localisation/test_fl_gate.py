@@ -44,8 +44,23 @@ def test_the_budget_rule_pairs_the_exhaustive_policy_with_the_oracle():
 
 @pytest.mark.slow
 def test_the_command_prints_the_table_and_exits_by_the_verdict(tmp_path, capsys):
-    assert main(["--splits", "dev", "--tasks", "3", "--store-dir", str(tmp_path), "--policy", "oracle",
-                 "--policy", "shortcut_none"]) == 3  # three tasks decide no bound
+    assert (
+        main(
+            [
+                "--splits",
+                "dev",
+                "--tasks",
+                "3",
+                "--store-dir",
+                str(tmp_path),
+                "--policy",
+                "oracle",
+                "--policy",
+                "shortcut_none",
+            ]
+        )
+        == 3
+    )  # three tasks decide no bound
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("| policy | split | N | mean | lower | upper |")
     assert out[2].startswith("| oracle | dev | 3 | 1.000 |") and out[-1] == "gate: undecided"
@@ -56,11 +71,25 @@ def test_the_command_prints_the_table_and_exits_by_the_verdict(tmp_path, capsys)
 @pytest.mark.slow
 def test_the_learners_are_fit_on_train_and_gated_on_each_split_within_the_free_queries(tmp_path, capsys):
     pytest.importorskip("sklearn")
-    main(["--splits", "dev", "test", "--tasks", "4", "--learners", "16", "--store-dir", str(tmp_path),
-          "--policy", "oracle"])
+    main(
+        [
+            "--splits",
+            "dev",
+            "test",
+            "--tasks",
+            "4",
+            "--learners",
+            "16",
+            "--store-dir",
+            str(tmp_path),
+            "--policy",
+            "oracle",
+        ]
+    )
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| learner_")]
-    assert sorted((r[0], r[1]) for r in rows) == [(f"| learner_{n}", s) for n in ("forest_windows", "logistic_names")
-                                                 for s in ("dev", "test")]
+    assert sorted((r[0], r[1]) for r in rows) == [
+        (f"| learner_{n}", s) for n in ("forest_windows", "logistic_names") for s in ("dev", "test")
+    ]
     assert all(r[2] == "4" and float(r[6]) <= 7 and r[8] == "upper ≤ 0.35; mean ≤ 0.2" for r in rows)
     assert len(list(tmp_path.glob("*.sqlite"))) == 8  # the 16 train stores are deleted once seen
 
@@ -74,6 +103,8 @@ def test_a_learner_as_a_contract_adversary_scores_each_task_as_its_gate_row_does
 
     learner = LEARNERS[0]
     run = learned_adversary(learner, ground(tmp_path), "dev", 4, train_tasks=16, ceiling=0.35)
-    model, keys, threshold = fit(learner, observe([learner], split_tasks("train", 16, tmp_path), tmp_path)[learner.name], 0)
+    model, keys, threshold = fit(
+        learner, observe([learner], split_tasks("train", 16, tmp_path), tmp_path)[learner.name], 0
+    )
     scored = evaluate(learner, model, keys, threshold, split_tasks("dev", 4, tmp_path), tmp_path)
     assert run.rewards == scored.rewards and len(run.rewards) == 4

@@ -11,8 +11,9 @@ pytestmark = pytest.mark.docker
 
 
 def test_the_gate_passes_with_the_learned_shortcut_and_the_investigations_in_it(images, tmp_path):
-    scores, results, _report = run_probe(["fault-localisation"], tasks=2, split="dev", output_dir=tmp_path,
-                                         parallel_evals=2, progress=lambda _line: None)
+    scores, results, _report = run_probe(
+        ["fault-localisation"], tasks=2, split="dev", output_dir=tmp_path, parallel_evals=2, progress=lambda _line: None
+    )
     # Two tasks decide no rule read from a bound (the N=50 gates do, README): none may fail, and
     # the gate must say it is undecided rather than pass.
     assert not [r for r in results if r.status == "failed"], results

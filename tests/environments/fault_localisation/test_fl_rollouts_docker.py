@@ -9,7 +9,11 @@ from arena_testkit.env_runs import env_eval
 
 pytestmark = pytest.mark.docker
 ENV = "fault-localisation"
-DENIED_BY = {"cheater_read_store": "grader-material", "cheater_host_probe": "host-probe", "cheater_net_egress": "net-egress"}
+DENIED_BY = {
+    "cheater_read_store": "grader-material",
+    "cheater_host_probe": "host-probe",
+    "cheater_net_egress": "net-egress",
+}
 
 
 @pytest.mark.parametrize("harness", ["claude_code", "codex"])

@@ -114,8 +114,11 @@ def test_a_precursor_warns_sparsely_minutes_before_the_storm():
     for incident in (i for i in faulty(40) if i.fault.storm_ms > i.fault.root.onset_ms):
         fault, root = incident.fault, incident.fault.root
         assert 2 * 60_000 <= fault.storm_ms - root.onset_ms < 6 * 60_000
-        before = [r for r in incident.rows() if r[2] == root.service and root.onset_ms <= r[0] < fault.storm_ms
-                  and speaks(fault.kind, r[5])]
+        before = [
+            r
+            for r in incident.rows()
+            if r[2] == root.service and root.onset_ms <= r[0] < fault.storm_ms and speaks(fault.kind, r[5])
+        ]
         assert before[0][0] == root.onset_ms and {r[1] for r in before} == {"WARN"}
         assert len(before) <= 2 * (fault.storm_ms - root.onset_ms) / 60_000 * max(1.0, root.per_min / 5) + 3
 
@@ -140,8 +143,10 @@ def test_decoys_speak_fault_wording_on_healthy_services_and_the_first_speaks_one
         for decoy in incident.decoys:
             lines = [r for r in decoy_lines(incident, decoy) if speaks(decoy.kind, r[5])]
             assert lines and lines[0][0] >= decoy.start_ms
-            assert decoy.start_ms == incident.start_ms or next(
-                s for s in incident.services if s.name == decoy.service).role != "edge"
+            assert (
+                decoy.start_ms == incident.start_ms
+                or next(s for s in incident.services if s.name == decoy.service).role != "edge"
+            )
 
 
 @pytest.mark.slow
@@ -233,11 +238,22 @@ def test_concurrent_faults_fail_other_endpoints_of_the_reported_edge_and_never_t
         for twin in incident.twins:
             at_edge = [e for e in twin.effects if e.service == incident.edge]
             assert at_edge and all(e.endpoint not in (None, incident.endpoint) for e in at_edge)
-            assert not {f.root.service for f in incident.faults} - {twin.root.service} & {e.service for e in twin.effects}
+            assert not {f.root.service for f in incident.faults} - {twin.root.service} & {
+                e.service for e in twin.effects
+            }
         if incident.fault is not None:
             assert [e.endpoint for e in incident.fault.effects if e.service == incident.edge] == [incident.endpoint]
-        assert not reported_lines(incident, [r for r in incident.rows() if r[0] < incident.start_ms + 15 * 60_000
-                                             and r[1] == "ERROR" and "ms" in r[5] and r[5].split()[2] == "200"])
+        assert not reported_lines(
+            incident,
+            [
+                r
+                for r in incident.rows()
+                if r[0] < incident.start_ms + 15 * 60_000
+                and r[1] == "ERROR"
+                and "ms" in r[5]
+                and r[5].split()[2] == "200"
+            ],
+        )
 
 
 @pytest.mark.slow
@@ -245,11 +261,18 @@ def test_the_users_fault_is_drawn_like_its_concurrent_ones():
     """Which of the faults is the users' is drawn after all of them: it is the earliest, the
     deepest or the loudest no more often than chance."""
     incidents = [i for i in (generate(seed, SMALL) for seed in split_seeds("train", 400)) if i.fault and i.twins]
-    for key in (lambda f: f.root.onset_ms, lambda f: max(e.depth for e in f.effects), lambda f: f.root.per_min,
-                lambda f: len(f.effects)):
+    for key in (
+        lambda f: f.root.onset_ms,
+        lambda f: max(e.depth for e in f.effects),
+        lambda f: f.root.per_min,
+        lambda f: len(f.effects),
+    ):
         # The users' fault's rank among the incident's faults, ties halved: 0.5 on average by symmetry.
-        ranks = [(sum(key(t) < key(i.fault) for t in i.twins) + 0.5 * sum(key(t) == key(i.fault) for t in i.twins))
-                 / len(i.twins) for i in incidents]
+        ranks = [
+            (sum(key(t) < key(i.fault) for t in i.twins) + 0.5 * sum(key(t) == key(i.fault) for t in i.twins))
+            / len(i.twins)
+            for i in incidents
+        ]
         assert abs(mean(ranks) - 0.5) < 0.05, mean(ranks)
     # Look-alikes copy one of the faults' wording: the users' no more often than a concurrent one.
     users = mean(i.decoys[0].kind == i.fault.kind for i in incidents)
@@ -269,8 +292,9 @@ def test_the_loudest_service_is_usually_not_the_root():
     incidents = faulty(40)
     loudest_is_root = 0
     for incident in incidents:
-        after = Counter(r[2] for r in incident.rows()
-                        if r[0] >= incident.fault.root.onset_ms and r[1] in ("WARN", "ERROR"))
+        after = Counter(
+            r[2] for r in incident.rows() if r[0] >= incident.fault.root.onset_ms and r[1] in ("WARN", "ERROR")
+        )
         loudest_is_root += after.most_common(1)[0][0] == incident.fault.root.service
     assert loudest_is_root <= 0.2 * len(incidents)
 
@@ -330,7 +354,9 @@ def edge_error_traces(incident: Incident) -> set[str]:
 def test_verbatim_look_alikes_write_a_roots_own_lines_on_healthy_services_users_depend_on():
     incidents = [generate(seed, SMALL) for seed in DEV[:30]]
     mimics = [(i, m) for i in incidents for m in i.mimics]
-    assert sum(m.start_ms == i.start_ms for i, m in mimics) >= 15 and sum(m.start_ms > i.start_ms for i, m in mimics) >= 15
+    assert (
+        sum(m.start_ms == i.start_ms for i, m in mimics) >= 15 and sum(m.start_ms > i.start_ms for i, m in mimics) >= 15
+    )
     assert any(m.end_ms is not None for _, m in mimics) and any(m.quiet for _, m in mimics)
     for incident, mimic in mimics:
         failing = {e.service for f in (incident.fault, incident.stray) if f is not None for e in f.effects}
@@ -370,15 +396,21 @@ def test_a_graceful_stray_fails_on_the_users_side_but_its_requests_end_well():
         rows = list(fault_lines(incident, stray, "stray"))
         assert any(speaks(stray.kind, r[5]) for r in rows if r[2] == stray.root.service)
         said = [r for r in rows if r[2] != stray.root.service]
-        graceful = {template(incident, line.render(random.Random(0), "x", stray.root.service))[:12] for line in GRACEFUL}
+        graceful = {
+            template(incident, line.render(random.Random(0), "x", stray.root.service))[:12] for line in GRACEFUL
+        }
         assert said and all(r[1] != "ERROR" and template(incident, r[5])[:12] in graceful for r in said)
         assert not any(pattern.search(r[5]) for r in said for _, pattern in KIND_EVIDENCE)
         assert not {r[4] for r in rows} & edge_error_traces(incident)
 
 
 _NUMBER = re.compile(r"\d+(\.\d+)?")
-_VOCABULARY = [(re.compile(r"\b(GET|PUT|POST) /\w+"), "<op>"), (re.compile(r"'[^']*'|\"[^\"]*\""), "<q>"),
-               (re.compile(r"\b[A-Z][a-z]+[A-Z]\w*\b"), "<class>"), (re.compile(r"provider \w+"), "provider <p>")]
+_VOCABULARY = [
+    (re.compile(r"\b(GET|PUT|POST) /\w+"), "<op>"),
+    (re.compile(r"'[^']*'|\"[^\"]*\""), "<q>"),
+    (re.compile(r"\b[A-Z][a-z]+[A-Z]\w*\b"), "<class>"),
+    (re.compile(r"provider \w+"), "provider <p>"),
+]
 
 
 def template(incident: Incident, message: str) -> str:
@@ -394,8 +426,12 @@ def template(incident: Incident, message: str) -> str:
 def test_no_line_template_of_a_failing_root_is_its_own():
     """The leak an adversary found: wording only a failing root wrote. Over 40 dev and test incidents,
     every template a users' fault root writes is also written by a service that is not failing."""
-    incidents = [i for split in ("dev", "test") for i in (generate(seed) for seed in split_seeds(split, 24))
-                 if i.fault is not None][:40]
+    incidents = [
+        i
+        for split in ("dev", "test")
+        for i in (generate(seed) for seed in split_seeds(split, 24))
+        if i.fault is not None
+    ][:40]
     assert len(incidents) == 40
     root_templates: set[str] = set()
     others: set[str] = set()
@@ -425,14 +461,20 @@ def test_the_roots_exact_wording_is_written_by_healthy_services_users_depend_on(
 def test_look_alike_numbers_overlap_the_roots():
     """Benign chronic lines must not give the root away by their numbers (heap, miss ratio, disk)."""
     rng = random.Random(7)
-    for kind_id, phrase in [("oom_restart_loop", "heap usage"), ("cache_stampede", "miss ratio"),
-                            ("disk_full", "disk usage")]:
+    for kind_id, phrase in [
+        ("oom_restart_loop", "heap usage"),
+        ("cache_stampede", "miss ratio"),
+        ("disk_full", "disk usage"),
+    ]:
         kind = KINDS_BY_ID[kind_id]
 
         def numbers(lines) -> list[int]:
             texts = [line.render(rng, "svc", "dep") for line in lines for _ in range(300)]
-            return [int(re.search(r"at (\d+)%|ratio (\d+)%", t).group(1) or re.search(r"ratio (\d+)%", t).group(1))
-                    for t in texts if phrase in t]
+            return [
+                int(re.search(r"at (\d+)%|ratio (\d+)%", t).group(1) or re.search(r"ratio (\d+)%", t).group(1))
+                for t in texts
+                if phrase in t
+            ]
 
         root, benign = numbers((*kind.root, kind.warning)), numbers(kind.chronic)
         assert root and benign and max(benign) > min(root), (kind_id, min(root), max(benign))
@@ -444,7 +486,8 @@ ROOT_ONLY = re.compile(
     r"|^(?!.*sidecar).*container terminated|back-off restarting|cannot reclaim|serving certificate"
     r"|^(?!.*scratch).*could not write to file|lib/data|\.internal on|resolver timed out|positive integer"
     r"|missing key|keeping the previous value|^(?!.*queued).*Too Many Requests|request quota exceeded"
-    r"|^(?!.*waiting).*hot key product|output buffer overflow|^(?!.*(slewing|issuer)).*clock offset|synchronisation lost")
+    r"|^(?!.*waiting).*hot key product|output buffer overflow|^(?!.*(slewing|issuer)).*clock offset|synchronisation lost"
+)
 """The adversary's root-only wording (round 1), as a regex: its FTS grep's NOT clauses as lookaheads."""
 
 
@@ -456,8 +499,12 @@ def test_the_default_mix_follows_the_knobs():
     mix = mechanism_mix("dev", MIX)
     faults = MIX - mix["control"]
     knobs = Knobs()
-    for name, rate in [("echo", knobs.echo), ("callers_first", knobs.callers_first),
-                       ("quiet_root", knobs.quiet_root), ("precursor", knobs.precursor)]:
+    for name, rate in [
+        ("echo", knobs.echo),
+        ("callers_first", knobs.callers_first),
+        ("quiet_root", knobs.quiet_root),
+        ("precursor", knobs.precursor),
+    ]:
         assert abs(mix[name] / faults - rate) < 0.08, (name, mix[name], faults)
     # Concurrent faults can leave no room for a stray: its knob is checked without them.
     roomy = mechanism_mix("dev", MIX, replace(knobs, twins=0))

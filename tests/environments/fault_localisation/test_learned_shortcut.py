@@ -23,8 +23,10 @@ from fault_localisation.policies import POLICIES
 from fault_localisation.shortcuts import SHORTCUTS
 from fault_localisation.taskset import generator_fingerprint
 
-RETRAIN = ("retrain the learned shortcut on this generator: pip install -e 'environments/fault_localisation[train]' "
-           "&& python -m fault_localisation.learned.train --tasks 2000 --prune-stores --store-dir /tmp/fl-train")
+RETRAIN = (
+    "retrain the learned shortcut on this generator: pip install -e 'environments/fault_localisation[train]' "
+    "&& python -m fault_localisation.learned.train --tasks 2000 --prune-stores --store-dir /tmp/fl-train"
+)
 TASKS = 8
 
 
@@ -42,7 +44,8 @@ def episodes(tasks):
 def test_the_shipped_weights_match_the_generator(variant):
     meta = shipped(variant).meta
     assert meta["generator"] == generator_fingerprint(), (
-        f"{variant}.json was trained on generator {meta['generator']}, this is {generator_fingerprint()}: {RETRAIN}")
+        f"{variant}.json was trained on generator {meta['generator']}, this is {generator_fingerprint()}: {RETRAIN}"
+    )
     assert meta["split"] == "train" and meta["train_seeds"][1] < 1_000_000
 
 
@@ -84,8 +87,11 @@ def _replayed(episode, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.slow
 def test_the_training_executor_sees_what_the_real_toolset_shows(tasks, episodes, tmp_path, variant):
-    name = {"all": "shortcut_learned", "names": "shortcut_learned_names",
-            "counts_graph": "shortcut_learned_counts_graph"}[variant]
+    name = {
+        "all": "shortcut_learned",
+        "names": "shortcut_learned_names",
+        "counts_graph": "shortcut_learned_counts_graph",
+    }[variant]
     offline = list(examples(tasks[:4], tmp_path, (variant,)))
     for example, episode in zip(offline, episodes[name][:4]):
         ctx, live = _replayed(episode, variant)
@@ -102,8 +108,10 @@ def test_json_inference_equals_sklearn():
 
     names = feature_names("names")
     rng = random.Random(7)
-    X = [[rng.choice([0.0, 1.0, rng.random(), rng.gauss(0, 3), float(rng.randrange(5))]) for _ in names]
-         for _ in range(400)]
+    X = [
+        [rng.choice([0.0, 1.0, rng.random(), rng.gauss(0, 3), float(rng.randrange(5))]) for _ in names]
+        for _ in range(400)
+    ]
     y = [int(row[0] + row[1] > 1.2 or rng.random() < 0.05) for row in X]
     clf = fit(X, y, seed=3)
     model = Model.from_json(export(clf, "names", 0.5, {}))
@@ -126,5 +134,3 @@ def test_a_retrained_learned_adversary_stays_under_the_shortcut_ceiling(tmp_path
     learned = mean(e.reward for e in run_all(adversary, fresh))
     oracle = mean(e.reward for e in run_all(POLICIES["oracle"], fresh))
     assert learned <= min(SHORTCUT_CEILING, oracle - 0.5), f"learned adversary {learned:.3f}, oracle {oracle:.3f}"
-
-

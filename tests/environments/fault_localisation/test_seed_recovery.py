@@ -38,8 +38,9 @@ def _observe(task: FaultLocalisationTask) -> tuple[str, list[str]]:
         toolset = LogSearchToolset(LogSearchConfig())
         _, listing = await call_tool(toolset, trace.state, "list_services", {})
         window = json.loads(listing)["window"]
-        _, found = await call_tool(toolset, trace.state, "search_logs",
-                                   {"start": window["start"], "end": window["end"], "limit": LINES_SEEN})
+        _, found = await call_tool(
+            toolset, trace.state, "search_logs", {"start": window["start"], "end": window["end"], "limit": LINES_SEEN}
+        )
         return window["start"], json.loads(found)["lines"]
 
     return asyncio.run(go())
@@ -132,5 +133,7 @@ def test_the_task_names_its_secret_by_fingerprint_only(observed):
 def test_a_task_made_under_another_secret_is_refused_not_regenerated(observed, monkeypatch):
     task = observed[0][0]
     monkeypatch.setenv(task_secret.ENV, "another host's task secret")
-    with pytest.raises(SecretMismatch, match=f"{task.data.task_secret}.*{task_secret.fingerprint()}.*ARENA_TASK_SECRET"):
+    with pytest.raises(
+        SecretMismatch, match=f"{task.data.task_secret}.*{task_secret.fingerprint()}.*ARENA_TASK_SECRET"
+    ):
         incident_of(task.data)

@@ -56,9 +56,15 @@ def _at_edge(fault: Fault, edge: str) -> Effect:
 
 def _shape(incident: Incident, fault: Fault) -> dict[str, object]:
     """The hidden chain's variables a timing leak would give away."""
-    return {"depth": _at_edge(fault, incident.edge).depth, "precursor": fault.storm_ms > fault.root.onset_ms,
-            "callers_first": fault.callers_first, "quiet": fault.quiet, "kind": fault.kind,
-            "effects": min(len(fault.effects), 8), "storm_jitter": (fault.storm_ms - incident.trigger_ms) // 30_000}
+    return {
+        "depth": _at_edge(fault, incident.edge).depth,
+        "precursor": fault.storm_ms > fault.root.onset_ms,
+        "callers_first": fault.callers_first,
+        "quiet": fault.quiet,
+        "kind": fault.kind,
+        "effects": min(len(fault.effects), 8),
+        "storm_jitter": (fault.storm_ms - incident.trigger_ms) // 30_000,
+    }
 
 
 def _edge_view(incident: Incident, fault: Fault) -> dict[str, float]:
@@ -66,9 +72,14 @@ def _edge_view(incident: Incident, fault: Fault) -> dict[str, float]:
     the trigger, rise and rate, and that onset's rank and offsets among every failing endpoint's."""
     edge = _at_edge(fault, incident.edge)
     onsets = sorted(_at_edge(f, incident.edge).onset_ms for f in incident.faults)
-    return {"onset": (edge.onset_ms - incident.trigger_ms) / _MIN, "ramp": edge.ramp_ms / _MIN,
-            "rate": edge.per_min, "rank": onsets.index(edge.onset_ms) / len(onsets),
-            "after_first": (edge.onset_ms - onsets[0]) / _MIN, "before_last": (onsets[-1] - edge.onset_ms) / _MIN}
+    return {
+        "onset": (edge.onset_ms - incident.trigger_ms) / _MIN,
+        "ramp": edge.ramp_ms / _MIN,
+        "rate": edge.per_min,
+        "rank": onsets.index(edge.onset_ms) / len(onsets),
+        "after_first": (edge.onset_ms - onsets[0]) / _MIN,
+        "before_last": (onsets[-1] - edge.onset_ms) / _MIN,
+    }
 
 
 def _other_edges(incident: Incident, fault: Fault) -> float | None:
@@ -83,12 +94,17 @@ def _edge_visible(incident: Incident) -> list[float]:
     then every failing endpoint on the reported edge (onset, ramp, rate, in onset order, padded),
     then the other edges' failing endpoints (how many, their earliest, median and latest onset)."""
     view = _edge_view(incident, incident.fault) if incident.fault else {}
-    on_edge = sorted((e.onset_ms, e.ramp_ms, e.per_min) for f in incident.faults for e in f.effects
-                     if e.service == incident.edge)
+    on_edge = sorted(
+        (e.onset_ms, e.ramp_ms, e.per_min) for f in incident.faults for e in f.effects if e.service == incident.edge
+    )
     slots = [((o - incident.trigger_ms) / _MIN, r / _MIN, p) for o, r, p in on_edge]
     slots += [(-1.0, -1.0, -1.0)] * (_SLOTS - len(slots))
-    others = sorted((e.onset_ms - incident.trigger_ms) / _MIN for f in incident.faults for e in f.effects
-                    if e.endpoint and e.service != incident.edge)
+    others = sorted(
+        (e.onset_ms - incident.trigger_ms) / _MIN
+        for f in incident.faults
+        for e in f.effects
+        if e.endpoint and e.service != incident.edge
+    )
     spread = [others[0], others[len(others) // 2], others[-1]] if others else [-1.0] * 3
     return [*view.values(), *(x for slot in slots for x in slot), float(len(others)), *spread]
 
@@ -114,8 +130,10 @@ def test_the_users_chain_shape_is_independent_of_the_reported_endpoints_timing(i
         shapes = [every_shape[k] for k in present]
         for key in shapes[0]:
             levels = sorted({str(s[key]) for s in shapes})
-            table = [[sum(1 for b, s in zip(binned, shapes) if b == row and str(s[key]) == level) for level in levels]
-                     for row in range(5)]
+            table = [
+                [sum(1 for b, s in zip(binned, shapes) if b == row and str(s[key]) == level) for level in levels]
+                for row in range(5)
+            ]
             table = [r for r in table if sum(r)]
             columns = [c for c in zip(*table) if sum(c) >= 10]
             if len(columns) < 2:
@@ -181,11 +199,18 @@ def _pair(incident: Incident, reported: Fault, candidate: Fault) -> list[float]:
     view = _edge_view(incident, reported)
     chain = candidate.effects
     inner = [e.onset_ms for e in chain[1:] if not e.endpoint]
-    return [view["onset"], view["ramp"], view["rate"], (candidate.storm_ms - incident.trigger_ms) / _MIN,
-            (candidate.root.onset_ms - incident.trigger_ms) / _MIN,
-            (min(inner, default=candidate.storm_ms) - incident.trigger_ms) / _MIN, float(len(chain)),
-            float(_at_edge(candidate, incident.edge).depth), candidate.root.per_min,
-            view["onset"] - (candidate.storm_ms - incident.trigger_ms) / _MIN]
+    return [
+        view["onset"],
+        view["ramp"],
+        view["rate"],
+        (candidate.storm_ms - incident.trigger_ms) / _MIN,
+        (candidate.root.onset_ms - incident.trigger_ms) / _MIN,
+        (min(inner, default=candidate.storm_ms) - incident.trigger_ms) / _MIN,
+        float(len(chain)),
+        float(_at_edge(candidate, incident.edge).depth),
+        candidate.root.per_min,
+        view["onset"] - (candidate.storm_ms - incident.trigger_ms) / _MIN,
+    ]
 
 
 @pytest.mark.slow
@@ -197,7 +222,7 @@ def test_matching_the_reported_endpoints_timing_to_a_faults_chain_picks_the_user
     from sklearn.ensemble import GradientBoostingClassifier
 
     cases = [i for i in incidents if i.twins]
-    train, held = cases[:len(cases) * 3 // 5], cases[len(cases) * 3 // 5:]
+    train, held = cases[: len(cases) * 3 // 5], cases[len(cases) * 3 // 5 :]
     X, y = [], []
     for incident in train:
         for fault in incident.faults:

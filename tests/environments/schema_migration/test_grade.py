@@ -90,7 +90,9 @@ def test_a_check_constraint_that_is_missing_fails_the_later_writes():
     weakened = sql.replace(f" CHECK ({BY_NAME['check_repair']._qty_check(s.params)})", "", 1)
     assert weakened != sql
     result = grade(weakened, s)
-    assert any(name.startswith(f"later writes to {s.params['table']}.{qty} ") for name in result.failed_checks), result.reason
+    assert any(name.startswith(f"later writes to {s.params['table']}.{qty} ") for name in result.failed_checks), (
+        result.reason
+    )
     assert 0 < result.score <= MISS_CAP
 
 
@@ -111,7 +113,9 @@ def test_a_naive_copy_without_the_rules_scores_low():
     result = grade(naive_migration(block), s)
     assert result.stage == "checked" and result.score < 0.3
     # Every structural requirement holds; what fails is the rules' values (classes, rows).
-    assert result.failed_checks and all(name.startswith("value class") for name in result.failed_checks), result.failed_checks
+    assert result.failed_checks and all(name.startswith("value class") for name in result.failed_checks), (
+        result.failed_checks
+    )
 
 
 def test_a_migration_that_fails_midway_leaves_the_database_unchanged_and_scores_zero():

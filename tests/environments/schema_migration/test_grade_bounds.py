@@ -86,7 +86,11 @@ def _grade_isolated(family: str, sql: str) -> dict:
     """Grade in a fresh process under a hard timeout; report its own peak RSS and the peak bytes of
     temp files it and its children held."""
     process = subprocess.Popen(
-        [sys.executable, "-c", ISOLATED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", ISOLATED],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert process.stdin is not None
     process.stdin.write(json.dumps([DEV[family], sql]))
@@ -108,7 +112,16 @@ def test_the_child_runs_under_the_cpu_memory_and_file_limits(tmp_path):
     db = tmp_path / "world0.sqlite"
     db.touch()
     budget = {"steps": 10**6, "read_steps": 10**6, "cpu_s": 1.0, "read_cpu_s": 1.0}
-    world = {"name": "main", "db": db.name, "tables": [], "views": [], "untouched": [], "battery": None, "plan": None, "budget": budget}
+    world = {
+        "name": "main",
+        "db": db.name,
+        "tables": [],
+        "views": [],
+        "untouched": [],
+        "battery": None,
+        "plan": None,
+        "budget": budget,
+    }
     [report] = jail.run(tmp_path, ["CREATE TABLE t (a)"], [world], Limits(cpu_s=7, memory_mb=900), 33)
     assert report.status == "ok", report.error
     assert report.limits == {"cpu_s": 7, "memory_bytes": 900 * 2**20, "file_bytes": 33 * 2**20}
@@ -130,7 +143,10 @@ def test_a_view_computing_a_huge_blob_neither_bloats_the_grader_nor_scores():
     s, sql = _task("rename_with_view")
     p = s.params
     head = sql[: sql.index("CREATE VIEW")]
-    bomb = head + f"CREATE VIEW {p['old']} (id, nm, tel, addr, created) AS SELECT id, zeroblob(400000000), NULL, NULL, NULL FROM {p['new']};"
+    bomb = (
+        head
+        + f"CREATE VIEW {p['old']} (id, nm, tel, addr, created) AS SELECT id, zeroblob(400000000), NULL, NULL, NULL FROM {p['new']};"
+    )
     out = _grade_isolated("rename_with_view", bomb)
     assert out["maxrss_mb"] < RSS_BOUND_MB, out
     assert out["score"] <= MISS_CAP, out["reason"]
@@ -172,10 +188,15 @@ def test_a_foreign_key_to_a_view_reports_the_mismatch_not_a_resource_limit():
 def test_a_trigger_raising_rollback_on_later_writes_is_graded_with_its_real_effect():
     s, sql = _task("check_repair")
     t = s.params["table"]
-    result = grade(f"{sql}\nCREATE TRIGGER refuse_all BEFORE INSERT ON {t} BEGIN SELECT RAISE(ROLLBACK, 'no inserts'); END;", s)
+    result = grade(
+        f"{sql}\nCREATE TRIGGER refuse_all BEFORE INSERT ON {t} BEGIN SELECT RAISE(ROLLBACK, 'no inserts'); END;", s
+    )
     assert result.stage == "checked", result.reason
     assert result.score <= MISS_CAP
-    assert any(name.startswith("later writes to") and "accepted by the target, refused here" in name for name in result.failed_checks), result.reason
+    assert any(
+        name.startswith("later writes to") and "accepted by the target, refused here" in name
+        for name in result.failed_checks
+    ), result.reason
     assert "resource limit" not in result.reason
 
 
@@ -248,7 +269,9 @@ def test_a_runaway_view_is_stopped_by_the_step_limit_not_the_clock():
     forever = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)"
     view = f"CREATE VIEW {p['old']} AS SELECT n.* FROM {p['new']} AS n WHERE n.id > (SELECT max(x) FROM {forever});"
     result = {}
-    worker = threading.Thread(target=lambda: result.update(g=grade(head + view, s, limits=replace(Limits(), read_steps=50_000_000))))
+    worker = threading.Thread(
+        target=lambda: result.update(g=grade(head + view, s, limits=replace(Limits(), read_steps=50_000_000)))
+    )
     worker.start()
     worker.join(HARD_TIMEOUT_S)
     assert not worker.is_alive(), "grading hung"
@@ -263,7 +286,7 @@ def test_a_runaway_view_is_stopped_by_the_step_limit_not_the_clock():
 @pytest.mark.slow
 def test_the_grading_processs_peak_rss_is_measured_without_the_parents_memory():
     ballast = bytearray(600 * 2**20)  # this (pytest) process grows past the bound, as a late worker does
-    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    ballast[::4096] = b"x" * len(ballast[::4096])
     s, sql = _task("check_repair")
     out = _grade_isolated("check_repair", sql)
     del ballast
@@ -272,7 +295,9 @@ def test_the_grading_processs_peak_rss_is_measured_without_the_parents_memory():
 
 
 def _heldout_digit_runs(s) -> set[str]:
-    return {run for rows in heldout_rows(s).values() for row in rows for v in row for run in re.findall(r"\d{4,}", str(v))}
+    return {
+        run for rows in heldout_rows(s).values() for row in rows for v in row for run in re.findall(r"\d{4,}", str(v))
+    }
 
 
 @pytest.mark.parametrize(
@@ -280,7 +305,10 @@ def _heldout_digit_runs(s) -> set[str]:
     [
         ("check_repair", "SELECT json_extract('{{}}', '$' || (SELECT group_concat({qty} || ':' || id) FROM {table}));"),
         ("check_repair", "SELECT json_extract('{{}}', '$' || (SELECT upper(group_concat(name, '|')) FROM {table}));"),
-        ("split_column", "SELECT json_extract('{{}}', '$' || (SELECT group_concat(substr({column}, 2), '|') FROM {table}));"),
+        (
+            "split_column",
+            "SELECT json_extract('{{}}', '$' || (SELECT group_concat(substr({column}, 2), '|') FROM {table}));",
+        ),
     ],
 )
 def test_an_error_built_from_heldout_values_quotes_none_of_them(family, leak):
@@ -328,7 +356,10 @@ def test_every_references_own_cost_is_far_inside_its_budget(family):
     p = prepared(s, heldout_rows(s), heldout_key(s.seed))
     for world in p.worlds:
         got = budget.spend(world.cost, Limits())
-        assert world.cost.steps * 10 < got.steps and world.cost.read_steps * 10 < got.read_steps, (world.name, world.cost)
+        assert world.cost.steps * 10 < got.steps and world.cost.read_steps * 10 < got.read_steps, (
+            world.name,
+            world.cost,
+        )
         assert world.cost.cpu_s * 10 < got.cpu_s, world.cost
 
 
@@ -340,11 +371,37 @@ per-database CPU budget (checked between steps) or the hard cap (RLIMIT_CPU) dur
 ROWS = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT {n}) SELECT x FROM c)"
 HOSTILE = {
     # One printf() past the length limit still formats 30 M characters: ~0.12 CPU-s in one VM step.
-    "printf of 30 M characters per row": ("split_column", lambda s, sql: f"{sql}\nSELECT count(printf('%.*c', 30000000, {s.params['first']})) FROM {s.params['table']};", NAMED_LIMIT),
-    "ORDER BY randomblob(64) over 3 M rows": ("split_column", lambda s, sql: f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=3_000_000)} ORDER BY randomblob(64));", NAMED_LIMIT),
-    "ORDER BY randomblob(64) over 30 M rows": ("split_column", lambda s, sql: f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=30_000_000)} ORDER BY randomblob(64));", NAMED_LIMIT),
-    "700 MB written": ("split_column", lambda s, sql: f"{sql}\nCREATE TABLE junk AS SELECT zeroblob(1000000) AS b FROM {ROWS.format(n=700)};", r"file-size limit reached \(64 MiB"),
-    "a trigger spinning on every later write": ("check_repair", lambda s, sql: f"{sql}\nCREATE TRIGGER spin AFTER INSERT ON {s.params['table']} BEGIN SELECT count(*) FROM {ROWS.format(n=10**12)}; END;", NAMED_LIMIT),
+    "printf of 30 M characters per row": (
+        "split_column",
+        lambda s, sql: f"{sql}\nSELECT count(printf('%.*c', 30000000, {s.params['first']})) FROM {s.params['table']};",
+        NAMED_LIMIT,
+    ),
+    "ORDER BY randomblob(64) over 3 M rows": (
+        "split_column",
+        lambda s, sql: (
+            f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=3_000_000)} ORDER BY randomblob(64));"
+        ),
+        NAMED_LIMIT,
+    ),
+    "ORDER BY randomblob(64) over 30 M rows": (
+        "split_column",
+        lambda s, sql: (
+            f"{sql}\nSELECT count(*) FROM (SELECT x FROM {ROWS.format(n=30_000_000)} ORDER BY randomblob(64));"
+        ),
+        NAMED_LIMIT,
+    ),
+    "700 MB written": (
+        "split_column",
+        lambda s, sql: f"{sql}\nCREATE TABLE junk AS SELECT zeroblob(1000000) AS b FROM {ROWS.format(n=700)};",
+        r"file-size limit reached \(64 MiB",
+    ),
+    "a trigger spinning on every later write": (
+        "check_repair",
+        lambda s, sql: (
+            f"{sql}\nCREATE TRIGGER spin AFTER INSERT ON {s.params['table']} BEGIN SELECT count(*) FROM {ROWS.format(n=10**12)}; END;"
+        ),
+        NAMED_LIMIT,
+    ),
 }
 
 
@@ -352,9 +409,20 @@ def test_the_hard_cpu_cap_and_the_derived_file_limit_are_in_force_in_the_child(t
     db = tmp_path / "world0.sqlite"
     db.touch()
     budget_ = {"steps": 10**6, "read_steps": 10**6, "cpu_s": 1.0, "read_cpu_s": 1.0}
-    world = {"name": "main", "db": db.name, "tables": [], "views": [], "untouched": [], "battery": None, "plan": None, "budget": budget_}
+    world = {
+        "name": "main",
+        "db": db.name,
+        "tables": [],
+        "views": [],
+        "untouched": [],
+        "battery": None,
+        "plan": None,
+        "budget": budget_,
+    }
     s, _ = _task("split_column")
-    limit_mb = budget.file_mb(max(w.cost.file_bytes for w in prepared(s, heldout_rows(s), heldout_key(s.seed)).worlds), Limits())
+    limit_mb = budget.file_mb(
+        max(w.cost.file_bytes for w in prepared(s, heldout_rows(s), heldout_key(s.seed)).worlds), Limits()
+    )
     [report] = jail.run(tmp_path, ["SELECT 1"], [world], Limits(), limit_mb)
     assert report.limits["cpu_s"] == Limits().cpu_s <= 8
     assert report.limits["file_bytes"] == budget.FILE_FLOOR_MB * 2**20
@@ -362,7 +430,11 @@ def test_the_hard_cpu_cap_and_the_derived_file_limit_are_in_force_in_the_child(t
 
 def test_a_migration_writing_past_a_lowered_file_size_limit_scores_zero_naming_it_with_the_database_unchanged():
     s, sql = _task("split_column")
-    result = grade(f"{sql}\nCREATE TABLE junk AS SELECT zeroblob(1000000) AS b FROM {ROWS.format(n=10)};", s, limits=Limits(file_mb=4))
+    result = grade(
+        f"{sql}\nCREATE TABLE junk AS SELECT zeroblob(1000000) AS b FROM {ROWS.format(n=10)};",
+        s,
+        limits=Limits(file_mb=4),
+    )
     assert (result.score, result.stage, result.unchanged_after_error) == (0.0, "error", True), result.reason
     assert "file-size limit reached (4 MiB" in result.reason and "left unchanged" in result.reason, result.reason
 
@@ -414,10 +486,10 @@ def _quadratic_dedupe(s) -> str:
     norm = lambda a: f"lower(trim({a}.{col}))"  # noqa: E731
     return f"""
 UPDATE {c} SET {fk} = coalesce((SELECT k.id FROM {t} AS o, {t} AS k WHERE o.id = {c}.{fk} AND trim(coalesce(o.{col}, '')) <> ''
-  AND {norm('k')} = {norm('o')} AND NOT EXISTS (SELECT 1 FROM {t} AS b WHERE {norm('b')} = {norm('k')} AND b.id {first} k.id)), {fk});
-DELETE FROM {t} WHERE trim(coalesce({col}, '')) <> '' AND EXISTS (SELECT 1 FROM {t} AS b WHERE {norm('b')} = lower(trim({t}.{col})) AND b.id {first} {t}.id);
+  AND {norm("k")} = {norm("o")} AND NOT EXISTS (SELECT 1 FROM {t} AS b WHERE {norm("b")} = {norm("k")} AND b.id {first} k.id)), {fk});
+DELETE FROM {t} WHERE trim(coalesce({col}, '')) <> '' AND EXISTS (SELECT 1 FROM {t} AS b WHERE {norm("b")} = lower(trim({t}.{col})) AND b.id {first} {t}.id);
 UPDATE {t} SET {col} = nullif(lower(trim({col})), '');
-CREATE UNIQUE INDEX {p['index']} ON {t}({col});
+CREATE UNIQUE INDEX {p["index"]} ON {t}({col});
 """
 
 

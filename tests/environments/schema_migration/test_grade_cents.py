@@ -54,7 +54,9 @@ def test_the_reference_and_an_exact_rewrite_score_one_and_every_conversion_throu
     s = spec(seed)
     sql = BY_NAME[s.family].migration(s.params)
     assert "REAL" not in sql
-    assert_exact_pass_and_through_real_fail(s, (sql, _value(sql, _exact_by_arithmetic())), {how: _value(sql, value) for how, value in THROUGH_REAL.items()})
+    assert_exact_pass_and_through_real_fail(
+        s, (sql, _value(sql, _exact_by_arithmetic())), {how: _value(sql, value) for how, value in THROUGH_REAL.items()}
+    )
 
 
 def test_the_prompt_bounds_the_amounts_by_the_integer_limit():

@@ -71,7 +71,11 @@ def test_the_reference_and_an_exact_rewrite_score_one_and_every_conversion_throu
     s = spec(seed)
     sql = BY_NAME[s.family].migration(s.params)
     assert "AS REAL)) AS INTEGER" not in sql and CAST_DIGITS.search(sql)
-    assert_exact_pass_and_through_real_fail(s, (sql, _converted(sql, r"(\1 + 0)")), {how: _converted(sql, replacement) for how, replacement in THROUGH_REAL.items()})
+    assert_exact_pass_and_through_real_fail(
+        s,
+        (sql, _converted(sql, r"(\1 + 0)")),
+        {how: _converted(sql, replacement) for how, replacement in THROUGH_REAL.items()},
+    )
 
 
 def test_the_prompt_bounds_the_ids_by_the_integer_limit():

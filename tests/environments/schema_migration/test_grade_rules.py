@@ -82,7 +82,11 @@ def _json_signed(s: Spec) -> str:
     for _, path, kind in s.params["fields"]:
         if kind == "INTEGER":
             got = f"json_extract(payload, '{path}')"
-            sql = _sub(sql, f"trim({got}) NOT GLOB '*[^0-9]*'", f"ltrim(trim({got}), '+-') <> '' AND ltrim(trim({got}), '+-') NOT GLOB '*[^0-9]*'")
+            sql = _sub(
+                sql,
+                f"trim({got}) NOT GLOB '*[^0-9]*'",
+                f"ltrim(trim({got}), '+-') <> '' AND ltrim(trim({got}), '+-') NOT GLOB '*[^0-9]*'",
+            )
     return sql
 
 
@@ -107,10 +111,16 @@ def _view_date(s: Spec) -> str:
 
 
 def _comma_when_no_space(s: Spec) -> str:
-    sql = _sub(_ref(s), "THEN substr(v, 1, instr(v, ' ') - 1) ELSE v END",
-               "THEN substr(v, 1, instr(v, ' ') - 1) WHEN instr(v, ',') > 0 THEN trim(substr(v, instr(v, ',') + 1)) ELSE v END")
-    return _sub(sql, "THEN trim(substr(v, instr(v, ' ') + 1)) ELSE '' END",
-                "THEN trim(substr(v, instr(v, ' ') + 1)) WHEN instr(v, ',') > 0 THEN trim(substr(v, 1, instr(v, ',') - 1)) ELSE '' END")
+    sql = _sub(
+        _ref(s),
+        "THEN substr(v, 1, instr(v, ' ') - 1) ELSE v END",
+        "THEN substr(v, 1, instr(v, ' ') - 1) WHEN instr(v, ',') > 0 THEN trim(substr(v, instr(v, ',') + 1)) ELSE v END",
+    )
+    return _sub(
+        sql,
+        "THEN trim(substr(v, instr(v, ' ') + 1)) ELSE '' END",
+        "THEN trim(substr(v, instr(v, ' ') + 1)) WHEN instr(v, ',') > 0 THEN trim(substr(v, 1, instr(v, ',') - 1)) ELSE '' END",
+    )
 
 
 def _separators_rtrimmed(s: Spec) -> str:
@@ -126,33 +136,131 @@ def _separators_rtrimmed(s: Spec) -> str:
 WRONG: dict[str, tuple[str, Callable[[dict], bool], Callable[[Spec], str]]] = {
     # Whitespace the rules exclude: "U+0020 only".
     "merge: trim all whitespace": ("merge_columns", lambda p: True, _each_part("trim({part}, {WS})")),
-    "lookup: trim all whitespace": ("normalise_lookup", lambda p: True, _edit("trim({column})", "trim({column}, {WS})", "trim({table}.{column})", "trim({table}.{column}, {WS})")),
-    "backfill: trim all whitespace": ("not_null_backfill", lambda p: True, _edit("trim(coalesce({column}, ''))", "trim(coalesce({column}, ''), {WS})", "ELSE trim({column})", "ELSE trim({column}, {WS})")),
-    "dedupe: trim all whitespace": ("unique_dedupe", lambda p: True, _edit("trim({column})", "trim({column}, {WS})", "trim(coalesce({column}, ''))", "trim(coalesce({column}, ''), {WS})")),
+    "lookup: trim all whitespace": (
+        "normalise_lookup",
+        lambda p: True,
+        _edit("trim({column})", "trim({column}, {WS})", "trim({table}.{column})", "trim({table}.{column}, {WS})"),
+    ),
+    "backfill: trim all whitespace": (
+        "not_null_backfill",
+        lambda p: True,
+        _edit(
+            "trim(coalesce({column}, ''))",
+            "trim(coalesce({column}, ''), {WS})",
+            "ELSE trim({column})",
+            "ELSE trim({column}, {WS})",
+        ),
+    ),
+    "dedupe: trim all whitespace": (
+        "unique_dedupe",
+        lambda p: True,
+        _edit(
+            "trim({column})",
+            "trim({column}, {WS})",
+            "trim(coalesce({column}, ''))",
+            "trim(coalesce({column}, ''), {WS})",
+        ),
+    ),
     # Behaviour after the migration.
-    "merge: UNIQUE for the plain label index": ("merge_columns", lambda p: True, _edit("CREATE INDEX", "CREATE UNIQUE INDEX")),
-    "check: UNIQUE for the plain name index": ("check_repair", lambda p: True, _edit("CREATE INDEX", "CREATE UNIQUE INDEX")),
-    "check: loose CHECK on round(rate, 2)": ("check_repair", lambda p: True, lambda s: _rate_check(s, "round({r}, 2) >= 0 AND round({r}, 2) <= 1")),
-    "check: loose CHECK on CAST(rate AS REAL)": ("check_repair", lambda p: True, lambda s: _rate_check(s, "CAST({r} AS REAL) >= 0 AND CAST({r} AS REAL) <= 1")),
-    "check: strict CHECK typeof(qty) = 'integer'": ("check_repair", lambda p: True, _edit("CHECK ({qty} >= 0", "CHECK (typeof({qty}) = 'integer' AND {qty} >= 0")),
+    "merge: UNIQUE for the plain label index": (
+        "merge_columns",
+        lambda p: True,
+        _edit("CREATE INDEX", "CREATE UNIQUE INDEX"),
+    ),
+    "check: UNIQUE for the plain name index": (
+        "check_repair",
+        lambda p: True,
+        _edit("CREATE INDEX", "CREATE UNIQUE INDEX"),
+    ),
+    "check: loose CHECK on round(rate, 2)": (
+        "check_repair",
+        lambda p: True,
+        lambda s: _rate_check(s, "round({r}, 2) >= 0 AND round({r}, 2) <= 1"),
+    ),
+    "check: loose CHECK on CAST(rate AS REAL)": (
+        "check_repair",
+        lambda p: True,
+        lambda s: _rate_check(s, "CAST({r} AS REAL) >= 0 AND CAST({r} AS REAL) <= 1"),
+    ),
+    "check: strict CHECK typeof(qty) = 'integer'": (
+        "check_repair",
+        lambda p: True,
+        _edit("CHECK ({qty} >= 0", "CHECK (typeof({qty}) = 'integer' AND {qty} >= 0"),
+    ),
     # Right only for the values present.
-    "fk: placeholder inserted only if orphans exist": ("add_fk_orphans", lambda p: p["orphans"] == "placeholder", _placeholder_if_orphans),
-    "json: signed digit strings taken as integers": ("extract_json", lambda p: any(f[2] == "INTEGER" for f in p["fields"]), _json_signed),
-    "cents: a '+' sign accepted": ("change_type_cents", lambda p: True, lambda s: _cents(s, "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.+-]*'")),
-    "cents: three decimals rounded to cents": ("change_type_cents", lambda p: True, lambda s: _cents(s, "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.-]*'")),
-    "cents: digit-led junk read as a number": ("change_type_cents", lambda p: p["empty"] == "zero", lambda s: _cents(s, "clean IS NULL OR clean = ''")),
-    "check: NULL updated_at made ''": ("check_repair", lambda p: True, _edit("updated_at\n  FROM", "coalesce(updated_at, '')\n  FROM")),
-    "check: rows with a NULL updated_at dropped": ("check_repair", lambda p: True, _edit("FROM {table};", "FROM {table} WHERE updated_at IS NOT NULL;")),
+    "fk: placeholder inserted only if orphans exist": (
+        "add_fk_orphans",
+        lambda p: p["orphans"] == "placeholder",
+        _placeholder_if_orphans,
+    ),
+    "json: signed digit strings taken as integers": (
+        "extract_json",
+        lambda p: any(f[2] == "INTEGER" for f in p["fields"]),
+        _json_signed,
+    ),
+    "cents: a '+' sign accepted": (
+        "change_type_cents",
+        lambda p: True,
+        lambda s: _cents(s, "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.+-]*'"),
+    ),
+    "cents: three decimals rounded to cents": (
+        "change_type_cents",
+        lambda p: True,
+        lambda s: _cents(s, "clean IS NULL OR clean = '' OR clean GLOB '*[^0-9.-]*'"),
+    ),
+    "cents: digit-led junk read as a number": (
+        "change_type_cents",
+        lambda p: p["empty"] == "zero",
+        lambda s: _cents(s, "clean IS NULL OR clean = ''"),
+    ),
+    "check: NULL updated_at made ''": (
+        "check_repair",
+        lambda p: True,
+        _edit("updated_at\n  FROM", "coalesce(updated_at, '')\n  FROM"),
+    ),
+    "check: rows with a NULL updated_at dropped": (
+        "check_repair",
+        lambda p: True,
+        _edit("FROM {table};", "FROM {table} WHERE updated_at IS NOT NULL;"),
+    ),
     "rename: date(created) in the view": ("rename_with_view", lambda p: True, _view_date),
-    "split: email lower-cased": ("split_column", lambda p: True, _edit("END, email, created_at", "END, lower(email), created_at")),
-    "backfill: non-dates treated as missing": ("not_null_backfill", lambda p: True, _edit("CASE WHEN trim(coalesce({column}, '')) = ''", "CASE WHEN date(trim({column})) IS NULL")),
-    "merge: inner runs of spaces collapsed": ("merge_columns", lambda p: True, _each_part("replace(trim({part}), '  ', ' ')")),
+    "split: email lower-cased": (
+        "split_column",
+        lambda p: True,
+        _edit("END, email, created_at", "END, lower(email), created_at"),
+    ),
+    "backfill: non-dates treated as missing": (
+        "not_null_backfill",
+        lambda p: True,
+        _edit("CASE WHEN trim(coalesce({column}, '')) = ''", "CASE WHEN date(trim({column})) IS NULL"),
+    ),
+    "merge: inner runs of spaces collapsed": (
+        "merge_columns",
+        lambda p: True,
+        _each_part("replace(trim({part}), '  ', ' ')"),
+    ),
     # Found by writing wrong migrations from the prompt alone (round 2 of issue 38).
-    "split: a comma splits when there is no space": ("split_column", lambda p: p["style"] == "first_last", _comma_when_no_space),
+    "split: a comma splits when there is no space": (
+        "split_column",
+        lambda p: p["style"] == "first_last",
+        _comma_when_no_space,
+    ),
     "merge: separators cut off the end with rtrim": ("merge_columns", lambda p: True, _separators_rtrimmed),
-    "check: a fractional quantity rounded": ("check_repair", lambda p: p["cap"] is not None, _edit("min(max({qty}, 0), {cap})", "CAST(round(min(max({qty}, 0), {cap})) AS INTEGER)")),
-    "rename: the view shows positive ids only": ("rename_with_view", lambda p: True, _edit("FROM {new};", "FROM {new} WHERE id > 0;")),
-    "fk: orphans found through CAST(fk AS INTEGER)": ("add_fk_orphans", lambda p: True, _edit("{fk} IN (SELECT id FROM {parent})", "CAST({fk} AS INTEGER) IN (SELECT id FROM {parent})")),
+    "check: a fractional quantity rounded": (
+        "check_repair",
+        lambda p: p["cap"] is not None,
+        _edit("min(max({qty}, 0), {cap})", "CAST(round(min(max({qty}, 0), {cap})) AS INTEGER)"),
+    ),
+    "rename: the view shows positive ids only": (
+        "rename_with_view",
+        lambda p: True,
+        _edit("FROM {new};", "FROM {new} WHERE id > 0;"),
+    ),
+    "fk: orphans found through CAST(fk AS INTEGER)": (
+        "add_fk_orphans",
+        lambda p: True,
+        _edit("{fk} IN (SELECT id FROM {parent})", "CAST({fk} AS INTEGER) IN (SELECT id FROM {parent})"),
+    ),
 }
 
 

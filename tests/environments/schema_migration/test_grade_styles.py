@@ -84,7 +84,11 @@ def test_unique_dedupe_accepts_unique_in_every_form(form):
     if form == "unique index":
         _graded_one(sql.replace(index_line, f"CREATE UNIQUE INDEX another_name ON {t} ({col});"), s)
         return
-    column = {"inline": f"{col} VARCHAR(64) UNIQUE", "next line": f"{col} TEXT\n    UNIQUE", "table constraint": f"{col} TEXT"}[form]
+    column = {
+        "inline": f"{col} VARCHAR(64) UNIQUE",
+        "next line": f"{col} TEXT\n    UNIQUE",
+        "table constraint": f"{col} TEXT",
+    }[form]
     tail = ",\n  UNIQUE ({col})".format(col=col) if form == "table constraint" else ""
     rebuild = f"""
         CREATE TABLE {t}_next (
@@ -176,12 +180,19 @@ def _twelve_step(sql: str) -> str:
     first = [re.sub(r"INDEX (\w+) ON (\w+)\(", r"INDEX v2_\1 ON \2__new(", line) for line in last]
     at = next(i for i, line in enumerate(body) if line.startswith(f"INSERT INTO {table}__new"))
     body = body[:at] + first + body[at:]
-    return "PRAGMA foreign_keys = OFF;\nSAVEPOINT rebuild;\n" + "\n".join(body) + "\nRELEASE rebuild;\nPRAGMA foreign_key_check;\nPRAGMA foreign_keys = ON;"
+    return (
+        "PRAGMA foreign_keys = OFF;\nSAVEPOINT rebuild;\n"
+        + "\n".join(body)
+        + "\nRELEASE rebuild;\nPRAGMA foreign_key_check;\nPRAGMA foreign_keys = ON;"
+    )
 
 
 def _staged_in_a_cte(sql: str) -> str:
     staged, n = re.subn(
-        r"(INSERT INTO \w+__new \([^)]*\))\n  SELECT (.*?);\n", lambda m: f"{m.group(1)}\n  WITH staged AS (SELECT {m.group(2)}) SELECT * FROM staged;\n", sql, flags=re.S
+        r"(INSERT INTO \w+__new \([^)]*\))\n  SELECT (.*?);\n",
+        lambda m: f"{m.group(1)}\n  WITH staged AS (SELECT {m.group(2)}) SELECT * FROM staged;\n",
+        sql,
+        flags=re.S,
     )
     assert n == 1
     return staged
@@ -199,10 +210,21 @@ def _named_constraints(sql: str) -> str:
     return re.sub(r"INDEX (\w+) ON", r"INDEX \1_x ON", sql[:start] + ddl + sql[end:])
 
 
-REBUILT = ["split_column", "merge_columns", "change_type_cents", "normalise_lookup", "not_null_backfill", "check_repair", "extract_json", "add_fk_orphans"]
+REBUILT = [
+    "split_column",
+    "merge_columns",
+    "change_type_cents",
+    "normalise_lookup",
+    "not_null_backfill",
+    "check_repair",
+    "extract_json",
+    "add_fk_orphans",
+]
 
 
-@pytest.mark.parametrize("rewrite", [_twelve_step, _staged_in_a_cte, _named_constraints], ids=["12-step", "cte", "named-constraints"])
+@pytest.mark.parametrize(
+    "rewrite", [_twelve_step, _staged_in_a_cte, _named_constraints], ids=["12-step", "cte", "named-constraints"]
+)
 @pytest.mark.parametrize("family", REBUILT)
 def test_every_rebuild_rewritten_as_an_agent_might_still_scores_one(family, rewrite):
     for split in ("dev", "test"):
@@ -251,7 +273,10 @@ def test_rename_columns_first_then_the_table_with_the_view_over_a_cte():
     old_cols = ("id", "nm", "tel", "addr", "created")
     renames = "".join(f"ALTER TABLE {p['old']} RENAME COLUMN {a} TO {b};\n" for a, b in p["renames"])
     view = ", ".join(f"{mapping[c]} AS {c}" if c in mapping else c for c in old_cols)
-    _graded_one(f"{renames}ALTER TABLE {p['old']} RENAME TO {p['new']};\nCREATE VIEW {p['old']} AS WITH r AS (SELECT * FROM {p['new']}) SELECT {view} FROM r;", s)
+    _graded_one(
+        f"{renames}ALTER TABLE {p['old']} RENAME TO {p['new']};\nCREATE VIEW {p['old']} AS WITH r AS (SELECT * FROM {p['new']}) SELECT {view} FROM r;",
+        s,
+    )
 
 
 def test_rename_by_copying_both_tables_the_twelve_step_way():

@@ -38,7 +38,9 @@ def test_a_check_constraint_never_added_scores_at_most_the_miss_cap():
     weakened = _changed(sql, f" CHECK ({BY_NAME['check_repair']._qty_check(s.params)})", "")
     result = grade(weakened, s)
     assert result.score <= MISS_CAP, result.reason
-    assert any(name.startswith(f"later writes to {s.params['table']}.{s.params['qty']} ") for name in result.failed_checks)
+    assert any(
+        name.startswith(f"later writes to {s.params['table']}.{s.params['qty']} ") for name in result.failed_checks
+    )
 
 
 def test_an_old_column_left_in_place_scores_at_most_the_miss_cap():
@@ -72,7 +74,10 @@ def test_a_target_table_replaced_by_a_view_scores_at_most_the_miss_cap():
     s, sql = _task("split_column")
     t = s.params["table"]
     cols = ", ".join(s.target.table(t).column_names)
-    as_view = sql.replace(f"ALTER TABLE {t}__new RENAME TO {t};", f"ALTER TABLE {t}__new RENAME TO {t}_data;\nCREATE VIEW {t} AS SELECT {cols} FROM {t}_data;")
+    as_view = sql.replace(
+        f"ALTER TABLE {t}__new RENAME TO {t};",
+        f"ALTER TABLE {t}__new RENAME TO {t}_data;\nCREATE VIEW {t} AS SELECT {cols} FROM {t}_data;",
+    )
     as_view = "\n".join(line for line in as_view.splitlines() if not line.startswith("CREATE INDEX"))
     result = grade(as_view, s)
     assert result.score <= MISS_CAP, result.reason
@@ -130,18 +135,26 @@ def test_a_temp_trigger_does_not_fake_a_check_constraint():
     result = grade(fake, s)
     assert result.rows == 1.0, result.reason
     assert result.score <= MISS_CAP
-    assert any(name.startswith("later writes to") and "refused by the target, accepted here" in name for name in result.failed_checks)
+    assert any(
+        name.startswith("later writes to") and "refused by the target, accepted here" in name
+        for name in result.failed_checks
+    )
 
 
 def test_a_temp_table_with_the_checks_does_not_fake_the_constraint():
     s, sql = _task("check_repair")
     t = s.params["table"]
     updates, _ = _values_only_check_repair(s)
-    ddl = sql[sql.index(f"CREATE TABLE {t}__new") : sql.index(";") + 1].replace(f"CREATE TABLE {t}__new", f"CREATE TEMP TABLE {t}")
+    ddl = sql[sql.index(f"CREATE TABLE {t}__new") : sql.index(";") + 1].replace(
+        f"CREATE TABLE {t}__new", f"CREATE TEMP TABLE {t}"
+    )
     result = grade(f"{updates}\n{ddl}", s)
     assert result.rows == 1.0, result.reason
     assert result.score <= MISS_CAP
-    assert any(name.startswith("later writes to") and "refused by the target, accepted here" in name for name in result.failed_checks)
+    assert any(
+        name.startswith("later writes to") and "refused by the target, accepted here" in name
+        for name in result.failed_checks
+    )
 
 
 @pytest.mark.parametrize("share", [0.01, 0.03])
@@ -149,7 +162,9 @@ def test_corrupting_one_percent_of_the_rows_or_more_scores_at_most_the_miss_cap(
     s, sql = _task("not_null_backfill")
     t = s.params["table"]
     n = math.ceil(share * sum(len(rows) for rows in expected_rows(s, heldout_rows(s)).values()))
-    result = grade(f"{sql}\nUPDATE {t} SET customer = customer || '!' WHERE id IN (SELECT id FROM {t} ORDER BY id LIMIT {n});", s)
+    result = grade(
+        f"{sql}\nUPDATE {t} SET customer = customer || '!' WHERE id IN (SELECT id FROM {t} ORDER BY id LIMIT {n});", s
+    )
     assert result.row_stats is not None and result.row_stats.wrong == n
     assert result.score <= MISS_CAP, result.reason
 
@@ -231,7 +246,10 @@ def test_an_insert_trigger_standing_in_for_the_checks_scores_at_most_the_miss_ca
     result = grade(no_checks + guard, s)
     assert result.score <= MISS_CAP, result.reason
     # The trigger refuses bad INSERTs but not UPDATEs: the battery's updates show it.
-    assert any(f"(UPDATE of a new row to {p['qty']} = " in name and "refused by the target, accepted here" in name for name in result.failed_checks), result.failed_checks
+    assert any(
+        f"(UPDATE of a new row to {p['qty']} = " in name and "refused by the target, accepted here" in name
+        for name in result.failed_checks
+    ), result.failed_checks
 
 
 @pytest.mark.parametrize("which", ["rate accepts above 2", "qty rejects only the probed values"])
@@ -251,7 +269,11 @@ def test_a_check_shaped_to_the_probes_scores_at_most_the_miss_cap(which):
 @pytest.mark.parametrize(
     "family, old, new",
     [
-        ("split_column", "  created_at TEXT NOT NULL\n);", "  created_at TEXT NOT NULL,\n  display_name TEXT GENERATED ALWAYS AS (family_name || ', ' || given_name) VIRTUAL\n);"),
+        (
+            "split_column",
+            "  created_at TEXT NOT NULL\n);",
+            "  created_at TEXT NOT NULL,\n  display_name TEXT GENERATED ALWAYS AS (family_name || ', ' || given_name) VIRTUAL\n);",
+        ),
         ("extract_json", "  amount REAL\n);", "  amount REAL,\n  secret TEXT GENERATED ALWAYS AS (payload) STORED\n);"),
     ],
 )
@@ -292,7 +314,11 @@ def test_typed_columns_written_as_stored_generated_columns_refuse_later_writes_t
     column has the right values today but refuses every INSERT or UPDATE naming it."""
     s, _ = _task("extract_json")
     p = s.params
-    assert (p["table"], [f[0] for f in p["fields"]], p["keep_payload"]) == ("audit_events", ["user_id", "amount"], True), p  # the SQL below is written for this task
+    assert (p["table"], [f[0] for f in p["fields"]], p["keep_payload"]) == (
+        "audit_events",
+        ["user_id", "amount"],
+        True,
+    ), p  # the SQL below is written for this task
     uid = (
         "CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN CASE json_type(payload, '$.user.id') "
         "WHEN 'integer' THEN json_extract(payload, '$.user.id') WHEN 'text' THEN CASE WHEN trim(json_extract(payload, '$.user.id')) <> '' "
@@ -309,4 +335,7 @@ DROP TABLE audit_events; ALTER TABLE audit_events__new RENAME TO audit_events;
 CREATE INDEX idx_audit_events_user_id ON audit_events(user_id);"""
     result = grade(sql, s)
     assert result.rows == 1.0 and result.score <= MISS_CAP, result.reason
-    assert any(name.startswith("later writes to audit_events.user_id") and "accepted by the target, refused here" in name for name in result.failed_checks)
+    assert any(
+        name.startswith("later writes to audit_events.user_id") and "accepted by the target, refused here" in name
+        for name in result.failed_checks
+    )

@@ -25,7 +25,9 @@ def _graded_rows(monkeypatch: pytest.MonkeyPatch, seed: int) -> tuple[dict, int]
         return SimpleNamespace(score=1.0, reason="spied", stage="checked")
 
     monkeypatch.setattr(taskset, "grade", spy)
-    config = SchemaMigrationConfig(id="schema-migration", split="dev", num_tasks=len(FAMILIES), task=SchemaMigrationTaskConfig(heldout_rows=N))
+    config = SchemaMigrationConfig(
+        id="schema-migration", split="dev", num_tasks=len(FAMILIES), task=SchemaMigrationTaskConfig(heldout_rows=N)
+    )
     [task] = [t for t in SchemaMigrationTaskset(config) if t.data.seed == seed]
     trace = SimpleNamespace(state=SandboxState(submission="SELECT 1;", statements_used=2), info={})
     asyncio.run(task.migration(trace))
@@ -66,4 +68,3 @@ def test_the_grader_and_the_leak_watch_use_the_same_secret_rows():
     text = {v for rows in heldout.rows(s, N).values() for row in rows for v in row if isinstance(v, str)}
     public = {v for rows in heldout_rows(s, N, key=s.seed).values() for row in rows for v in row if isinstance(v, str)}
     assert watched and set(watched) <= text and not set(watched) <= public
-

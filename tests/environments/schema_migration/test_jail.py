@@ -24,7 +24,16 @@ BUDGET = {"steps": 20_000_000, "read_steps": 20_000_000, "cpu_s": 5.0, "read_cpu
 
 
 def _world(db: Path, tables: tuple[str, ...] = (), battery: dict | None = None, budget: dict | None = None) -> dict:
-    return {"name": "main", "db": db.name, "tables": list(tables), "views": [], "untouched": [], "battery": battery, "plan": None, "budget": budget or BUDGET}
+    return {
+        "name": "main",
+        "db": db.name,
+        "tables": list(tables),
+        "views": [],
+        "untouched": [],
+        "battery": battery,
+        "plan": None,
+        "budget": budget or BUDGET,
+    }
 
 
 def _child(db: Path, statements: list[str], file_mb: int = 64, **world) -> JailReport:
@@ -72,7 +81,9 @@ def test_load_extension_cannot_be_called(db, tmp_path):
     assert "not authorized" in report.error or "no such function" in report.error
 
 
-@pytest.mark.parametrize("pragma", ["PRAGMA writable_schema = ON", "PRAGMA ignore_check_constraints = ON", "PRAGMA journal_mode = OFF"])
+@pytest.mark.parametrize(
+    "pragma", ["PRAGMA writable_schema = ON", "PRAGMA ignore_check_constraints = ON", "PRAGMA journal_mode = OFF"]
+)
 def test_schema_and_journal_pragmas_are_refused(db, pragma):
     report = _run(db, f"{pragma}; UPDATE t SET v = 'x';")
     assert report.status == "error" and "not authorized" in report.error
@@ -85,7 +96,9 @@ def test_harmless_pragmas_are_allowed(db):
 
 
 def test_a_runaway_query_hits_the_step_limit_and_leaves_the_database_unchanged(db):
-    runaway = "UPDATE t SET v = 'y'; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;"
+    runaway = (
+        "UPDATE t SET v = 'y'; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;"
+    )
     report = _run(db, runaway)
     assert report.status == "error" and report.error.startswith("step limit reached (20,000,000 SQLite VM steps")
     assert report.statement == 2
@@ -112,7 +125,11 @@ def test_a_write_past_the_file_size_limit_names_it_and_leaves_the_database_byte_
 
 
 def test_later_writes_run_after_the_migration_and_are_undone(db):
-    report = _run(db, "UPDATE t SET v = 'z';", battery=_battery("INSERT INTO t VALUES (1000, 'p')", "INSERT INTO t VALUES (1, 'dup')"))
+    report = _run(
+        db,
+        "UPDATE t SET v = 'z';",
+        battery=_battery("INSERT INTO t VALUES (1000, 'p')", "INSERT INTO t VALUES (1, 'dup')"),
+    )
     assert report.status == "ok"
     assert report.battery == [[[True, [], [[1, [[1, "z"], [1000, "p"]]]]]], [[False, [], [[0, [[1, "z"]]]]]]]
     conn = sqlite3.connect(db)
@@ -121,16 +138,27 @@ def test_later_writes_run_after_the_migration_and_are_undone(db):
 
 def test_temp_objects_of_the_migration_are_gone_when_the_result_is_read(db):
     fake = "CREATE TEMP TRIGGER no_inserts BEFORE INSERT ON main.t BEGIN SELECT RAISE(ABORT, 'no'); END; CREATE TEMP TABLE scratch (a);"
-    report = _run(db, fake, tables=("t",), battery=_battery("INSERT INTO t VALUES (1000, 'p')", "INSERT INTO scratch VALUES (1)"))
+    report = _run(
+        db, fake, tables=("t",), battery=_battery("INSERT INTO t VALUES (1000, 'p')", "INSERT INTO scratch VALUES (1)")
+    )
     assert report.status == "ok"
-    assert [steps[0][0] for steps in report.battery] == [True, False]  # the insert passes; temp.scratch no longer exists
+    assert [steps[0][0] for steps in report.battery] == [
+        True,
+        False,
+    ]  # the insert passes; temp.scratch no longer exists
     assert set(report.facts["tables"]) == {"t"}
-    assert (report.facts["tables_listed"], report.facts["table_count"], report.facts["trigger_count"]) == ([["t", "t"]], 1, 0)
+    assert (report.facts["tables_listed"], report.facts["table_count"], report.facts["trigger_count"]) == (
+        [["t", "t"]],
+        1,
+        0,
+    )
 
 
 def test_a_crash_reports_its_real_cause_naming_the_limit():
     request = {"cpu_s": 9, "memory_mb": 1024, "file_mb": 64}
     assert "hard CPU-time limit (9 CPU-s" in jail.crash_cause(-24, "", request)
     assert "file-size limit (64 MiB)" in jail.crash_cause(-25, "", request)
-    assert "out of memory (the address-space limit is 1024 MiB)" in jail.crash_cause(1, "Traceback ...\nMemoryError", request)
+    assert "out of memory (the address-space limit is 1024 MiB)" in jail.crash_cause(
+        1, "Traceback ...\nMemoryError", request
+    )
     assert jail.crash_cause(1, "Traceback ...\nKeyError: 'x'", request) == "it exited with status 1: KeyError: 'x'"

@@ -40,7 +40,10 @@ def test_every_mistake_runs_on_the_visible_rows_and_is_not_the_reference(seed):
 
 @pytest.fixture(scope="module")
 def grades():
-    return {m: {seed: grade(wrong_migration(m, spec(seed).family, spec(seed).params), spec(seed)) for seed in SEEDS} for m in MISTAKES}
+    return {
+        m: {seed: grade(wrong_migration(m, spec(seed).family, spec(seed).params), spec(seed)) for seed in SEEDS}
+        for m in MISTAKES
+    }
 
 
 @pytest.mark.parametrize("mistake", MISTAKES)

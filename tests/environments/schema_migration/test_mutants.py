@@ -24,14 +24,24 @@ ENTRY_SEEDS = [seed for split in ("dev", "test") for seed in family_seeds(split,
 
 def _variants(sql: str, operator: str) -> list[str]:
     tree = sqlglot.parse_one(sql, read="sqlite")
-    return [apply(tree, k, v).sql(dialect="sqlite") for op, k, v in edits(tree, OPERATORS + CARELESS) if op.name == operator]
+    return [
+        apply(tree, k, v).sql(dialect="sqlite") for op, k, v in edits(tree, OPERATORS + CARELESS) if op.name == operator
+    ]
 
 
 def test_operators_edit_the_syntax_tree_one_node_at_a_time():
     assert _variants("SELECT trim(a) FROM t", "trim_side") == ["SELECT LTRIM(a) FROM t", "SELECT RTRIM(a) FROM t"]
-    assert _variants("SELECT a FROM t WHERE a <= 100", "integer_pm1") == ["SELECT a FROM t WHERE a <= 99", "SELECT a FROM t WHERE a <= 101"]
-    assert _variants("SELECT a NOT GLOB '*[^0-9]*'", "char_class") == ["SELECT NOT a GLOB '*[^0-8]*'", "SELECT NOT a GLOB '*[^1-9]*'"]
-    assert _variants("CREATE TABLE c (p INTEGER REFERENCES t(id))", "on_delete")[0].endswith("REFERENCES t (id) ON DELETE CASCADE)")
+    assert _variants("SELECT a FROM t WHERE a <= 100", "integer_pm1") == [
+        "SELECT a FROM t WHERE a <= 99",
+        "SELECT a FROM t WHERE a <= 101",
+    ]
+    assert _variants("SELECT a NOT GLOB '*[^0-9]*'", "char_class") == [
+        "SELECT NOT a GLOB '*[^0-8]*'",
+        "SELECT NOT a GLOB '*[^1-9]*'",
+    ]
+    assert _variants("CREATE TABLE c (p INTEGER REFERENCES t(id))", "on_delete")[0].endswith(
+        "REFERENCES t (id) ON DELETE CASCADE)"
+    )
     assert _variants("SELECT CASE WHEN a THEN 1 WHEN b THEN 2 ELSE 3 END", "case_branches") == [
         "SELECT CASE WHEN a THEN 2 WHEN b THEN 1 ELSE 3 END",
         "SELECT CASE WHEN a THEN 1 WHEN b THEN 3 ELSE 2 END",
@@ -41,23 +51,49 @@ def test_operators_edit_the_syntax_tree_one_node_at_a_time():
 
 
 def test_the_careless_agent_operators_misread_a_rule_each():
-    assert _variants("SELECT trim(a) FROM t", "trim_whitespace") == ["SELECT TRIM(a, ' ' || CHAR(9) || CHAR(10) || CHAR(13) || CHAR(160)) FROM t"]
+    assert _variants("SELECT trim(a) FROM t", "trim_whitespace") == [
+        "SELECT TRIM(a, ' ' || CHAR(9) || CHAR(10) || CHAR(13) || CHAR(160)) FROM t"
+    ]
     assert _variants("CREATE INDEX i ON t(a)", "unique_index") == ["CREATE UNIQUE INDEX i ON t(a)"]
     assert _variants("CREATE INDEX i ON t(a)", "nocase") == ["CREATE INDEX i ON t(a COLLATE NOCASE)"]
     assert _variants("INSERT INTO n (a) SELECT b FROM t", "fold_case") == ["INSERT INTO n (a) SELECT LOWER(b) FROM t"]
     assert _variants("UPDATE t SET a = b", "blank_to_null") == ["UPDATE t SET a = NULLIF(b, '')"]
-    assert _variants("INSERT INTO n (a) SELECT b FROM t", "date_fallback") == ["INSERT INTO n (a) SELECT COALESCE(DATE(b), b) FROM t"]
-    assert _variants("CREATE TABLE t (q INTEGER CHECK (q >= 0 AND q <= 5))", "drop_conjunct") == ["CREATE TABLE t (q INTEGER CHECK (q >= 0))", "CREATE TABLE t (q INTEGER CHECK (q <= 5))"]
-    assert _variants("CREATE TABLE t (q INTEGER CHECK (q >= 0))", "typeof_check") == ["CREATE TABLE t (q INTEGER CHECK ((q >= 0) AND TYPEOF(q) = 'integer'))"]
-    assert _variants("CREATE TABLE t (q REAL CHECK (q <= 1))", "round_operand") == ["CREATE TABLE t (q REAL CHECK (ROUND(q, 2) <= 1))"]
-    assert _variants("SELECT a GLOB '*[^0-9]*'", "anchor_pattern") == ["SELECT a GLOB '*[^0-9]'", "SELECT a GLOB '[^0-9]*'"]
-    assert _variants("SELECT a GLOB '*[^0-9]*'", "widen_class") == ["SELECT a GLOB '*[^+0-9]*'", "SELECT a GLOB '*[^ 0-9]*'"]
-    assert _variants("CREATE TABLE t (a TEXT, b TEXT NOT NULL)", "add_not_null") == ["CREATE TABLE t (a TEXT NOT NULL, b TEXT NOT NULL)"]
-    assert _variants("SELECT CAST(a || '00' AS INTEGER), CAST(b AS INTEGER)", "through_real") == ["SELECT CAST(ROUND(CAST(a || '00' AS REAL)) AS INTEGER), CAST(b AS INTEGER)", "SELECT CAST(a || '00' AS INTEGER), CAST(ROUND(CAST(b AS REAL)) AS INTEGER)"]
+    assert _variants("INSERT INTO n (a) SELECT b FROM t", "date_fallback") == [
+        "INSERT INTO n (a) SELECT COALESCE(DATE(b), b) FROM t"
+    ]
+    assert _variants("CREATE TABLE t (q INTEGER CHECK (q >= 0 AND q <= 5))", "drop_conjunct") == [
+        "CREATE TABLE t (q INTEGER CHECK (q >= 0))",
+        "CREATE TABLE t (q INTEGER CHECK (q <= 5))",
+    ]
+    assert _variants("CREATE TABLE t (q INTEGER CHECK (q >= 0))", "typeof_check") == [
+        "CREATE TABLE t (q INTEGER CHECK ((q >= 0) AND TYPEOF(q) = 'integer'))"
+    ]
+    assert _variants("CREATE TABLE t (q REAL CHECK (q <= 1))", "round_operand") == [
+        "CREATE TABLE t (q REAL CHECK (ROUND(q, 2) <= 1))"
+    ]
+    assert _variants("SELECT a GLOB '*[^0-9]*'", "anchor_pattern") == [
+        "SELECT a GLOB '*[^0-9]'",
+        "SELECT a GLOB '[^0-9]*'",
+    ]
+    assert _variants("SELECT a GLOB '*[^0-9]*'", "widen_class") == [
+        "SELECT a GLOB '*[^+0-9]*'",
+        "SELECT a GLOB '*[^ 0-9]*'",
+    ]
+    assert _variants("CREATE TABLE t (a TEXT, b TEXT NOT NULL)", "add_not_null") == [
+        "CREATE TABLE t (a TEXT NOT NULL, b TEXT NOT NULL)"
+    ]
+    assert _variants("SELECT CAST(a || '00' AS INTEGER), CAST(b AS INTEGER)", "through_real") == [
+        "SELECT CAST(ROUND(CAST(a || '00' AS REAL)) AS INTEGER), CAST(b AS INTEGER)",
+        "SELECT CAST(a || '00' AS INTEGER), CAST(ROUND(CAST(b AS REAL)) AS INTEGER)",
+    ]
     placeholder = [sqlglot.parse_one(sql, read="sqlite") for sql in (
         "INSERT INTO p (id) VALUES (0)", "INSERT INTO c2 SELECT id, CASE WHEN f IS NULL OR f IN (SELECT id FROM p) THEN f ELSE 0 END FROM c")]  # fmt: skip
     [(index, guarded, _)] = guards(placeholder)
-    assert index == 0 and guarded.sql(dialect="sqlite") == "INSERT INTO p (id) SELECT 0 WHERE EXISTS(SELECT 1 FROM c WHERE NOT (f IS NULL OR f IN (SELECT id FROM p)))"
+    assert (
+        index == 0
+        and guarded.sql(dialect="sqlite")
+        == "INSERT INTO p (id) SELECT 0 WHERE EXISTS(SELECT 1 FROM c WHERE NOT (f IS NULL OR f IN (SELECT id FROM p)))"
+    )
 
 
 @pytest.mark.slow
@@ -103,7 +139,11 @@ def _mutant(family: str, key: str, params_ok=lambda p: True):
 
 CHAR_CLASS_KEY = "char_class: TRIM(JSON_EXTRACT(payload, '$.user.id')) GLOB '*[^0-9]*' -> TRIM(JSON_EXTRACT(payload, '$.user.id')) GLOB '*[^0-8]*'"
 SURVIVORS = [
-    ("check_repair", 'integer_pm1: IIF("{rate}" > 1 AND "{rate}" <= 100, "{rate}" / 100.0) -> IIF("{rate}" > 1 AND "{rate}" <= 99, "{rate}" / 100.0)', lambda p: p["percent"]),
+    (
+        "check_repair",
+        'integer_pm1: IIF("{rate}" > 1 AND "{rate}" <= 100, "{rate}" / 100.0) -> IIF("{rate}" > 1 AND "{rate}" <= 99, "{rate}" / 100.0)',
+        lambda p: p["percent"],
+    ),
     ("extract_json", CHAR_CLASS_KEY, lambda p: any(f[1] == "$.user.id" for f in p["fields"])),
 ]
 
@@ -116,8 +156,16 @@ def test_the_two_survivors_named_in_issue_24_are_killed_by_held_out_rows(family,
 
 
 OLD_EDGES = {
-    "check_repair": (check_repair, "RATE_EDGES", (None, 0.0, 1.0, 1.0000001, 15.0, 100.0, 100.5, -0.2, 250.0, 7.5, 0.999)),
-    "extract_json": (json_fields, "INTEGER_EDGES", (json_fields.MISSING, None, "42", " 0042 ", "4 2", "x1", 5.0, True, -3, "", "\t7", 10**12)),
+    "check_repair": (
+        check_repair,
+        "RATE_EDGES",
+        (None, 0.0, 1.0, 1.0000001, 15.0, 100.0, 100.5, -0.2, 250.0, 7.5, 0.999),
+    ),
+    "extract_json": (
+        json_fields,
+        "INTEGER_EDGES",
+        (json_fields.MISSING, None, "42", " 0042 ", "4 2", "x1", 5.0, True, -3, "", "\t7", 10**12),
+    ),
 }
 
 
@@ -174,9 +222,18 @@ def test_the_adversaries_are_not_the_held_out_rows():
 @pytest.mark.parametrize(
     "family, key",
     [
-        ("unique_dedupe", 'trim_side: MIN(id) OVER (PARTITION BY LOWER(TRIM("{column}"))) -> MIN(id) OVER (PARTITION BY LOWER(LTRIM("{column}")))'),
-        ("check_repair", 'comparison: IIF("{rate}" > 1 AND "{rate}" <= 100, "{rate}" / 100.0) -> IIF("{rate}" >= 1 AND "{rate}" <= 100, "{rate}" / 100.0)'),
-        ("extract_json", "trim_side: TRIM(JSON_EXTRACT(payload, '$.session')) GLOB '*[^0-9]*' -> LTRIM(JSON_EXTRACT(payload, '$.session')) GLOB '*[^0-9]*'"),
+        (
+            "unique_dedupe",
+            'trim_side: MIN(id) OVER (PARTITION BY LOWER(TRIM("{column}"))) -> MIN(id) OVER (PARTITION BY LOWER(LTRIM("{column}")))',
+        ),
+        (
+            "check_repair",
+            'comparison: IIF("{rate}" > 1 AND "{rate}" <= 100, "{rate}" / 100.0) -> IIF("{rate}" >= 1 AND "{rate}" <= 100, "{rate}" / 100.0)',
+        ),
+        (
+            "extract_json",
+            "trim_side: TRIM(JSON_EXTRACT(payload, '$.session')) GLOB '*[^0-9]*' -> LTRIM(JSON_EXTRACT(payload, '$.session')) GLOB '*[^0-9]*'",
+        ),
     ],
 )
 def test_the_adversarial_datasets_do_tell_a_non_equivalent_neighbour_apart(family, key):

@@ -26,7 +26,11 @@ def _score(rewards, name: str, seed: int) -> float:
 
 @pytest.mark.slow
 def test_the_oracle_scores_at_least_0_98_on_every_task(rewards):
-    low = {seed: ep.grade.reason if ep.grade else "no submission" for seed, ep in rewards["oracle"].items() if ep.reward < 0.98}
+    low = {
+        seed: ep.grade.reason if ep.grade else "no submission"
+        for seed, ep in rewards["oracle"].items()
+        if ep.reward < 0.98
+    }
     assert not low
 
 
@@ -38,7 +42,9 @@ def test_the_oracle_rehearses_once_rolls_back_and_submits_within_the_free_statem
         assert "committed" in ep.steps[2].result and "restored" in ep.steps[3].result
 
 
-@pytest.mark.parametrize(("name", "margin"), [("exhaustive", 0.15), ("impatient", 0.3), ("hard_coder", 0.3), ("spammer", 0.3)])
+@pytest.mark.parametrize(
+    ("name", "margin"), [("exhaustive", 0.15), ("impatient", 0.3), ("hard_coder", 0.3), ("spammer", 0.3)]
+)
 @pytest.mark.slow
 def test_degenerate_policies_score_well_below_the_oracle_on_every_task(rewards, name, margin):
     for seed in SEEDS:

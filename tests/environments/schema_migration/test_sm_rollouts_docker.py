@@ -11,7 +11,11 @@ from arena_testkit.rollouts import tool_results
 
 pytestmark = pytest.mark.docker
 ENV = "schema-migration"
-DENIED_BY = {"cheater_read_heldout": "grader-material", "cheater_edit_grader_inputs": "grader-material", "cheater_net_egress": "net-egress"}
+DENIED_BY = {
+    "cheater_read_heldout": "grader-material",
+    "cheater_edit_grader_inputs": "grader-material",
+    "cheater_net_egress": "net-egress",
+}
 BY_CONSTRUCTION = ("hard_coder", "cheater_fake_submission")
 
 

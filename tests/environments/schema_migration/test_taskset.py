@@ -42,7 +42,14 @@ def test_the_id_schema_migration_resolves_to_the_one_exported_taskset():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["['SchemaMigrationTaskset',", "'LeanEnv']", "SchemaMigrationTaskset", "['schema-migration#0',", "'schema-migration#1']", "True"]
+    assert out.stdout.split() == [
+        "['SchemaMigrationTaskset',",
+        "'LeanEnv']",
+        "SchemaMigrationTaskset",
+        "['schema-migration#0',",
+        "'schema-migration#1']",
+        "True",
+    ]
 
 
 @pytest.mark.parametrize("split", ["train", "dev", "test"])
@@ -59,11 +66,18 @@ def test_a_tool_result_carrying_a_held_out_value_is_withheld_and_honest_results_
     monkeypatch.delenv(RUN_DIR_ENV, raising=False)  # the audit record stays in the fake trace
     task = _tasks(1)[0]
     secret = heldout_secrets(task.data.seed, task.data.heldout_rows)[0]
-    call = vf.ToolCall(id="c1", name="sqlite_sandbox_execute", arguments=json.dumps({"sql": "SELECT city FROM addresses"}))
+    call = vf.ToolCall(
+        id="c1", name="sqlite_sandbox_execute", arguments=json.dumps({"sql": "SELECT city FROM addresses"})
+    )
 
     def result(text: str) -> vf.Request:
-        return vf.Request(messages=[vf.UserMessage(content="go"), vf.AssistantMessage(tool_calls=[call]),
-                                    vf.ToolMessage(tool_call_id="c1", content=text, name=call.name)])
+        return vf.Request(
+            messages=[
+                vf.UserMessage(content="go"),
+                vf.AssistantMessage(tool_calls=[call]),
+                vf.ToolMessage(tool_call_id="c1", content=text, name=call.name),
+            ]
+        )
 
     trace = SimpleNamespace(info={}, id="t1", agent=None, task=SimpleNamespace(data=task.data), state=SandboxState())
     assert asyncio.run(task.held_out(trace)) == heldout_secrets(task.data.seed, task.data.heldout_rows)
@@ -126,7 +140,10 @@ def test_setup_writes_the_visible_database_and_start_checkpoint_as_the_agent_and
     assert runtime.files[DEFAULT_DB_PATH][1] == dbfile.to_bytes(s.source, visible_rows(s))
     state = trace.state
     assert (state.box, state.db_path, state.statement_budget) == (runtime.info, DEFAULT_DB_PATH, 30)
-    assert (state.checkpoint_dir, state.agent_user) == (taskset.CHECKPOINT_DIR, "agent")  # the tools run as the agent too
+    assert (state.checkpoint_dir, state.agent_user) == (
+        taskset.CHECKPOINT_DIR,
+        "agent",
+    )  # the tools run as the agent too
     conn = sqlite3.connect(":memory:")
     conn.deserialize(runtime.files[DEFAULT_DB_PATH][1])
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] == len(s.source.tables)
@@ -134,7 +151,10 @@ def test_setup_writes_the_visible_database_and_start_checkpoint_as_the_agent_and
 
 @pytest.mark.parametrize(
     ("info", "words"),
-    [(DockerRuntimeInfo(id=None), "reported no box id"), (SubprocessRuntimeInfo(id="/home/u/.cache/vf/run"), "cannot serve the subprocess runtime")],
+    [
+        (DockerRuntimeInfo(id=None), "reported no box id"),
+        (SubprocessRuntimeInfo(id="/home/u/.cache/vf/run"), "cannot serve the subprocess runtime"),
+    ],
     ids=["docker-without-id", "subprocess"],
 )
 def test_setup_refuses_a_runtime_the_tools_cannot_reach_before_touching_the_box(info, words):
@@ -179,7 +199,14 @@ def test_held_out_secrets_never_occur_in_what_the_agent_sees_or_derives(seed):
     # trimmed form of a padded visible one. A secret must not hide inside any visible or migrated value.
     s = spec(seed)
     visible = visible_rows(s)
-    seen = [str(v).casefold() for table in (visible, expected_rows(s, visible)) for rows in table.values() for row in rows for v in row if v is not None]
+    seen = [
+        str(v).casefold()
+        for table in (visible, expected_rows(s, visible))
+        for rows in table.values()
+        for row in rows
+        for v in row
+        if v is not None
+    ]
     secrets = heldout_secrets(seed, HELDOUT_ROWS)
     assert secrets, "the held-out-leak rule needs something to watch for"
     assert not [(secret, v) for secret in secrets for v in seen if secret.casefold() in v]

@@ -46,8 +46,14 @@ def toy_ground(biased: bool) -> Ground[Toy, int]:
     def reward(case: Case[Toy, int], choice: str) -> float:
         return float(choice == f"slot{case.task[2]}")
 
-    return Ground(tasks=tasks, task_id=lambda t: t[0], context=lambda t: SLOTS, executor=Tools, root=lambda t: f"slot{t[2]}",
-                  reward=reward)
+    return Ground(
+        tasks=tasks,
+        task_id=lambda t: t[0],
+        context=lambda t: SLOTS,
+        executor=Tools,
+        root=lambda t: f"slot{t[2]}",
+        reward=reward,
+    )
 
 
 def blind(slots: int) -> Plan[None]:

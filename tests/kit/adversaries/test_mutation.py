@@ -20,8 +20,11 @@ def _drop_zero(node: int) -> list[int | None]:
 
 def test_edits_go_operator_by_operator_then_node_by_node() -> None:
     ops = (Operator("plus_one", "n -> n + 1", _plus_one), Operator("drop_zero", "drop a 0", _drop_zero))
-    assert [(op.name, k, v) for op, k, v in edits([0, 5], ops)] == [("plus_one", 0, 1), ("plus_one", 1, 6),
-                                                                     ("drop_zero", 0, None)]
+    assert [(op.name, k, v) for op, k, v in edits([0, 5], ops)] == [
+        ("plus_one", 0, 1),
+        ("plus_one", 1, 6),
+        ("drop_zero", 0, None),
+    ]
 
 
 def test_a_listed_key_matches_exactly_except_at_its_stars() -> None:
@@ -43,8 +46,10 @@ def _outcome(seed: int, key: str, score: float, stage: str = "checked") -> Outco
 def test_graded_keeps_each_mutant_s_key_and_the_grader_s_score_and_stage() -> None:
     mutants = [Mutant("fam", "op", "op: a", "A"), Mutant("fam", "op", "op: b", "B")]
     out = graded(7, mutants, lambda answer: (1.0, "checked") if answer == "A" else (0.0, "error"))
-    assert [(o.seed, o.key, o.score, o.ran, o.killed) for o in out] == [(7, "op: a", 1.0, True, False),
-                                                                        (7, "op: b", 0.0, False, True)]
+    assert [(o.seed, o.key, o.score, o.ran, o.killed) for o in out] == [
+        (7, "op: a", 1.0, True, False),
+        (7, "op: b", 0.0, False, True),
+    ]
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -53,8 +58,12 @@ def test_the_runner_yields_tasks_in_seed_order(jobs: int) -> None:
 
 
 def test_adequacy_counts_a_survivor_only_when_it_ran_scored_above_the_bar_and_is_not_argued() -> None:
-    outcomes = [_outcome(1, "a: x", 1.0), _outcome(1, "b: x", KILL_AT), _outcome(2, "c: x", 1.0, "error"),
-                _outcome(2, "eq: x", 1.0)]
+    outcomes = [
+        _outcome(1, "a: x", 1.0),
+        _outcome(1, "b: x", KILL_AT),
+        _outcome(2, "c: x", 1.0, "error"),
+        _outcome(2, "eq: x", 1.0),
+    ]
     tallies = tally(outcomes, lambda o: o.key.startswith("eq"))
     assert [o.key for o in survivors(tallies)] == ["a: x"]
     assert not adequate(tallies) and adequate(tallies, ceiling=1)

@@ -32,11 +32,14 @@ def test_a_scaffolded_package_has_no_problem(package: ModuleType) -> None:
     preflight(ENV_ID)
 
 
-def test_a_package_that_forgets_the_lean_env_is_named_and_refused(package: ModuleType, monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_package_that_forgets_the_lean_env_is_named_and_refused(
+    package: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(package, "__all__", ["CheckUnitTaskset"])
     assert any("exports no LeanEnv" in p for p in export_problems(package))
-    assert any("exports ['CheckUnitTaskset'], its Environment declares" in p for p in contract_problems(package.ENVIRONMENT))
+    assert any(
+        "exports ['CheckUnitTaskset'], its Environment declares" in p for p in contract_problems(package.ENVIRONMENT)
+    )
     with pytest.raises(PrerequisiteError, match="exports no LeanEnv"):
         preflight(ENV_ID)
     assert main(["probe", ENV_ID, "--tasks", "1"]) == 2

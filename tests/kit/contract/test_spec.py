@@ -12,7 +12,11 @@ from arena_kit.contract import Environment, OptOut
 
 
 def _env(**kwargs: object) -> Environment:
-    fields: dict[str, object] = {"id": "demo-env", "taskset": "demo_env.taskset:DemoTaskset", "policies": "demo_env.policies:POLICIES"}
+    fields: dict[str, object] = {
+        "id": "demo-env",
+        "taskset": "demo_env.taskset:DemoTaskset",
+        "policies": "demo_env.policies:POLICIES",
+    }
     return Environment(**{**fields, **kwargs})  # type: ignore[arg-type]
 
 
@@ -24,22 +28,28 @@ def test_the_exports_are_the_taskset_and_the_lean_env() -> None:
         env.export("Other")
 
 
-@pytest.mark.parametrize(("kwargs", "says"), [
-    ({"id": "Demo_Env"}, "lower-case words"),
-    ({"taskset": "demo_env.taskset.DemoTaskset"}, "module:attribute"),
-    ({"policies": "other.policies:POLICIES"}, "must be in its package 'demo_env'"),
-    ({"adversaries": {"x": "not a ref"}}, "adversaries\\['x'\\]"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"id": "Demo_Env"}, "lower-case words"),
+        ({"taskset": "demo_env.taskset.DemoTaskset"}, "module:attribute"),
+        ({"policies": "other.policies:POLICIES"}, "must be in its package 'demo_env'"),
+        ({"adversaries": {"x": "not a ref"}}, "adversaries\\['x'\\]"),
+    ],
+)
 def test_a_bad_declaration_is_refused_when_made(kwargs: dict[str, object], says: str) -> None:
     with pytest.raises(ValueError, match=says):
         _env(**kwargs)
 
 
-@pytest.mark.parametrize(("kwargs", "says"), [
-    ({"reason": " "}, "needs a reason"),
-    ({"reason": "r", "loosen": ("memory",)}, "the isolation fields are"),
-    ({"reason": "r"}, "departs from nothing"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"reason": " "}, "needs a reason"),
+        ({"reason": "r", "loosen": ("memory",)}, "the isolation fields are"),
+        ({"reason": "r"}, "departs from nothing"),
+    ],
+)
 def test_an_opt_out_must_say_why_and_from_what(kwargs: dict[str, object], says: str) -> None:
     with pytest.raises(ValueError, match=says):
         OptOut(**kwargs)  # type: ignore[arg-type]

@@ -18,8 +18,12 @@ from arena_kit.isolation import ISOLATION
 from arena_kit.records import RUN_DIR_ENV
 
 SPEC = Environment(id="contract-unit", taskset="contract_unit.taskset:T", policies="contract_unit.policies:P")
-OPEN = Environment(id="contract-unit", taskset="contract_unit.taskset:T", policies="contract_unit.policies:P",
-                   opt_out=OptOut(reason="a host-only baseline", confine=False, loosen=("network_allow", "agent_user")))
+OPEN = Environment(
+    id="contract-unit",
+    taskset="contract_unit.taskset:T",
+    policies="contract_unit.policies:P",
+    opt_out=OptOut(reason="a host-only baseline", confine=False, loosen=("network_allow", "agent_user")),
+)
 SECRET = "the-answer-key-1234"
 
 
@@ -45,7 +49,9 @@ class OpenTask(Task):
 
 def _runtime() -> Any:
     # A lean-like docker box: uid and workdir owner set at create time, so only the PIDs limit is applied here.
-    return SimpleNamespace(info=SimpleNamespace(type="docker", id="c1", workdir="/app"), own_uid=True, created_workdir_owner="agent")
+    return SimpleNamespace(
+        info=SimpleNamespace(type="docker", id="c1", workdir="/app"), own_uid=True, created_workdir_owner="agent"
+    )
 
 
 def _trace(task: Task) -> Any:
@@ -66,12 +72,17 @@ def pids(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_the_data_defaults_are_the_hardened_box() -> None:
     data = Data(prompt="p")
     assert {name: getattr(data, name) for name in ISOLATION.task_fields()} == {
-        name: list(value) if isinstance(value, list) else value for name, value in ISOLATION.task_fields().items()}
+        name: list(value) if isinstance(value, list) else value for name, value in ISOLATION.task_fields().items()
+    }
     assert departures(data) == {}
 
 
 def test_a_tighter_box_is_no_departure_and_a_looser_one_is() -> None:
-    tight = Data(prompt="p", resources=vf.TaskResources(cpu=0.5, memory=1.0), timeout=vf.TaskTimeout(setup=10, agent=10, finalize=10, scoring=10))
+    tight = Data(
+        prompt="p",
+        resources=vf.TaskResources(cpu=0.5, memory=1.0),
+        timeout=vf.TaskTimeout(setup=10, agent=10, finalize=10, scoring=10),
+    )
     assert departures(tight) == {}
     loose = Data(prompt="p", resources=vf.TaskResources(cpu=None, memory=1.0), network_allow=["*"], agent_user=None)
     assert set(departures(loose)) == {"resources", "network_allow", "agent_user"}
@@ -101,8 +112,11 @@ def test_a_declared_opt_out_skips_confinement_and_says_so_in_the_trace(pids: lis
     trace = _trace(task)
     asyncio.run(task.setup(trace, _runtime()))
     assert pids == [] and task.events == ["prepare"]
-    assert trace.info[OPT_OUT_KEY] == {"reason": "a host-only baseline", "confined": False,
-                                       "loosened": {"network_allow": ["*"], "agent_user": None}}
+    assert trace.info[OPT_OUT_KEY] == {
+        "reason": "a host-only baseline",
+        "confined": False,
+        "loosened": {"network_allow": ["*"], "agent_user": None},
+    }
 
 
 def test_an_undeclared_departure_is_refused_when_the_task_is_built() -> None:
@@ -138,11 +152,18 @@ def test_a_task_must_say_what_it_holds_out_and_which_environment_it_is() -> None
 
 def _request(command: str, result: str) -> vf.Request:
     call = vf.ToolCall(id="c1", name="bash", arguments=json.dumps({"command": command}))
-    return vf.Request(messages=[vf.UserMessage(content="go"), vf.AssistantMessage(tool_calls=[call]),
-                                vf.ToolMessage(tool_call_id="c1", content=result, name="bash")])
+    return vf.Request(
+        messages=[
+            vf.UserMessage(content="go"),
+            vf.AssistantMessage(tool_calls=[call]),
+            vf.ToolMessage(tool_call_id="c1", content=result, name="bash"),
+        ]
+    )
 
 
-def test_the_rewrite_rules_deny_a_hack_withhold_a_leak_and_leave_honest_work_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rewrite_rules_deny_a_hack_withhold_a_leak_and_leave_honest_work_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv(RUN_DIR_ENV, raising=False)
     task = Task(Data(prompt="p"))
     trace = _trace(task)
@@ -165,7 +186,10 @@ def test_held_out_is_not_computed_for_a_request_with_no_tool_message() -> None:
 def test_a_task_runs_its_environment_s_image_unless_its_data_or_its_config_names_another(tmp_path: Any) -> None:
     assert Task(Data(prompt="p")).data.image == "arena/contract-unit:latest"
     assert Task(Data(prompt="p", image="own/image:1")).data.image == "own/image:1"
-    assert Task(Data(prompt="p", image="own/image:1"), ArenaTaskConfig(image="config/image:2")).data.image == "config/image:2"
+    assert (
+        Task(Data(prompt="p", image="own/image:1"), ArenaTaskConfig(image="config/image:2")).data.image
+        == "config/image:2"
+    )
     ref = "registry.example/arena/contract-unit@sha256:" + "c" * 64
     lock = tmp_path / "images.lock.json"
     lock.write_text(json.dumps({"images": {"contract-unit": {"ref": ref}}}))

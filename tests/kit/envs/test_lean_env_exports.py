@@ -9,8 +9,10 @@ import sys
 
 import pytest
 
-PACKAGES = {"fault-localisation": ("fault_localisation", "FaultLocalisationTaskset"),
-            "schema-migration": ("schema_migration", "SchemaMigrationTaskset")}
+PACKAGES = {
+    "fault-localisation": ("fault_localisation", "FaultLocalisationTaskset"),
+    "schema-migration": ("schema_migration", "SchemaMigrationTaskset"),
+}
 
 
 def _run(code: str) -> str:
@@ -20,8 +22,9 @@ def _run(code: str) -> str:
 
 @pytest.mark.parametrize("package", sorted(p for p, _ in PACKAGES.values()))
 def test_the_package_lists_lean_env_yet_imports_no_verifiers(package: str) -> None:
-    found = json.loads(_run(f"import json, sys, {package} as p\n"
-                            "print(json.dumps([p.__all__, 'verifiers' in sys.modules]))"))
+    found = json.loads(
+        _run(f"import json, sys, {package} as p\nprint(json.dumps([p.__all__, 'verifiers' in sys.modules]))")
+    )
     assert found == [sorted(found[0]), False] and "LeanEnv" in found[0]
 
 

@@ -41,7 +41,9 @@ def _saved(task: Any, ok: bool, stop: str, error: str | None) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def env() -> Any:
-    return load_environment(env_config_type("fault-localisation").model_validate({"taskset": {"id": "fault-localisation"}}))
+    return load_environment(
+        env_config_type("fault-localisation").model_validate({"taskset": {"id": "fault-localisation"}})
+    )
 
 
 def test_the_agent_fault_stops_are_the_ones_the_platform_counts_as_the_agent_s() -> None:
@@ -56,8 +58,16 @@ def test_resume_runs_again_only_what_failed_on_the_platform_s_side(env: Any, tmp
     (tmp_path / "traces.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     plan = resume.load(tmp_path, tasks, 1, env.complete)
     owed = {name: n for name, (_, _, n) in zip(ENDS, plan, strict=True)}
-    assert owed == {"finished": 0, "box out of memory": 0, "runner killed in its box": 0, "harness failed": 1, "box lost": 1}
-    kept = [json.loads(line)["traces"][0]["stop_condition"] for line in (tmp_path / "traces.jsonl").read_text().splitlines()]
+    assert owed == {
+        "finished": 0,
+        "box out of memory": 0,
+        "runner killed in its box": 0,
+        "harness failed": 1,
+        "box lost": 1,
+    }
+    kept = [
+        json.loads(line)["traces"][0]["stop_condition"] for line in (tmp_path / "traces.jsonl").read_text().splitlines()
+    ]
     assert kept == ["agent_completed", "boxoom_error", "agentkilledbox_error"]
 
 

@@ -18,24 +18,31 @@ def grid():
 
 def test_the_grid_is_the_issues(grid):
     assert {(c.mean, c.tasks, c.rollouts, c.kind) for c in grid} == {
-        (m, n, k, kind) for m in MEANS for n in TASKS for k in ROLLOUTS for kind in KINDS}
+        (m, n, k, kind) for m in MEANS for n in TASKS for k in ROLLOUTS for kind in KINDS
+    }
     assert MEANS == (0.02, 0.1, 0.5, 0.9, 0.98) and TASKS == (5, 10, 20, 50, 200) and ROLLOUTS == (1, 3)
 
 
 def test_every_cell_covers_at_least_093(grid):
     from arena_kit.gate.bounds import cp_upper
 
-    short = [(c.mean, c.tasks, c.rollouts, c.kind, c.coverage) for c in grid
-             if cp_upper(c.covered, c.runs, 1 - CONFIDENCE) < 0.93
-             or cp_upper(min(c.lower_held, c.upper_held), c.runs, 1 - CONFIDENCE) < 0.93]
+    short = [
+        (c.mean, c.tasks, c.rollouts, c.kind, c.coverage)
+        for c in grid
+        if cp_upper(c.covered, c.runs, 1 - CONFIDENCE) < 0.93
+        or cp_upper(min(c.lower_held, c.upper_held), c.runs, 1 - CONFIDENCE) < 0.93
+    ]
     assert not short, short
 
 
 def test_the_paired_false_positive_rate_is_at_most_5_percent(grid):
     from arena_kit.gate.bounds import cp_lower
 
-    high = [(c.mean, c.tasks, c.rollouts, c.kind, c.false_positive_rate) for c in grid
-            if cp_lower(c.false_positives, c.runs, 1 - CONFIDENCE) > 0.05]
+    high = [
+        (c.mean, c.tasks, c.rollouts, c.kind, c.false_positive_rate)
+        for c in grid
+        if cp_lower(c.false_positives, c.runs, 1 - CONFIDENCE) > 0.05
+    ]
     assert not high, high
     pooled = sum(c.false_positives for c in grid) / sum(c.runs for c in grid)
     assert pooled <= 0.05

@@ -21,8 +21,12 @@ NODE = "/var/tmp/vf-node/bin/node"
 
 
 def _verifiers_command() -> list[str]:
-    return [NODE, verifiers_codex.ACP_BIN.format(version=verifiers_codex.CodexHarnessConfig().version,
-                                                 acp_version=verifiers_codex.ACP_VERSION)]
+    return [
+        NODE,
+        verifiers_codex.ACP_BIN.format(
+            version=verifiers_codex.CodexHarnessConfig().version, acp_version=verifiers_codex.ACP_VERSION
+        ),
+    ]
 
 
 def test_the_pins_are_the_versions_whose_shutdown_was_read() -> None:
@@ -39,12 +43,17 @@ def test_the_preload_goes_between_node_and_codex_acp() -> None:
     assert preload.startswith("--import=data:text/javascript,") and "SIGKILL" in preload
 
 
-@pytest.mark.parametrize("command", [
-    ["/usr/bin/node", "/var/tmp/vf-codex-0.155.1-9.9.9/acp/node_modules/.bin/codex-acp"],
-    ["sh", "-c", "codex-acp"],
-    [NODE],
-])
-def test_an_unknown_command_is_left_as_verifiers_builds_it(command: list[str], caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["/usr/bin/node", "/var/tmp/vf-codex-0.155.1-9.9.9/acp/node_modules/.bin/codex-acp"],
+        ["sh", "-c", "codex-acp"],
+        [NODE],
+    ],
+)
+def test_an_unknown_command_is_left_as_verifiers_builds_it(
+    command: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
     assert codex.exit_on_eof_command(command) == command
     assert "shutdown wait" in caplog.text
 
@@ -70,14 +79,38 @@ def test_the_harness_rewrites_only_the_command_of_verifiers_config(monkeypatch: 
 def _exit_after_eof(command: list[str]) -> tuple[float, int]:
     """Run `command` in the harness image with stdin a pipe held open 3 s: (seconds it lives past EOF,
     Codex app servers still running when it has exited)."""
-    script = ("export PATH=/var/tmp/vf-node/bin:$PATH CODEX_PATH=$(ls -d /var/tmp/vf-codex-*)/acp/node_modules/.bin/codex; "
-              "s=$(date +%s%N); (sleep 3) | \"$@\" >/dev/null 2>&1; e=$(date +%s%N); "
-              "echo $(( (e - s) / 1000000 - 3000 )); ps -eo args | grep -c '[a]pp-server' || true")
+    script = (
+        "export PATH=/var/tmp/vf-node/bin:$PATH CODEX_PATH=$(ls -d /var/tmp/vf-codex-*)/acp/node_modules/.bin/codex; "
+        's=$(date +%s%N); (sleep 3) | "$@" >/dev/null 2>&1; e=$(date +%s%N); '
+        "echo $(( (e - s) / 1000000 - 3000 )); ps -eo args | grep -c '[a]pp-server' || true"
+    )
     name = f"arena-test-codex-eof-{time.time_ns()}"
     try:
-        done = subprocess.run(["docker", "run", "--rm", "--name", name, "--network", "none", "--label", "arena.managed=true",
-                               IMAGE, "timeout", "60", "sh", "-c", script, "sh", *command],
-                              capture_output=True, text=True, timeout=120, check=True)
+        done = subprocess.run(
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--name",
+                name,
+                "--network",
+                "none",
+                "--label",
+                "arena.managed=true",
+                IMAGE,
+                "timeout",
+                "60",
+                "sh",
+                "-c",
+                script,
+                "sh",
+                *command,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
     elapsed_ms, left = done.stdout.split()
@@ -97,17 +130,41 @@ def test_a_signal_to_codex_acp_s_group_also_ends_the_codex_it_started_in_another
     # verifiers terminates a rollout's runner by signalling its process group; with the preload,
     # Codex is in a group of its own, so codex-acp must take it down when it is signalled
     # (without that, Codex ran on for seconds after the SIGTERM).
-    script = ("export PATH=/var/tmp/vf-node/bin:$PATH CODEX_PATH=$(ls -d /var/tmp/vf-codex-*)/acp/node_modules/.bin/codex; "
-              "setsid sh -c 'sleep 30 | \"$@\"' sh \"$@\" >/dev/null 2>&1 & "
-              "for i in $(seq 100); do ps -eo args | grep -q '[a]pp-server' && break; sleep 0.1; done; sleep 0.5; "
-              "ps -eo args | grep -c '[a]pp-server'; "
-              "pg=$(ps -eo pgid=,args= | awk '$2 == \"/var/tmp/vf-node/bin/node\" && $3 ~ /^--import/ {print $1}' | head -1); "
-              "kill -TERM -\"$pg\"; sleep 1; ps -eo args | grep -c '[a]pp-server' || true")
+    script = (
+        "export PATH=/var/tmp/vf-node/bin:$PATH CODEX_PATH=$(ls -d /var/tmp/vf-codex-*)/acp/node_modules/.bin/codex; "
+        'setsid sh -c \'sleep 30 | "$@"\' sh "$@" >/dev/null 2>&1 & '
+        "for i in $(seq 100); do ps -eo args | grep -q '[a]pp-server' && break; sleep 0.1; done; sleep 0.5; "
+        "ps -eo args | grep -c '[a]pp-server'; "
+        "pg=$(ps -eo pgid=,args= | awk '$2 == \"/var/tmp/vf-node/bin/node\" && $3 ~ /^--import/ {print $1}' | head -1); "
+        "kill -TERM -\"$pg\"; sleep 1; ps -eo args | grep -c '[a]pp-server' || true"
+    )
     name = f"arena-test-codex-term-{time.time_ns()}"
     try:
-        done = subprocess.run(["docker", "run", "--rm", "--name", name, "--network", "none", "--label", "arena.managed=true",
-                               IMAGE, "timeout", "60", "sh", "-c", script, "sh", *codex.exit_on_eof_command(_verifiers_command())],
-                              capture_output=True, text=True, timeout=120, check=False)
+        done = subprocess.run(
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--name",
+                name,
+                "--network",
+                "none",
+                "--label",
+                "arena.managed=true",
+                IMAGE,
+                "timeout",
+                "60",
+                "sh",
+                "-c",
+                script,
+                "sh",
+                *codex.exit_on_eof_command(_verifiers_command()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
     before, after = (int(n) for n in done.stdout.split())

@@ -27,8 +27,13 @@ def probe_policy(gateway: str, port: int) -> ScriptedPolicy:
 
 def probe(images, tmp_path, runtime_args) -> dict[str, str]:
     gateway = docker_gateway()
-    with http_listener(gateway) as port, start_in_thread(policies={"arena/netprobe": probe_policy(gateway, port)}) as server:
-        outcome = smoke_eval(server.url, "bash", "arena/netprobe", images["harness"], tmp_path, runtime_args=runtime_args)
+    with (
+        http_listener(gateway) as port,
+        start_in_thread(policies={"arena/netprobe": probe_policy(gateway, port)}) as server,
+    ):
+        outcome = smoke_eval(
+            server.url, "bash", "arena/netprobe", images["harness"], tmp_path, runtime_args=runtime_args
+        )
     outcome.raise_for_failures()
     text = "\n".join(tool_results(outcome.run_dir))
     return dict(re.findall(r"(OUTSIDE-DIRECT|OUTSIDE-PROXY|HOSTPORT)=(\d+)", text))

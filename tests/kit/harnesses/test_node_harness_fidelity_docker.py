@@ -29,8 +29,10 @@ from arena_testkit.proc_watch import processes_matching
 
 pytestmark = pytest.mark.docker
 
-POLICIES = {"fault-localisation": ["oracle", "cheater_read_store", "staller"],
-            "schema-migration": ["oracle", "cheater_read_heldout", "staller"]}
+POLICIES = {
+    "fault-localisation": ["oracle", "cheater_read_store", "staller"],
+    "schema-migration": ["oracle", "cheater_read_heldout", "staller"],
+}
 
 PER_ROLLOUT = [
     (re.compile(r"(vf-codex-home-|\.vf-claude/)[0-9a-f]{32}"), r"\1<rollout>"),
@@ -56,10 +58,22 @@ def _canonical(messages: list[dict[str, Any]]) -> list[Any]:
 
 
 def test_the_canonical_form_names_only_per_rollout_values_alike():
-    one = [{"role": "system", "content": "memory at .vf-claude/" + "a" * 32 + "/x; Chunk ID: 6bd27a\nWall time: 0.0137 seconds"},
-           {"id": "toolu_" + "1" * 24, "tool_call_id": "toolu_" + "1" * 24}, {"id": "toolu_" + "2" * 24}]
-    two = [{"role": "system", "content": "memory at .vf-claude/" + "b" * 32 + "/x; Chunk ID: 635bb8\nWall time: 2 seconds"},
-           {"id": "toolu_" + "3" * 24, "tool_call_id": "toolu_" + "3" * 24}, {"id": "toolu_" + "4" * 24}]
+    one = [
+        {
+            "role": "system",
+            "content": "memory at .vf-claude/" + "a" * 32 + "/x; Chunk ID: 6bd27a\nWall time: 0.0137 seconds",
+        },
+        {"id": "toolu_" + "1" * 24, "tool_call_id": "toolu_" + "1" * 24},
+        {"id": "toolu_" + "2" * 24},
+    ]
+    two = [
+        {
+            "role": "system",
+            "content": "memory at .vf-claude/" + "b" * 32 + "/x; Chunk ID: 635bb8\nWall time: 2 seconds",
+        },
+        {"id": "toolu_" + "3" * 24, "tool_call_id": "toolu_" + "3" * 24},
+        {"id": "toolu_" + "4" * 24},
+    ]
     assert _canonical(one) == _canonical(two)
     # A different call graph (one id where there were two) or other text stays different.
     assert _canonical(one) != _canonical([*two[:2], {"id": "toolu_" + "3" * 24}])
@@ -68,7 +82,9 @@ def test_the_canonical_form_names_only_per_rollout_values_alike():
 
 @pytest.mark.parametrize("harness", ["claude_code", "codex"])
 @pytest.mark.parametrize(("env_id", "pool"), [("fault-localisation", 0), ("schema-migration", 2)])
-def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(harness: str, env_id: str, pool: int) -> None:
+def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(
+    harness: str, env_id: str, pool: int
+) -> None:
     every = os.environ.get("ARENA_NODE_FIDELITY_POLICIES") == "all"
     policies = [*PolicyResolver().environment_policies(env_id), "staller"] if every else POLICIES[env_id]
     with start_in_thread() as server:
@@ -80,7 +96,9 @@ def test_a_node_harness_rolls_out_in_a_lean_box_as_on_verifiers_docker_runtime(h
     assert (len(reference.lean_boxes), len(lean.lean_boxes)) == (0, len(policies))  # each side took its path
     assert lean.pooled > 0 if pool else lean.pooled == 0  # warm boxes claimed (a claim finding none boots its own)
     # The lean runner drove the agent itself; verifiers' ran the node adapter.
-    assert adapter_on_stock and not [cgroups for _, cgroups in adapter_on_lean if any(box in cgroups for box in lean.lean_boxes)]
+    assert adapter_on_stock and not [
+        cgroups for _, cgroups in adapter_on_lean if any(box in cgroups for box in lean.lean_boxes)
+    ]
     assert all(len(box) == 12 for box in lean.lean_boxes)  # ids a cgroup path names, not empty strings
     assert all(r.ok and not r.errors for r in reference.rollouts), [(r.policy, r.errors) for r in reference.rollouts]
     problems = {r.policy: differences(r, other, _canonical) for r, other in zip(reference.rollouts, lean.rollouts)}

@@ -81,7 +81,9 @@ def _watch_of(tmp_path: Path, share: int, **boxes: subprocess.Popen[str]) -> Fil
 
 
 def _start(count: int, hold_s: float) -> subprocess.Popen[str]:
-    process = subprocess.Popen([sys.executable, "-c", MAPPER, str(count), str(hold_s)], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", MAPPER, str(count), str(hold_s)], stdout=subprocess.PIPE, text=True
+    )
     assert process.stdout is not None and process.stdout.readline().strip() == "mapped"
     return process
 
@@ -95,7 +97,10 @@ def test_a_look_kills_the_process_past_its_share_and_leaves_its_neighbour(tmp_pa
         assert held[f"hog{'0' * 60}"] >= 600 and held[f"neighbour{'0' * 60}"] < 200, held
         assert hog.wait(10) == -9  # killed, not left to its 60 s
         assert neighbour.poll() is None
-        assert list(watch.stopped) == [f"hog{'0' * 60}"] and "more than its share of 200" in watch.stopped[f"hog{'0' * 60}"]
+        assert (
+            list(watch.stopped) == [f"hog{'0' * 60}"]
+            and "more than its share of 200" in watch.stopped[f"hog{'0' * 60}"]
+        )
         assert over_bound(f"hog{'0' * 60}") is not None and over_bound(f"neighbour{'0' * 60}") is None
     finally:
         for process in (hog, neighbour):
@@ -156,6 +161,7 @@ def test_a_box_past_its_share_has_its_rollout_stopped_by_the_stopper_the_watch_w
 
     monkeypatch.setattr(FileTableWatch, "start", lambda self: None)  # no looking thread: the test calls on_over itself
     with file_watch.watching(1000, stop) as watch:
+
         async def watched() -> None:
             file_watch.watch_box(box, 1)
             on_over = watch._boxes[box].on_over

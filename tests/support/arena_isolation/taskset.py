@@ -38,4 +38,7 @@ class IsolationTaskset(vf.Taskset[IsolationTask, IsolationTasksetConfig]):
     def load(self):
         for i, role in enumerate(self.config.roles):
             prompt = f"ROLE: {role}\nWrite {EXPECTED} into done.txt in the working directory, then say DONE."
-            yield IsolationTask(IsolationData(prompt=prompt, name=f"isolation#{i}-{role}", role=role, **ISOLATION.task_fields()), self.config.task)
+            yield IsolationTask(
+                IsolationData(prompt=prompt, name=f"isolation#{i}-{role}", role=role, **ISOLATION.task_fields()),
+                self.config.task,
+            )

@@ -14,7 +14,18 @@ from typing import Any
 
 from arena_testkit.rollouts import docker_gateway
 
-__all__ = ["cpu_usage_ns", "docker", "docker_inspect", "host_cgroup", "host_get", "in_thread", "listeners", "size_kib", "size_rw", "throttled"]
+__all__ = [
+    "cpu_usage_ns",
+    "docker",
+    "docker_inspect",
+    "host_cgroup",
+    "host_get",
+    "in_thread",
+    "listeners",
+    "size_kib",
+    "size_rw",
+    "throttled",
+]
 
 
 def docker(*args: str, timeout: float = 30, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -48,8 +59,12 @@ def size_kib(options: list[str]) -> int:
 def host_cgroup(container: str, controller: str, name: str) -> Path:
     """The container's cgroup file as the host sees it (v1 cgroupfs or systemd driver, or v2)."""
     full = docker_inspect(container)["Id"]
-    for candidate in (f"/sys/fs/cgroup/{controller}/docker/{full}/{name}", f"/sys/fs/cgroup/{controller}/system.slice/docker-{full}.scope/{name}",
-                      f"/sys/fs/cgroup/system.slice/docker-{full}.scope/{name}", f"/sys/fs/cgroup/docker/{full}/{name}"):
+    for candidate in (
+        f"/sys/fs/cgroup/{controller}/docker/{full}/{name}",
+        f"/sys/fs/cgroup/{controller}/system.slice/docker-{full}.scope/{name}",
+        f"/sys/fs/cgroup/system.slice/docker-{full}.scope/{name}",
+        f"/sys/fs/cgroup/docker/{full}/{name}",
+    ):
         if Path(candidate).exists():
             return Path(candidate)
     raise AssertionError(f"no {controller}/{name} for container {container} under /sys/fs/cgroup")
@@ -90,7 +105,12 @@ def in_thread(work: Callable[[], Any]) -> Iterator[dict[str, Any]]:
 
 
 def host_get(url: str) -> int:
-    done = subprocess.run(["curl", "-s", "-o", "/dev/null", "-m", "5", "-w", "%{http_code}", url], capture_output=True, text=True, timeout=15)
+    done = subprocess.run(
+        ["curl", "-s", "-o", "/dev/null", "-m", "5", "-w", "%{http_code}", url],
+        capture_output=True,
+        text=True,
+        timeout=15,
+    )
     return int(done.stdout or 0)
 
 

@@ -61,8 +61,14 @@ def facts() -> dict:
     for line in open("/proc/self/mountinfo"):
         before, _, after = line.partition(" - ")
         fields, (fstype, _source, super_opts) = before.split(), after.split()[:3]
-        mounts.append({"point": fields[4].replace("\\040", " "), "opts": fields[5].split(","), "fstype": fstype,
-                       "super": super_opts.split(",")})
+        mounts.append(
+            {
+                "point": fields[4].replace("\\040", " "),
+                "opts": fields[5].split(","),
+                "fstype": fstype,
+                "super": super_opts.split(","),
+            }
+        )
 
     def read(*paths: str) -> str | None:
         for path in paths:
@@ -72,13 +78,27 @@ def facts() -> dict:
                 pass
         return None
 
-    quota = read("/sys/fs/cgroup/cpu.max") or f"{read('/sys/fs/cgroup/cpu/cpu.cfs_quota_us')} {read('/sys/fs/cgroup/cpu/cpu.cfs_period_us')}"
-    special = subprocess.run(["find", "/", "-xdev", "-type", "f", "-perm", "/6000"], capture_output=True, text=True).stdout.split()
+    quota = (
+        read("/sys/fs/cgroup/cpu.max")
+        or f"{read('/sys/fs/cgroup/cpu/cpu.cfs_quota_us')} {read('/sys/fs/cgroup/cpu/cpu.cfs_period_us')}"
+    )
+    special = subprocess.run(
+        ["find", "/", "-xdev", "-type", "f", "-perm", "/6000"], capture_output=True, text=True
+    ).stdout.split()
     return {
-        "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "home": os.environ.get("HOME"), "cwd": os.getcwd(),
-        "cap_eff": int(status["CapEff"], 16), "cap_prm": int(status["CapPrm"], 16), "cap_bnd": int(status["CapBnd"], 16),
-        "no_new_privs": status.get("NoNewPrivs", "").strip(), "seccomp": status.get("Seccomp", "").strip(),
-        "pid1_uid": os.stat("/proc/1").st_uid, "mounts": mounts, "setuid_files": special,
+        "uid": os.getuid(),
+        "euid": os.geteuid(),
+        "gid": os.getgid(),
+        "home": os.environ.get("HOME"),
+        "cwd": os.getcwd(),
+        "cap_eff": int(status["CapEff"], 16),
+        "cap_prm": int(status["CapPrm"], 16),
+        "cap_bnd": int(status["CapBnd"], 16),
+        "no_new_privs": status.get("NoNewPrivs", "").strip(),
+        "seccomp": status.get("Seccomp", "").strip(),
+        "pid1_uid": os.stat("/proc/1").st_uid,
+        "mounts": mounts,
+        "setuid_files": special,
         "pids_max": read("/sys/fs/cgroup/pids/pids.max", "/sys/fs/cgroup/pids.max"),
         "memory_max": read("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory.max"),
         "cpu_max": quota,
@@ -114,8 +134,10 @@ def writes(*patterns: str) -> dict:
 
             found[path] = {"create": _try(create), "chmod": _try(lambda: os.chmod(path, mode))}
         else:
-            found[path] = {"append": _try(lambda: os.close(os.open(path, os.O_WRONLY | os.O_APPEND))),
-                           "chmod": _try(lambda: os.chmod(path, mode))}
+            found[path] = {
+                "append": _try(lambda: os.close(os.open(path, os.O_WRONLY | os.O_APPEND))),
+                "chmod": _try(lambda: os.chmod(path, mode)),
+            }
     return found
 
 
@@ -134,8 +156,15 @@ def oom_pid1() -> dict:
 def signal_pid1() -> dict:
     # PID 1 of a PID namespace ignores these from inside it even when permitted: the probe asks for
     # permission, which is what a refusal must withhold.
-    return {name: _try(lambda s=number: os.kill(1, s)) for name, number in
-            (("signal-0", 0), ("SIGTERM", signal.SIGTERM), ("SIGKILL", signal.SIGKILL), ("SIGSTOP", signal.SIGSTOP))}
+    return {
+        name: _try(lambda s=number: os.kill(1, s))
+        for name, number in (
+            ("signal-0", 0),
+            ("SIGTERM", signal.SIGTERM),
+            ("SIGKILL", signal.SIGKILL),
+            ("SIGSTOP", signal.SIGSTOP),
+        )
+    }
 
 
 def ptrace_pid1() -> dict:
@@ -161,7 +190,10 @@ def mounts() -> dict:
         "unshare-user": _call(libc.unshare, CLONE_NEWUSER),
         "unshare-mount": _call(libc.unshare, CLONE_NEWNS),
     }
-    for name, argv in (("mount-cli", ["mount", "-t", "tmpfs", "none", target]), ("unshare-cli", ["unshare", "-rm", "true"])):
+    for name, argv in (
+        ("mount-cli", ["mount", "-t", "tmpfs", "none", target]),
+        ("unshare-cli", ["unshare", "-rm", "true"]),
+    ):
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
             out[name] = "ok" if done.returncode == 0 else f"exit {done.returncode}"
@@ -190,8 +222,14 @@ def proc_sys() -> dict:
     """Open each file for writing; one that opens gets its own value written back (a no-op).
     /proc/sysrq-trigger is only opened, never written."""
     out: dict = {}
-    for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/overcommit_memory", "/proc/sys/kernel/hostname",
-                 "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/panic", "/proc/sysrq-trigger"):
+    for path in (
+        "/proc/sys/kernel/core_pattern",
+        "/proc/sys/vm/overcommit_memory",
+        "/proc/sys/kernel/hostname",
+        "/proc/sys/net/ipv4/ip_forward",
+        "/proc/sys/kernel/panic",
+        "/proc/sysrq-trigger",
+    ):
         try:
             value = b"" if path.endswith("sysrq-trigger") else open(path, "rb").read()
             fd = os.open(path, os.O_WRONLY)
@@ -212,9 +250,20 @@ def proc_sys() -> dict:
 def cgroup_tree() -> dict:
     """The same for the box's cgroup limits, plus a new child cgroup and a file beside them."""
     out: dict = {}
-    names = ("pids.max", "memory.limit_in_bytes", "memory.max", "cpu.cfs_quota_us", "cpu.max", "cgroup.procs", "release_agent",
-             "notify_on_release", "cgroup.subtree_control")
-    for path in sorted({p for name in names for p in glob.glob(f"/sys/fs/cgroup/{name}") + glob.glob(f"/sys/fs/cgroup/*/{name}")}):
+    names = (
+        "pids.max",
+        "memory.limit_in_bytes",
+        "memory.max",
+        "cpu.cfs_quota_us",
+        "cpu.max",
+        "cgroup.procs",
+        "release_agent",
+        "notify_on_release",
+        "cgroup.subtree_control",
+    )
+    for path in sorted(
+        {p for name in names for p in glob.glob(f"/sys/fs/cgroup/{name}") + glob.glob(f"/sys/fs/cgroup/*/{name}")}
+    ):
         try:
             value = open(path, "rb").read()
             fd = os.open(path, os.O_WRONLY)
@@ -236,8 +285,11 @@ def cgroup_tree() -> dict:
 
 def mknod() -> dict:
     out = {}
-    for name, kind, device in (("char-null", stat.S_IFCHR, os.makedev(1, 3)), ("char-mem", stat.S_IFCHR, os.makedev(1, 1)),
-                               ("block-disk", stat.S_IFBLK, os.makedev(8, 0))):
+    for name, kind, device in (
+        ("char-null", stat.S_IFCHR, os.makedev(1, 3)),
+        ("char-mem", stat.S_IFCHR, os.makedev(1, 1)),
+        ("block-disk", stat.S_IFBLK, os.makedev(8, 0)),
+    ):
         for directory in ("/tmp", os.getcwd()):
             path = os.path.join(directory, f"arena-{name}-{os.getpid()}")
             outcome = _try(lambda p=path: os.mknod(p, kind | 0o666, device))
@@ -249,10 +301,20 @@ def mknod() -> dict:
 
 def engine_socket() -> dict:
     """The engine's socket at its known places, and every other unix socket on the box's file systems."""
-    known = ["/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock",
-             "/run/podman/podman.sock", "/run/user/0/docker.sock"]
-    found = subprocess.run(["find", "/", "(", "-path", "/proc", "-o", "-path", "/sys", ")", "-prune", "-o", "-type", "s", "-print"],
-                           capture_output=True, text=True, timeout=30).stdout.split()
+    known = [
+        "/var/run/docker.sock",
+        "/run/docker.sock",
+        "/run/containerd/containerd.sock",
+        "/var/run/containerd/containerd.sock",
+        "/run/podman/podman.sock",
+        "/run/user/0/docker.sock",
+    ]
+    found = subprocess.run(
+        ["find", "/", "(", "-path", "/proc", "-o", "-path", "/sys", ")", "-prune", "-o", "-type", "s", "-print"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout.split()
     out = {}
     for path in dict.fromkeys(known + found):
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -276,8 +338,10 @@ def network(*targets: str) -> dict:
         host, port = target.rsplit(":", 1)
         out[f"tcp {target}"] = _try(lambda: socket.create_connection((host, int(port)), timeout=5).close())
         url = f"http://{target}/arena-escape"
-        for name, opener in (("direct", urllib.request.build_opener(urllib.request.ProxyHandler({}))),
-                             ("proxy", urllib.request.build_opener())):
+        for name, opener in (
+            ("direct", urllib.request.build_opener(urllib.request.ProxyHandler({}))),
+            ("proxy", urllib.request.build_opener()),
+        ):
             try:
                 with opener.open(url, timeout=8) as reply:
                     out[f"{name} {url}"] = f"ok {reply.status}"

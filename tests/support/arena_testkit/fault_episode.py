@@ -10,8 +10,17 @@ from arena_kit.policy import Policy
 from fault_localisation.episode import NO_BOX, Episode, new_trace, run_all, run_episode, split_tasks
 from fault_localisation.taskset import FaultLocalisationTask
 
-__all__ = ["NO_BOX", "Episode", "dev_tasks", "knob_settings", "mean_rewards", "new_trace", "run_all", "run_episode",
-           "split_tasks"]
+__all__ = [
+    "NO_BOX",
+    "Episode",
+    "dev_tasks",
+    "knob_settings",
+    "mean_rewards",
+    "new_trace",
+    "run_all",
+    "run_episode",
+    "split_tasks",
+]
 
 
 def dev_tasks(count: int, store_dir: Path, **knobs) -> list[FaultLocalisationTask]:
@@ -23,8 +32,20 @@ def mean_rewards(policies: dict[str, Policy], tasks: list[FaultLocalisationTask]
     return {name: sum(e.reward for e in run_all(policy, tasks)) / len(tasks) for name, policy in policies.items()}
 
 
-MECHANISM_OFF = {"twins": 0, "shared_trigger": 0.0, "decoys": 0, "mimics": 0, "echo": 0.0, "verbatim_echo": 0.0, "callers_first": 0.0,
-                 "quiet_root": 0.0, "precursor": 0.0, "off_path": 0.0, "stray_reachable": 0.0, "traces": False}
+MECHANISM_OFF = {
+    "twins": 0,
+    "shared_trigger": 0.0,
+    "decoys": 0,
+    "mimics": 0,
+    "echo": 0.0,
+    "verbatim_echo": 0.0,
+    "callers_first": 0.0,
+    "quiet_root": 0.0,
+    "precursor": 0.0,
+    "off_path": 0.0,
+    "stray_reachable": 0.0,
+    "traces": False,
+}
 """Each mechanism's knob setting that switches it off (the defaults switch each one on)."""
 _NEEDS = {"verbatim_echo": "echo", "stray_reachable": "off_path"}
 """A mechanism that refines another needs that one on to show at all."""
@@ -57,8 +78,10 @@ def main() -> None:
         from fault_localisation.generate import DIFFICULTIES
 
         names = ["oracle", *(n for n in POLICIES if n.startswith(("shortcut_", "investigate_")))]
-        tables = {tier: mean_rewards({n: POLICIES[n] for n in names}, split_tasks(split, count, store, difficulty=tier))
-                  for tier in DIFFICULTIES}
+        tables = {
+            tier: mean_rewards({n: POLICIES[n] for n in names}, split_tasks(split, count, store, difficulty=tier))
+            for tier in DIFFICULTIES
+        }
         print("| policy | " + " | ".join(DIFFICULTIES) + " |")
         for n in names:
             print(f"| {n} | " + " | ".join(f"{tables[t][n]:.3f}" for t in DIFFICULTIES) + " |", flush=True)

@@ -32,7 +32,9 @@ class CountingPolicy:
     loop thread."""
 
     def __init__(self, sleep_s: float = 3.0) -> None:
-        self._script = ScriptedPolicy([RunShell(f"sleep {sleep_s}"), RunShell("echo arena-fault-ok > done.txt"), Answer("DONE")])
+        self._script = ScriptedPolicy(
+            [RunShell(f"sleep {sleep_s}"), RunShell("echo arena-fault-ok > done.txt"), Answer("DONE")]
+        )
         self._lock = threading.Lock()
         self.calls = 0
         self.opened = 0
@@ -45,12 +47,26 @@ class CountingPolicy:
 
 
 def fault_request(
-    run: str, output_dir: Path, base_url: str, image: str, tasks: int = 6, concurrency: int = 2, path: str = "stock",
+    run: str,
+    output_dir: Path,
+    base_url: str,
+    image: str,
+    tasks: int = 6,
+    concurrency: int = 2,
+    path: str = "stock",
 ) -> EvalRequest:
     return EvalRequest(
-        taskset=TASKSETS[path], harness="bash", model=MODEL, image=image, base_url=base_url, run_name=run,
-        output_dir=output_dir, max_concurrent=concurrency, taskset_args={"num_tasks": tasks},
-        env={"PYTHONPATH": str(SUPPORT)}, deadline_s=EVAL_DEADLINE_S,
+        taskset=TASKSETS[path],
+        harness="bash",
+        model=MODEL,
+        image=image,
+        base_url=base_url,
+        run_name=run,
+        output_dir=output_dir,
+        max_concurrent=concurrency,
+        taskset_args={"num_tasks": tasks},
+        env={"PYTHONPATH": str(SUPPORT)},
+        deadline_s=EVAL_DEADLINE_S,
     )
 
 
@@ -71,13 +87,23 @@ def finished_lines(run_dir: Path) -> int:
 def docker_paths(run_dir: Path) -> list[str]:
     """The docker path each recorded episode's rollout ran on: "lean" in a box the env lent it."""
     rows = [json.loads(line) for line in (run_dir / TRACES_FILE).read_text().splitlines() if line.strip()]
-    return ["lean" if (((row.get("traces") or [{}])[0].get("agent") or {}).get("runtime") or {}).get("borrowed") else "stock" for row in rows]
+    return [
+        "lean"
+        if (((row.get("traces") or [{}])[0].get("agent") or {}).get("runtime") or {}).get("borrowed")
+        else "stock"
+        for row in rows
+    ]
 
 
 def containers_of(run: str) -> list[str]:
     """Every container verifiers labelled with this run, running or not."""
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=verifiers.run={run}"],
-                         capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=verifiers.run={run}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return out.stdout.split()
 
 

@@ -19,8 +19,15 @@ DEADLINE_S = 600
 
 def smoke_request(base_url: str, model: str, image: str, output_dir: Path, name: str, **kwargs: Any) -> EvalRequest:
     return EvalRequest(
-        taskset="arena-smoke", harness="bash", model=model, image=image, base_url=base_url, run_name=name,
-        output_dir=output_dir, env={"PYTHONPATH": str(SUPPORT)}, **kwargs,
+        taskset="arena-smoke",
+        harness="bash",
+        model=model,
+        image=image,
+        base_url=base_url,
+        run_name=name,
+        output_dir=output_dir,
+        env={"PYTHONPATH": str(SUPPORT)},
+        **kwargs,
     )
 
 
@@ -36,6 +43,12 @@ def run_path(request: EvalRequest, docker: Literal["lean", "stock"], rollouts: i
     env = {**os.environ, API_KEY_VAR: "arena-local", "VF_RUN_ID": request.run_name, **request.env}
     log = request.output_dir / f"{request.run_name}.log"
     with open(log, "wb") as out:
-        done = subprocess.run([vf_eval, "@", str(path), "--no-rich", "--clean"], stdout=out, stderr=subprocess.STDOUT,
-                              env=env, timeout=DEADLINE_S, check=False)
+        done = subprocess.run(
+            [vf_eval, "@", str(path), "--no-rich", "--clean"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            timeout=DEADLINE_S,
+            check=False,
+        )
     return read_outcome(request.run_dir, done.returncode)

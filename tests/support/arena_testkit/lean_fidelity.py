@@ -106,15 +106,21 @@ FIELDS = ("messages", "parents", "rewards", "metrics", "stop", "ok", "errors", "
 """What fidelity compares of two rollouts."""
 
 
-def differences(ref: Rollout, other: Rollout,
-                canonical: Callable[[list[dict[str, Any]]], list[Any]] = lambda messages: messages) -> list[str]:
+def differences(
+    ref: Rollout, other: Rollout, canonical: Callable[[list[dict[str, Any]]], list[Any]] = lambda messages: messages
+) -> list[str]:
     """Where `other` differs from `ref`, one line per field; messages are compared in `canonical` form."""
-    out = [f"{name}: ref={str(getattr(ref, name))[:300]} other={str(getattr(other, name))[:300]}"
-           for name in FIELDS if name != "messages" and getattr(ref, name) != getattr(other, name)]
+    out = [
+        f"{name}: ref={str(getattr(ref, name))[:300]} other={str(getattr(other, name))[:300]}"
+        for name in FIELDS
+        if name != "messages" and getattr(ref, name) != getattr(other, name)
+    ]
     want, got = canonical(ref.messages), canonical(other.messages)
     if want != got:
         index = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-        out.append(f"messages differ from #{index}: ref={str(want[index:index + 1])[:600]} other={str(got[index:index + 1])[:600]}")
+        out.append(
+            f"messages differ from #{index}: ref={str(want[index : index + 1])[:600]} other={str(got[index : index + 1])[:600]}"
+        )
     return out
 
 
@@ -136,12 +142,20 @@ class Sweep:
         return sum(r.prestarted for r in self.rollouts)
 
 
-def run_policies(env_id: str, path: RolloutPath, policies: list[str], server_url: str, tasks: int = 1,
-                 concurrency: int = 2) -> Sweep:
+def run_policies(
+    env_id: str, path: RolloutPath, policies: list[str], server_url: str, tasks: int = 1, concurrency: int = 2
+) -> Sweep:
     """Every policy on the first `tasks` dev tasks of `env_id`, down `path`."""
     os.environ.setdefault(API_KEY_VAR, "arena-local")
-    request = EvalRequest(taskset=env_id, harness=path.harness, model="unused", image=f"arena/{env_id}:latest",
-                          base_url=server_url, run_name="lean-fidelity", taskset_args={"split": "dev"})
+    request = EvalRequest(
+        taskset=env_id,
+        harness=path.harness,
+        model="unused",
+        image=f"arena/{env_id}:latest",
+        base_url=server_url,
+        run_name="lean-fidelity",
+        taskset_args={"split": "dev"},
+    )
     config = eval_config(request)
     config["env"]["docker"] = path.docker
     if path.pool:
@@ -152,8 +166,10 @@ def run_policies(env_id: str, path: RolloutPath, policies: list[str], server_url
 async def _run(config: dict[str, Any], env_id: str, policies: list[str], tasks: int, concurrency: int) -> Sweep:
     env = vf.load_environment(vf.resolve_env_config(config["env"]))
     if getattr(env.config, "docker", None) != config["env"]["docker"]:
-        raise AssertionError(f"{env_id} cannot take the {config['env']['docker']} docker path: its env is "
-                             f"{type(env).__name__}, which does not export LeanEnv")
+        raise AssertionError(
+            f"{env_id} cannot take the {config['env']['docker']} docker path: its env is "
+            f"{type(env).__name__}, which does not export LeanEnv"
+        )
     chosen = list(env.taskset.take(tasks))
     client = vf.EvalClientConfig.model_validate(config["client"])
     semaphore = asyncio.Semaphore(concurrency)

@@ -64,8 +64,14 @@ def _app(server: WireServer, policies: Mapping[str, Policy]) -> web.Application:
     @web.middleware
     async def record(request: web.Request, handler):  # type: ignore[no-untyped-def]
         body = await request.read()
-        server.log.append({"method": request.method, "path": request.path, "body": body.decode(),
-                           "retry": request.headers.get("x-stainless-retry-count")})
+        server.log.append(
+            {
+                "method": request.method,
+                "path": request.path,
+                "body": body.decode(),
+                "retry": request.headers.get("x-stainless-retry-count"),
+            }
+        )
         return await handler(request)
 
     async def gate(request: web.Request) -> web.Response:
@@ -103,6 +109,8 @@ def lean_program() -> list[str]:
     return [sys.executable, "-I", str(RUNNER)]
 
 
-def run_program(program: list[str], args: list[str], workdir: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_program(
+    program: list[str], args: list[str], workdir: Path, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     workdir.mkdir(parents=True, exist_ok=True)
     return subprocess.run([*program, *args], cwd=workdir, capture_output=True, text=True, timeout=timeout)

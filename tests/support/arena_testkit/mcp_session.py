@@ -130,7 +130,9 @@ def running_toolset(module: str, config: dict | None = None) -> Iterator[Toolset
             "MCP_PORT_FILE": str(port_file),
         }
         env.pop("VF_STATE_URL", None)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SUPPORT), env.get("PYTHONPATH")]))  # test-only toolsets import too
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(SUPPORT), env.get("PYTHONPATH")])
+        )  # test-only toolsets import too
         with open(log_path, "wb") as log:
             proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdout=log, stderr=log)
         try:
@@ -172,5 +174,14 @@ async def call(server: ToolsetServer, route: str, tool: str, arguments: dict | N
         return await client.call_tool(tool, arguments or {})
 
 
-__all__ = ["SECRET", "StateChannel", "ToolsetProcess", "ToolsetServer", "call", "result_text", "running_toolset",
-           "signed_query", "state_channel"]
+__all__ = [
+    "SECRET",
+    "StateChannel",
+    "ToolsetProcess",
+    "ToolsetServer",
+    "call",
+    "result_text",
+    "running_toolset",
+    "signed_query",
+    "state_channel",
+]

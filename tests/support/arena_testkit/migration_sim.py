@@ -56,7 +56,9 @@ async def _call(toolset: LocalSandbox, state: SandboxState, action: CallTool) ->
         _call_state.reset(token)
 
 
-def play(policy: Policy, seed: int, budget: int = 30, free: int = 8, heldout: int = 300, max_turns: int = 120) -> Episode:
+def play(
+    policy: Policy, seed: int, budget: int = 30, free: int = 8, heldout: int = 300, max_turns: int = 120
+) -> Episode:
     """Run `policy` on task `seed` until it answers, then grade its submission on held-out rows."""
     s = spec(seed)
     text = prompt.render(s, "/app/db.sqlite", budget, free)

@@ -88,13 +88,18 @@ def files(processes: str) -> dict:
     _ready("files")
     for pid in children:
         os.waitpid(pid, 0)
-    return {"limit": [soft, hard], "processes": len(answers), "files": sum(a.get("files", 0) for a in answers),
-            "errors": sorted({a.get("error", "?") for a in answers})}
+    return {
+        "limit": [soft, hard],
+        "processes": len(answers),
+        "files": sum(a.get("files", 0) for a in answers),
+        "errors": sorted({a.get("error", "?") for a in answers}),
+    }
 
 
 def inotify() -> dict:
     """Two processes take inotify instances until refused, and hold them: together they meet the per-user limit
     (`fs.inotify.max_user_instances`), whatever each process's `nofile`."""
+
     def fill() -> dict:
         count, error = 0, "none"
         while count < 100_000:
@@ -108,7 +113,11 @@ def inotify() -> dict:
     _ready("inotify")
     for pid in children:
         os.waitpid(pid, 0)
-    return {"limit": os.getuid(), "instances": sum(a["instances"] for a in answers), "errors": sorted({a["error"] for a in answers})}
+    return {
+        "limit": os.getuid(),
+        "instances": sum(a["instances"] for a in answers),
+        "errors": sorted({a["error"] for a in answers}),
+    }
 
 
 def _target() -> tuple[str, int, str, str]:
@@ -131,8 +140,10 @@ def _post(length: int, send: int, chunked: bool = False) -> str:
     host, port, prefix, key = _target()
     with socket.create_connection((host, port), timeout=60) as sock:
         framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {length}"
-        sock.sendall(f"POST {prefix}/chat/completions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
-                     f"Content-Type: application/json\r\n{framing}\r\n\r\n".encode())
+        sock.sendall(
+            f"POST {prefix}/chat/completions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
+            f"Content-Type: application/json\r\n{framing}\r\n\r\n".encode()
+        )
         block = b"0" * (1 << 20)
         sent = 0
         try:
@@ -284,7 +295,10 @@ def mappings(share: str, processes: str) -> dict:
     """`processes` processes map, between them, twice the box's `share` of files no descriptor holds (a file of
     /dev/shm opened, mapped and closed; a shared anonymous mapping), and hold them: `nofile` cannot stop them,
     only the host's watch. The first line says it started; a last line comes only if it outlived the watch."""
-    print(json.dumps({"limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "share": int(share), "started": True}), flush=True)
+    print(
+        json.dumps({"limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "share": int(share), "started": True}),
+        flush=True,
+    )
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
     failed = ctypes.c_void_p(-1).value
@@ -307,8 +321,12 @@ def mappings(share: str, processes: str) -> dict:
     answers, children = _in_children(int(processes), fill)
     for pid in children:
         os.waitpid(pid, 0)
-    return {"limit": None, "survived": True, "mapped": sum(a.get("mapped", 0) for a in answers),
-            "errors": sorted({a.get("error", "?") for a in answers})}
+    return {
+        "limit": None,
+        "survived": True,
+        "mapped": sum(a.get("mapped", 0) for a in answers),
+        "errors": sorted({a.get("error", "?") for a in answers}),
+    }
 
 
 def main() -> None:

@@ -14,15 +14,35 @@ from arena.evalrun import EvalOutcome, EvalRequest, run_eval
 from arena_testkit import SUPPORT
 
 EGRESS_CUT_COMMENT = "arena-test-egress-cut"
-_CUT_RULE = ["DOCKER-USER", "-i", "docker0", "!", "-o", "docker0", "-m", "comment", "--comment", EGRESS_CUT_COMMENT, "-j", "DROP"]
+_CUT_RULE = [
+    "DOCKER-USER",
+    "-i",
+    "docker0",
+    "!",
+    "-o",
+    "docker0",
+    "-m",
+    "comment",
+    "--comment",
+    EGRESS_CUT_COMMENT,
+    "-j",
+    "DROP",
+]
 
 
 def smoke_eval(base_url: str, harness: str, model: str, image: str, output_dir: Path, **kwargs) -> EvalOutcome:
     """Run the one-task `arena-smoke` taskset (tests/support/arena_smoke) with one harness."""
     request = EvalRequest(
-        taskset="arena-smoke", harness=harness, model=model, image=image, base_url=base_url,  # type: ignore[arg-type]
-        run_name=f"smoke-{harness}-{model.rsplit('/', 1)[-1]}", output_dir=output_dir, max_concurrent=1,
-        env={"PYTHONPATH": str(SUPPORT)}, **kwargs,
+        taskset="arena-smoke",
+        harness=harness,
+        model=model,
+        image=image,
+        base_url=base_url,  # type: ignore[arg-type]
+        run_name=f"smoke-{harness}-{model.rsplit('/', 1)[-1]}",
+        output_dir=output_dir,
+        max_concurrent=1,
+        env={"PYTHONPATH": str(SUPPORT)},
+        **kwargs,
     )
     return run_eval(request, progress=lambda _line: None)
 

@@ -21,8 +21,11 @@ def scaffolded(env_id: str, where: Path) -> Iterator[tuple[Names, Path]]:
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {env_id}\nVersion: 0.1.0\n")
     points = project["project"]["entry-points"]
-    (info / "entry_points.txt").write_text("".join(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items())
-                                                   for group, entries in points.items()))
+    (info / "entry_points.txt").write_text(
+        "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) for group, entries in points.items()
+        )
+    )
     sys.path.insert(0, str(folder))
     importlib.invalidate_caches()
     try:

@@ -20,9 +20,11 @@ from prime_standin.sessions import SERVICE, CommandSessionApp, CommandSessions
 _JOB_ID = re.compile(r"[0-9a-f]{8}")
 # Mirrors the SDK's own per-job probe (`_background_job_status_command`): the exit code once the
 # exit file has content, nothing while the job's pid still runs it, else "lost".
-_JOB_STATUS = ('f=/tmp/job_$0.exit; grep -s . "$f" && exit; '
-               'grep -qF "$f" /proc/$(cat /tmp/job_$0.launch/pid 2>/dev/null)/cmdline 2>/dev/null && exit; '
-               'grep -s . "$f" || echo lost')
+_JOB_STATUS = (
+    'f=/tmp/job_$0.exit; grep -s . "$f" && exit; '
+    'grep -qF "$f" /proc/$(cat /tmp/job_$0.launch/pid 2>/dev/null)/cmdline 2>/dev/null && exit; '
+    'grep -s . "$f" || echo lost'
+)
 
 
 def _error(status: int, detail: str) -> JSONResponse:
@@ -40,19 +42,21 @@ class StandInApp:
         self.rpc = CommandSessionApp(self.sessions)
         self.idempotency: dict[str, Box] = {}
         api, gw = "/api/v1/sandbox", "/gateway/standin/{sandbox_id}"
-        self.http = Starlette(routes=[
-            Route(api, self.create, methods=["POST"]),
-            Route(f"{api}/status:batchGet", self.statuses, methods=["POST"]),
-            Route(f"{api}/background-jobs/status:batchGet", self.job_statuses, methods=["POST"]),
-            Route(f"{api}/{{sandbox_id}}", self.get, methods=["GET"]),
-            Route(f"{api}/{{sandbox_id}}", self.delete, methods=["DELETE"]),
-            Route(f"{api}/{{sandbox_id}}/auth", self.auth, methods=["POST"]),
-            Route(f"{api}/{{sandbox_id}}/error-context", self.error_context, methods=["GET"]),
-            Route(f"{api}/{{sandbox_id}}/egress-policy", self.egress, methods=["GET", "PUT"]),
-            Route(f"{gw}/upload", self.upload, methods=["POST"]),
-            Route(f"{gw}/download", self.download, methods=["GET"]),
-            Route(f"{gw}/read-file", self.read_file, methods=["GET"]),
-        ])
+        self.http = Starlette(
+            routes=[
+                Route(api, self.create, methods=["POST"]),
+                Route(f"{api}/status:batchGet", self.statuses, methods=["POST"]),
+                Route(f"{api}/background-jobs/status:batchGet", self.job_statuses, methods=["POST"]),
+                Route(f"{api}/{{sandbox_id}}", self.get, methods=["GET"]),
+                Route(f"{api}/{{sandbox_id}}", self.delete, methods=["DELETE"]),
+                Route(f"{api}/{{sandbox_id}}/auth", self.auth, methods=["POST"]),
+                Route(f"{api}/{{sandbox_id}}/error-context", self.error_context, methods=["GET"]),
+                Route(f"{api}/{{sandbox_id}}/egress-policy", self.egress, methods=["GET", "PUT"]),
+                Route(f"{gw}/upload", self.upload, methods=["POST"]),
+                Route(f"{gw}/download", self.download, methods=["GET"]),
+                Route(f"{gw}/read-file", self.read_file, methods=["GET"]),
+            ]
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -95,7 +99,11 @@ class StandInApp:
             return denied
         ids = (await request.json())["sandbox_ids"]
         found = [self.boxes.by_id[i] for i in ids if i in self.boxes.by_id]
-        missing = [{"sandbox_id": i, "code": "NOT_FOUND", "message": "sandbox not found"} for i in ids if i not in self.boxes.by_id]
+        missing = [
+            {"sandbox_id": i, "code": "NOT_FOUND", "message": "sandbox not found"}
+            for i in ids
+            if i not in self.boxes.by_id
+        ]
         return JSONResponse({"statuses": [b.snapshot() for b in found], "errors": missing})
 
     async def job_statuses(self, request: Request) -> Response:
@@ -173,8 +181,9 @@ class StandInApp:
         result = await engine.docker("exec", "-i", box.container, "sh", "-c", write, path, stdin=data)
         if result.code != 0:
             return _error(500, result.stderr.decode(errors="replace").strip())
-        return JSONResponse({"success": True, "path": path, "size": len(data),
-                             "timestamp": datetime.now(timezone.utc).isoformat()})
+        return JSONResponse(
+            {"success": True, "path": path, "size": len(data), "timestamp": datetime.now(timezone.utc).isoformat()}
+        )
 
     async def _cat(self, request: Request) -> bytes | Response:
         box = self._gateway_box(request)

@@ -35,28 +35,52 @@ class Box:
         """The `Sandbox` JSON (camelCase, as the platform sends it)."""
         r = self.request
         return {
-            "id": self.id, "name": self.name, "dockerImage": self.image, "cpuCores": r.get("cpu_cores", 1.0),
-            "memoryGB": r.get("memory_gb", 1.0), "diskSizeGB": r.get("disk_size_gb", 5.0), "diskMountPath": "/",
-            "gpuCount": r.get("gpu_count", 0), "vm": bool(r.get("vm")), "status": self.status,
-            "timeoutMinutes": r.get("timeout_minutes", 60), "idleTimeoutMinutes": r.get("idle_timeout_minutes"),
-            "environmentVars": r.get("environment_vars"), "labels": r.get("labels", []),
-            "createdAt": self.created_at, "updatedAt": _now(), "errorType": self.error_type,
+            "id": self.id,
+            "name": self.name,
+            "dockerImage": self.image,
+            "cpuCores": r.get("cpu_cores", 1.0),
+            "memoryGB": r.get("memory_gb", 1.0),
+            "diskSizeGB": r.get("disk_size_gb", 5.0),
+            "diskMountPath": "/",
+            "gpuCount": r.get("gpu_count", 0),
+            "vm": bool(r.get("vm")),
+            "status": self.status,
+            "timeoutMinutes": r.get("timeout_minutes", 60),
+            "idleTimeoutMinutes": r.get("idle_timeout_minutes"),
+            "environmentVars": r.get("environment_vars"),
+            "labels": r.get("labels", []),
+            "createdAt": self.created_at,
+            "updatedAt": _now(),
+            "errorType": self.error_type,
             "errorMessage": self.error_message,
         }
 
     def snapshot(self) -> dict[str, Any]:
-        return {"sandbox_id": self.id, "status": self.status, "error_type": self.error_type,
-                "error_message": self.error_message}
+        return {
+            "sandbox_id": self.id,
+            "status": self.status,
+            "error_type": self.error_type,
+            "error_message": self.error_message,
+        }
 
     def auth(self, gateway_url: str) -> dict[str, Any]:
         expires = datetime.now(timezone.utc) + timedelta(hours=1)
-        return {"gateway_url": gateway_url, "user_ns": "standin", "job_id": self.id, "token": self.token,
-                "expires_at": expires.isoformat()}
+        return {
+            "gateway_url": gateway_url,
+            "user_ns": "standin",
+            "job_id": self.id,
+            "token": self.token,
+            "expires_at": expires.isoformat(),
+        }
 
     def egress_status(self) -> dict[str, Any]:
         # Recorded, never enforced: the stand-in proves the calls, not Prime's egress filter.
-        return {"policy": self.egress, "generation": self.egress_generation,
-                "applied_generation": self.egress_generation, "applied": True}
+        return {
+            "policy": self.egress,
+            "generation": self.egress_generation,
+            "applied_generation": self.egress_generation,
+            "applied": True,
+        }
 
 
 class Boxes:
@@ -71,15 +95,26 @@ class Boxes:
 
     def create(self, payload: dict[str, Any]) -> Box:
         box_id = engine.new_id()
-        box = Box(id=box_id, name=str(payload.get("name") or box_id), image=str(payload["docker_image"]),
-                  request=payload, container=f"prime-standin-{box_id}")
+        box = Box(
+            id=box_id,
+            name=str(payload.get("name") or box_id),
+            image=str(payload["docker_image"]),
+            request=payload,
+            container=f"prime-standin-{box_id}",
+        )
         self.by_id[box_id] = box
         asyncio.get_running_loop().create_task(self._provision(box))
         return box
 
     async def _provision(self, box: Box) -> None:
-        argv = engine.run_argv(self.session, box.container, box.image, float(box.request.get("cpu_cores", 1.0)),
-                               float(box.request.get("memory_gb", 1.0)), dict(box.request.get("environment_vars") or {}))
+        argv = engine.run_argv(
+            self.session,
+            box.container,
+            box.image,
+            float(box.request.get("cpu_cores", 1.0)),
+            float(box.request.get("memory_gb", 1.0)),
+            dict(box.request.get("environment_vars") or {}),
+        )
         result = await engine.docker(*argv)
         if box.id in self.deleted:
             await engine.docker("rm", "-f", box.container)

@@ -24,8 +24,11 @@ class Result:
 async def docker(*args: str, stdin: bytes | None = None, timeout: float = CALL_TIMEOUT_S) -> Result:
     """Run `docker ARGS`, feeding `stdin`; the child is killed on timeout or cancellation."""
     proc = await asyncio.create_subprocess_exec(
-        "docker", *args, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        "docker",
+        *args,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
@@ -40,8 +43,24 @@ async def docker(*args: str, stdin: bytes | None = None, timeout: float = CALL_T
 def run_argv(session: str, name: str, image: str, cpu: float, memory_gb: float, env: dict[str, str]) -> list[str]:
     """`docker run` for one sandbox: labelled for reaping, limits mapped, kept alive by `sleep`, and
     `/tmp` an empty tmpfs as on a Prime VM (it hides whatever the image put there)."""
-    argv = ["run", "-d", "--name", name, "--label", MANAGED_LABEL, "--label", f"{STANDIN_LABEL}={session}",
-            "--cpus", f"{cpu:g}", "--memory", f"{int(memory_gb * 1024)}m", "--tmpfs", "/tmp", "--entrypoint", "sleep"]
+    argv = [
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--label",
+        MANAGED_LABEL,
+        "--label",
+        f"{STANDIN_LABEL}={session}",
+        "--cpus",
+        f"{cpu:g}",
+        "--memory",
+        f"{int(memory_gb * 1024)}m",
+        "--tmpfs",
+        "/tmp",
+        "--entrypoint",
+        "sleep",
+    ]
     for key, value in env.items():
         argv += ["-e", f"{key}={value}"]
     return [*argv, image, "infinity"]
@@ -54,9 +73,17 @@ def new_id() -> str:
 def remove_session_boxes(session: str) -> None:
     """Synchronously remove every container this stand-in session started (shutdown backstop)."""
     try:
-        listed = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={STANDIN_LABEL}={session}"],
-                                capture_output=True, text=True, timeout=60, check=False)
+        listed = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label={STANDIN_LABEL}={session}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         if ids := listed.stdout.split():
             subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired):  # no engine (a test without boxes) or a hung one: labels remain for `arena reap`
+    except (
+        OSError,
+        subprocess.TimeoutExpired,
+    ):  # no engine (a test without boxes) or a hung one: labels remain for `arena reap`
         pass

@@ -26,12 +26,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def env_config(taskset: dict[str, Any], harness: str, image: str, bridge: str, runtime: str = "prime") -> dict[str, Any]:
+def env_config(
+    taskset: dict[str, Any], harness: str, image: str, bridge: str, runtime: str = "prime"
+) -> dict[str, Any]:
     """An env config whose interception a remote box reaches at `bridge` (a local runtime ignores it)."""
     port = free_port()
     return {
         "taskset": taskset,
-        "interception": {"type": "server", "tunnel": {"type": "custom", "url": f"http://{bridge}:{port}", "port": port}},
+        "interception": {
+            "type": "server",
+            "tunnel": {"type": "custom", "url": f"http://{bridge}:{port}", "port": port},
+        },
         "agent": {"harness": {"id": harness}, "runtime": {"type": runtime, "image": image}, "max_turns": 40},
     }
 

@@ -47,7 +47,9 @@ def running(batch_status: bool = True) -> Iterator[StandIn]:
     boxes = Boxes(session=engine.new_id())
     app = StandInApp(boxes, API_KEY, gateway_url=f"{url}/gateway", batch_status=batch_status)
     server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False))
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), name="prime-standin", daemon=True)
+    thread = threading.Thread(
+        target=lambda: asyncio.run(server.serve(sockets=[sock])), name="prime-standin", daemon=True
+    )
     thread.start()
     try:
         deadline = time.monotonic() + START_TIMEOUT_S

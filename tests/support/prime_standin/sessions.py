@@ -70,8 +70,11 @@ class Session:
             argv += ["-e", f"{key}={value}"]
         argv += [self.box.container, "sh", "-c", _PID_PREFIX, self.pid_file, self.spec.cmd, *self.spec.args]
         self.proc = await asyncio.create_subprocess_exec(
-            "docker", *argv, stdin=subprocess.PIPE if self.stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            "docker",
+            *argv,
+            stdin=subprocess.PIPE if self.stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         asyncio.get_running_loop().create_task(self._pump())
 
@@ -171,8 +174,15 @@ class CommandSessions:
             raise ConnectError(Code.INVALID_ARGUMENT, f"unsupported signal {request.signal}")
         if session.first_use(request.signal_uuid) and session.exit_code is None:
             await asyncio.create_subprocess_exec(
-                "docker", "exec", box.container, "sh", "-c", f'kill -{name} "$(cat "$0")"', session.pid_file,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                "docker",
+                "exec",
+                box.container,
+                "sh",
+                "-c",
+                f'kill -{name} "$(cat "$0")"',
+                session.pid_file,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
         return pb.SendSignalResponse()
 

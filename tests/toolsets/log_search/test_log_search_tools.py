@@ -36,9 +36,13 @@ def rollout(server, path, budget: int = 5, **overrides) -> str:
     """A fresh rollout route whose state the host filled in as Task.setup does."""
     route = uuid.uuid4().hex
     server.channel.states[route] = {
-        "store_path": str(path), "budget": budget, "window_start": START, "window_end": END,
+        "store_path": str(path),
+        "budget": budget,
+        "window_start": START,
+        "window_end": END,
         "services": [{"name": s, "role": "service", "calls": []} for s in SERVICES],
-        "fault_kinds": KINDS, **overrides,
+        "fault_kinds": KINDS,
+        **overrides,
     }
     return route
 
@@ -90,8 +94,9 @@ def test_listing_services_and_reading_the_budget_are_free(server, store_path):
 
 def test_a_search_returns_matching_lines_oldest_first_and_costs_one_query(server, store_path):
     route = rollout(server, store_path)
-    found = payload(tool(server, route, "search_logs", start=START, end=END, service="payments",
-                         min_level="ERROR", limit=200))
+    found = payload(
+        tool(server, route, "search_logs", start=START, end=END, service="payments", min_level="ERROR", limit=200)
+    )
     stamps = [line.split(" ", 1)[0] for line in found["lines"]]
     assert stamps == sorted(stamps) and found["returned"] == len(stamps) > 0
     assert all(line.split(" ")[1:3] in (["ERROR", "payments"], ["FATAL", "payments"]) for line in found["lines"])
@@ -140,8 +145,9 @@ def test_concurrent_queries_of_one_rollout_cannot_overspend_its_budget(server, s
     route = rollout(server, store_path, budget=3)
 
     async def burst():
-        return await asyncio.gather(*(call(server, route, "count_logs", {"start": START, "end": END})
-                                      for _ in range(8)))
+        return await asyncio.gather(
+            *(call(server, route, "count_logs", {"start": START, "end": END}) for _ in range(8))
+        )
 
     results = asyncio.run(burst())
     assert sum(not r.is_error for r in results) == 3
@@ -161,7 +167,10 @@ def test_a_trace_filter_returns_only_that_requests_lines_and_costs_one_query(ser
     assert unknown["total"] == 0 and unknown["counts"] == {}
     assert used(server, route) == 3
     assert [r["args"]["trace"] for r in server.state(route)["query_log"]] == [
-        "0000000000000005", "000000000000000a", "ffffffffffffffff"]
+        "0000000000000005",
+        "000000000000000a",
+        "ffffffffffffffff",
+    ]
 
 
 def test_search_and_count_document_the_trace_filter(server):
@@ -173,7 +182,8 @@ def test_search_and_count_document_the_trace_filter(server):
     for name in ("search_logs", "count_logs"):
         assert "trace" in tools[name].input_schema["properties"]
         assert "only that request's lines, across every service it crossed" in " ".join(
-            (tools[name].description or "").split())
+            (tools[name].description or "").split()
+        )
 
 
 WINDOW = {"start": START, "end": END}
@@ -189,27 +199,43 @@ BAD_INPUT = [
     pytest.param("search_logs", {**WINDOW, "limit": 201}, "limit must be between 1 and 200", id="limit-too-large"),
     pytest.param("search_logs", {**WINDOW, "limit": 0}, "limit must be between 1 and 200", id="limit-zero"),
     pytest.param("search_logs", {**WINDOW, "text": '"unclosed'}, "not a valid full-text query", id="malformed-text"),
-    pytest.param("count_logs", {**WINDOW, "text": "orders-db"}, "not a valid full-text query",
-                 id="unquoted-punctuation"),
-    pytest.param("count_logs", {**WINDOW, "group_by": "instance"},
-                 "group_by is invalid (Input should be 'service', 'level' or 'minute'), got 'instance'",
-                 id="unknown-group-by"),
-    pytest.param("count_logs", {**WINDOW, "min_level": "LOUD"},
-                 "min_level is invalid (Input should be 'DEBUG', 'INFO', 'WARN', 'ERROR' or 'FATAL'), got 'LOUD'",
-                 id="unknown-level"),
+    pytest.param(
+        "count_logs", {**WINDOW, "text": "orders-db"}, "not a valid full-text query", id="unquoted-punctuation"
+    ),
+    pytest.param(
+        "count_logs",
+        {**WINDOW, "group_by": "instance"},
+        "group_by is invalid (Input should be 'service', 'level' or 'minute'), got 'instance'",
+        id="unknown-group-by",
+    ),
+    pytest.param(
+        "count_logs",
+        {**WINDOW, "min_level": "LOUD"},
+        "min_level is invalid (Input should be 'DEBUG', 'INFO', 'WARN', 'ERROR' or 'FATAL'), got 'LOUD'",
+        id="unknown-level",
+    ),
     pytest.param("search_logs", {**WINDOW, "trace": "12345"}, "16-hex-digit trace id", id="short-trace"),
     pytest.param("count_logs", {**WINDOW, "trace": "0000000000000005x"}, "16-hex-digit trace id", id="long-trace"),
     pytest.param("search_logs", {**WINDOW, "trace": "' OR 1=1 --"}, "16-hex-digit trace id", id="injected-trace"),
     pytest.param("search_logs", {**WINDOW, "text": "timeout " * 126}, "the limit is 1000", id="text-too-long"),
-    pytest.param("count_logs", {**WINDOW, "text": "pool " * 65}, "65 words, phrases and operators, the limit is 64",
-                 id="text-too-many-terms"),
-    pytest.param("search_logs", {**WINDOW, "colour": "red"},
-                 "unknown argument 'colour'; search_logs takes start, end, service, min_level, text, trace, limit",
-                 id="unknown-argument"),
-    pytest.param("count_logs", {**WINDOW, "start": "0001-01-01T00:00:00+01:00"}, "start must lie between",
-                 id="year-0-start"),
-    pytest.param("search_logs", {**WINDOW, "end": "9999-12-31T23:59:59-14:00"}, "end must lie between",
-                 id="year-10000-end"),
+    pytest.param(
+        "count_logs",
+        {**WINDOW, "text": "pool " * 65},
+        "65 words, phrases and operators, the limit is 64",
+        id="text-too-many-terms",
+    ),
+    pytest.param(
+        "search_logs",
+        {**WINDOW, "colour": "red"},
+        "unknown argument 'colour'; search_logs takes start, end, service, min_level, text, trace, limit",
+        id="unknown-argument",
+    ),
+    pytest.param(
+        "count_logs", {**WINDOW, "start": "0001-01-01T00:00:00+01:00"}, "start must lie between", id="year-0-start"
+    ),
+    pytest.param(
+        "search_logs", {**WINDOW, "end": "9999-12-31T23:59:59-14:00"}, "end must lie between", id="year-10000-end"
+    ),
 ]
 
 
@@ -234,13 +260,23 @@ def test_a_missing_store_is_reported_without_its_path_and_costs_nothing(server, 
 
 def test_a_root_cause_is_accepted_once(server, store_path):
     route = rollout(server, store_path)
-    first = tool(server, route, "submit_root_cause", service="payments", fault_kind="disk_full",
-                 evidence=["trace=0000000000000005", "000000000000000A"])
+    first = tool(
+        server,
+        route,
+        "submit_root_cause",
+        service="payments",
+        fault_kind="disk_full",
+        evidence=["trace=0000000000000005", "000000000000000A"],
+    )
     assert payload(first) == {"accepted": True}
     second = tool(server, route, "submit_root_cause", service="gateway", fault_kind="disk_full")
     assert second.is_error and "already submitted" in result_text(second)
-    assert server.state(route)["submission"] == {"service": "payments", "fault_kind": "disk_full",
-                                                 "evidence": ["0000000000000005", "000000000000000a"], "lines": []}
+    assert server.state(route)["submission"] == {
+        "service": "payments",
+        "fault_kind": "disk_full",
+        "evidence": ["0000000000000005", "000000000000000a"],
+        "lines": [],
+    }
     assert used(server, route) == 0  # checking the cited requests is free
 
 
@@ -248,11 +284,25 @@ def test_a_report_may_quote_lines_of_its_cited_requests_as_they_were_printed(ser
     route = rollout(server, store_path)
     [line] = payload(tool(server, route, "search_logs", start=START, end=END, trace="0000000000000005"))["lines"]
     other = payload(tool(server, route, "search_logs", start=START, end=END, trace="0000000000000006"))["lines"][0]
-    refused = tool(server, route, "submit_root_cause", service="payments", fault_kind="disk_full",
-                   evidence=["0000000000000005"], lines=[other])
+    refused = tool(
+        server,
+        route,
+        "submit_root_cause",
+        service="payments",
+        fault_kind="disk_full",
+        evidence=["0000000000000005"],
+        lines=[other],
+    )
     assert refused.is_error and "lines[1] is not a line of a cited request" in result_text(refused)
-    accepted = tool(server, route, "submit_root_cause", service="payments", fault_kind="disk_full",
-                    evidence=["0000000000000005"], lines=[f"  {line} "])
+    accepted = tool(
+        server,
+        route,
+        "submit_root_cause",
+        service="payments",
+        fault_kind="disk_full",
+        evidence=["0000000000000005"],
+        lines=[f"  {line} "],
+    )
     assert payload(accepted) == {"accepted": True}
     assert server.state(route)["submission"]["lines"] == [line]
 
@@ -267,25 +317,49 @@ def test_a_search_by_trace_id_records_which_services_it_showed(server, store_pat
     assert plain.get("services") is None and counted.get("services") is None
 
 
-@pytest.mark.parametrize(("arguments", "message"), [
-    pytest.param({"service": "billing", "fault_kind": "disk_full"}, "unknown service", id="service"),
-    pytest.param({"service": "NONE", "fault_kind": "none"}, 'submit service "none"', id="none-in-capitals"),
-    pytest.param({"service": "payments", "fault_kind": "gremlins"}, "fault_kind must be one of", id="kind"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": ["12345"]},
-                 "evidence must be a 16-hex-digit trace id", id="malformed-id"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": ["ffffffffffffffff"]},
-                 "which is no request of this incident's log", id="unknown-id"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": [f"{i:016x}" for i in range(4)]},
-                 "the limit is 3", id="too-many-ids"),
-    pytest.param({"service": "none", "evidence": ["0000000000000005"]}, 'a "none" report cites no request',
-                 id="none-with-evidence"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "lines": ["anything"]},
-                 "evidence cites no request", id="lines-without-evidence"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "evidence": ["0000000000000005"],
-                  "lines": ["x"] * 6}, "the limit is 5", id="too-many-lines"),
-    pytest.param({"service": "payments", "fault_kind": "disk_full", "onset": START}, "unknown argument 'onset'",
-                 id="onset-is-gone"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param({"service": "billing", "fault_kind": "disk_full"}, "unknown service", id="service"),
+        pytest.param({"service": "NONE", "fault_kind": "none"}, 'submit service "none"', id="none-in-capitals"),
+        pytest.param({"service": "payments", "fault_kind": "gremlins"}, "fault_kind must be one of", id="kind"),
+        pytest.param(
+            {"service": "payments", "fault_kind": "disk_full", "evidence": ["12345"]},
+            "evidence must be a 16-hex-digit trace id",
+            id="malformed-id",
+        ),
+        pytest.param(
+            {"service": "payments", "fault_kind": "disk_full", "evidence": ["ffffffffffffffff"]},
+            "which is no request of this incident's log",
+            id="unknown-id",
+        ),
+        pytest.param(
+            {"service": "payments", "fault_kind": "disk_full", "evidence": [f"{i:016x}" for i in range(4)]},
+            "the limit is 3",
+            id="too-many-ids",
+        ),
+        pytest.param(
+            {"service": "none", "evidence": ["0000000000000005"]},
+            'a "none" report cites no request',
+            id="none-with-evidence",
+        ),
+        pytest.param(
+            {"service": "payments", "fault_kind": "disk_full", "lines": ["anything"]},
+            "evidence cites no request",
+            id="lines-without-evidence",
+        ),
+        pytest.param(
+            {"service": "payments", "fault_kind": "disk_full", "evidence": ["0000000000000005"], "lines": ["x"] * 6},
+            "the limit is 5",
+            id="too-many-lines",
+        ),
+        pytest.param(
+            {"service": "payments", "fault_kind": "disk_full", "onset": START},
+            "unknown argument 'onset'",
+            id="onset-is-gone",
+        ),
+    ],
+)
 def test_an_invalid_submission_is_refused_and_leaves_the_answer_open(server, store_path, arguments, message):
     route = rollout(server, store_path)
     refused = tool(server, route, "submit_root_cause", **arguments)
@@ -316,11 +390,14 @@ def test_heavy_queries_of_other_rollouts_do_not_starve_a_cheap_one(server, store
     cheap_route = rollout(server, store_path)
 
     async def burst() -> tuple[list, object]:
-        heavy = [asyncio.create_task(call(server, r, "search_logs", {**WINDOW, "text": heavy_text}))
-                 for r in heavy_routes]
+        heavy = [
+            asyncio.create_task(call(server, r, "search_logs", {**WINDOW, "text": heavy_text})) for r in heavy_routes
+        ]
         await asyncio.sleep(0)
         # A bounded wait, not a stopwatch: starved behind seven heavy queries, the cheap one would miss it.
-        cheap = await asyncio.wait_for(call(server, cheap_route, "count_logs", {**WINDOW, "group_by": "level"}), CHEAP_WAIT_S)
+        cheap = await asyncio.wait_for(
+            call(server, cheap_route, "count_logs", {**WINDOW, "group_by": "level"}), CHEAP_WAIT_S
+        )
         return await asyncio.gather(*heavy), cheap
 
     heavy, cheap = asyncio.run(burst())
@@ -346,23 +423,58 @@ def test_a_query_past_the_work_deadline_is_stopped_and_costs_nothing(store_path)
     assert state.queries_used == 0 and state.query_log == []
 
 
-ODD_VALUES = [10**30, -1, 0, 1.5, float("inf"), "NaN", None, True, "   ", {"nested": {"a": [1, 2]}}, [1, "x"],
-              "ünïcødé ☃ 日本", "\x00\n\t", "'; DROP TABLE logs; --", "0001-01-01T00:00:00+01:00",
-              "9999-12-31T23:59:59-14:00", "2024-03-05T14:00:00+99:00", "x" * 5_000]
+ODD_VALUES = [
+    10**30,
+    -1,
+    0,
+    1.5,
+    float("inf"),
+    "NaN",
+    None,
+    True,
+    "   ",
+    {"nested": {"a": [1, 2]}},
+    [1, "x"],
+    "ünïcødé ☃ 日本",
+    "\x00\n\t",
+    "'; DROP TABLE logs; --",
+    "0001-01-01T00:00:00+01:00",
+    "9999-12-31T23:59:59-14:00",
+    "2024-03-05T14:00:00+99:00",
+    "x" * 5_000,
+]
 FUZZED = {
     "search_logs": ({**WINDOW}, ["start", "end", "service", "min_level", "text", "trace", "limit"]),
     "count_logs": ({**WINDOW}, ["start", "end", "group_by", "service", "min_level", "text", "trace"]),
-    "submit_root_cause": ({"service": "payments", "fault_kind": "disk_full", "evidence": ["0000000000000005"]},
-                          ["service", "fault_kind", "evidence", "lines"]),
+    "submit_root_cause": (
+        {"service": "payments", "fault_kind": "disk_full", "evidence": ["0000000000000005"]},
+        ["service", "fault_kind", "evidence", "lines"],
+    ),
 }
-INTERNAL = ("Traceback", "validation error", "pydantic", "out of range", "has no attribute", "NoneType",
-            "unsupported operand", "invalid literal", "Errno", "sqlite3", "OperationalError", "object is not")
+INTERNAL = (
+    "Traceback",
+    "validation error",
+    "pydantic",
+    "out of range",
+    "has no attribute",
+    "NoneType",
+    "unsupported operand",
+    "invalid literal",
+    "Errno",
+    "sqlite3",
+    "OperationalError",
+    "object is not",
+)
 
 
 @pytest.mark.slow
 def test_odd_argument_values_get_a_worded_refusal_or_a_proper_result(server, store_path):
-    cases = [(name, {**base, arg: value}, arg) for name, (base, args) in FUZZED.items()
-             for arg in args for value in ODD_VALUES]
+    cases = [
+        (name, {**base, arg: value}, arg)
+        for name, (base, args) in FUZZED.items()
+        for arg in args
+        for value in ODD_VALUES
+    ]
     routes = [rollout(server, store_path) for _ in cases]
     gate = asyncio.Semaphore(16)
 
@@ -371,8 +483,9 @@ def test_odd_argument_values_get_a_worded_refusal_or_a_proper_result(server, sto
             return await call(server, route, name, json.loads(json.dumps(arguments, allow_nan=True)))
 
     async def run_all() -> list:
-        return await asyncio.gather(*(one(route, name, arguments)
-                                      for route, (name, arguments, _) in zip(routes, cases)))
+        return await asyncio.gather(
+            *(one(route, name, arguments) for route, (name, arguments, _) in zip(routes, cases))
+        )
 
     results = asyncio.run(run_all())
     refused = 0

@@ -34,10 +34,12 @@ def store(rows, tmp_path_factory) -> LogStore:
 
 def _matches(row, q: Query) -> bool:
     ts, level, service, _, _, message = row
-    return (q.start_ms <= ts < q.end_ms
-            and (q.service is None or service == q.service)
-            and (q.min_level is None or LEVELS.index(level) >= LEVELS.index(q.min_level))
-            and (q.text is None or q.text in message.split()))
+    return (
+        q.start_ms <= ts < q.end_ms
+        and (q.service is None or service == q.service)
+        and (q.min_level is None or LEVELS.index(level) >= LEVELS.index(q.min_level))
+        and (q.text is None or q.text in message.split())
+    )
 
 
 def _random_queries(count: int):
@@ -47,8 +49,7 @@ def _random_queries(count: int):
         if rng.random() < 0.3:  # minute-aligned edges exercise the pure-rollup path
             a -= a % 60_000
         b = min(END_MS, a + rng.choice([1, 999, 60_000, 61_001, 600_000, 3_600_000]))
-        yield Query(a, b, rng.choice([None, *SERVICES]), rng.choice([None, *LEVELS]),
-                    rng.choice([None, None, *WORDS]))
+        yield Query(a, b, rng.choice([None, *SERVICES]), rng.choice([None, *LEVELS]), rng.choice([None, None, *WORDS]))
 
 
 def test_counts_agree_with_a_brute_force_count_for_any_window_and_filters(rows, store):
@@ -143,25 +144,41 @@ SHARED_TRACE = "00000000000000aa"
 @pytest.fixture(scope="module")
 def traced(rows, tmp_path_factory) -> tuple[list, LogStore]:
     """The synthetic rows plus one request whose lines share a trace id across every service."""
-    request = [(START_MS + 1_000 * i + 7, LEVELS[i % len(LEVELS)], SERVICES[i % len(SERVICES)], "pod-2",
-                SHARED_TRACE, f"{WORDS[i % len(WORDS)]} hop {i}") for i in range(12)]
+    request = [
+        (
+            START_MS + 1_000 * i + 7,
+            LEVELS[i % len(LEVELS)],
+            SERVICES[i % len(SERVICES)],
+            "pod-2",
+            SHARED_TRACE,
+            f"{WORDS[i % len(WORDS)]} hop {i}",
+        )
+        for i in range(12)
+    ]
     all_rows = sorted(rows + request)
     directory = tmp_path_factory.mktemp("traced")
     return all_rows, LogStore(synthetic_store(directory, all_rows))
 
 
-@pytest.mark.parametrize("query", [
-    Query(START_MS, END_MS, trace=SHARED_TRACE),
-    Query(START_MS, END_MS, service="payments", trace=SHARED_TRACE),
-    Query(START_MS, END_MS, min_level="ERROR", trace=SHARED_TRACE),
-    Query(START_MS, START_MS + 5_000, text="hop", trace=SHARED_TRACE),
-    Query(START_MS, END_MS, trace="0000000000000005"),
-    Query(START_MS, END_MS, trace="ffffffffffffffff"),
-], ids=["trace", "with-service", "with-level", "with-window-and-text", "single-line", "unknown"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        Query(START_MS, END_MS, trace=SHARED_TRACE),
+        Query(START_MS, END_MS, service="payments", trace=SHARED_TRACE),
+        Query(START_MS, END_MS, min_level="ERROR", trace=SHARED_TRACE),
+        Query(START_MS, START_MS + 5_000, text="hop", trace=SHARED_TRACE),
+        Query(START_MS, END_MS, trace="0000000000000005"),
+        Query(START_MS, END_MS, trace="ffffffffffffffff"),
+    ],
+    ids=["trace", "with-service", "with-level", "with-window-and-text", "single-line", "unknown"],
+)
 def test_a_trace_filter_matches_exactly_that_requests_lines_combined_with_the_others(traced, query):
     rows, store = traced
-    matching = [r for r in rows if _matches(r, query) and r[4] == query.trace
-                and (query.text is None or query.text in r[5].split())]
+    matching = [
+        r
+        for r in rows
+        if _matches(r, query) and r[4] == query.trace and (query.text is None or query.text in r[5].split())
+    ]
     lines, total, _ = store.search(query, 50)
     assert [(line.ts_ms, line.service, line.trace) for line in lines] == [(r[0], r[2], r[4]) for r in matching]
     assert total == len(matching)
@@ -172,8 +189,9 @@ def test_a_trace_filter_matches_exactly_that_requests_lines_combined_with_the_ot
 def test_a_trace_lookup_uses_its_index(traced):
     _, store = traced
     where, args = store._where(Query(START_MS, END_MS, trace=SHARED_TRACE))
-    plan = " ".join(row[-1] for row in store._con().execute(f"EXPLAIN QUERY PLAN SELECT * FROM logs WHERE {where}",
-                                                             args))
+    plan = " ".join(
+        row[-1] for row in store._con().execute(f"EXPLAIN QUERY PLAN SELECT * FROM logs WHERE {where}", args)
+    )
     assert "logs_trace" in plan
 
 

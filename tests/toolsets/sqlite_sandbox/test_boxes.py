@@ -57,7 +57,9 @@ class HostSandboxClient:
 
     async def get_background_job(self, sandbox_id, job, timeout=None):
         code, out, err = job.result
-        return SimpleNamespace(completed=True, exit_code=code, stdout=out, stderr=err, stdout_error=None, stderr_error=None)
+        return SimpleNamespace(
+            completed=True, exit_code=code, stdout=out, stderr=err, stdout_error=None, stderr_error=None
+        )
 
     async def upload_bytes(self, sandbox_id, path, data, filename=None):
         self.calls.append(("upload_bytes", sandbox_id))
@@ -101,7 +103,10 @@ def fake_prime(home, monkeypatch) -> HostSandboxClient:
 @pytest.mark.parametrize(
     ("info", "words"),
     [
-        (SubprocessRuntimeInfo(id="/home/u/.cache/verifiers/runtimes/subprocess/vf-1"), "cannot serve the subprocess runtime"),
+        (
+            SubprocessRuntimeInfo(id="/home/u/.cache/verifiers/runtimes/subprocess/vf-1"),
+            "cannot serve the subprocess runtime",
+        ),
         (ApptainerRuntimeInfo(id="instance-1"), "cannot serve the apptainer runtime"),
         (ModalRuntimeInfo(id="sb-1"), "cannot serve the modal runtime"),
         (E2BRuntimeInfo(id="e2b-1"), "cannot serve the e2b runtime"),
@@ -133,7 +138,11 @@ def test_prime_is_refused_at_setup_on_a_verifiers_the_adapter_was_not_written_fo
 
 @pytest.mark.parametrize(
     "info",
-    [DockerRuntimeInfo(id="abc123def456", image="arena/schema-migration:latest", workdir="/app"), PodmanRuntimeInfo(id="p1"), PrimeRuntimeInfo(id="sbx-1", image="ghcr.io/x/y@sha256:00")],
+    [
+        DockerRuntimeInfo(id="abc123def456", image="arena/schema-migration:latest", workdir="/app"),
+        PodmanRuntimeInfo(id="p1"),
+        PrimeRuntimeInfo(id="sbx-1", image="ghcr.io/x/y@sha256:00"),
+    ],
     ids=["docker", "podman", "prime"],
 )
 def test_the_recorded_box_survives_the_state_channel_as_its_own_runtime_info(info, fake_prime):
@@ -165,7 +174,9 @@ def _call(tools: SqliteSandboxToolset, state: SandboxState, tool: str, **argumen
 
 
 def test_a_prime_box_in_state_runs_the_engine_through_verifiers_prime_runtime(fake_prime, tmp_path):
-    state = SandboxState(box=PrimeRuntimeInfo(id="sbx-1"), db_path=_database(tmp_path), checkpoint_dir=str(tmp_path / "ck"))
+    state = SandboxState(
+        box=PrimeRuntimeInfo(id="sbx-1"), db_path=_database(tmp_path), checkpoint_dir=str(tmp_path / "ck")
+    )
     tools = SqliteSandboxToolset(SandboxConfig())
     text = _call(tools, state, "execute", sql="INSERT INTO t VALUES (9, 'x'); SELECT count(*) FROM t")
     assert "[4]" in text and state.statements_used == 1
@@ -174,9 +185,16 @@ def test_a_prime_box_in_state_runs_the_engine_through_verifiers_prime_runtime(fa
 
 def test_a_request_too_big_for_one_argument_is_spooled_to_a_file_and_removed(fake_prime, tmp_path):
     # Prime quotes the command twice (a `'` becomes 25 bytes) and Linux caps one argument at 128 KiB.
-    state = SandboxState(box=PrimeRuntimeInfo(id="sbx-1"), db_path=_database(tmp_path), checkpoint_dir=str(tmp_path / "ck"))
+    state = SandboxState(
+        box=PrimeRuntimeInfo(id="sbx-1"), db_path=_database(tmp_path), checkpoint_dir=str(tmp_path / "ck")
+    )
     value = "it's " * 12_000
-    text = _call(SqliteSandboxToolset(SandboxConfig()), state, "execute", sql=f"INSERT INTO t VALUES (10, '{value.replace(chr(39), chr(39) * 2)}'); SELECT length(v) FROM t WHERE id = 10")
+    text = _call(
+        SqliteSandboxToolset(SandboxConfig()),
+        state,
+        "execute",
+        sql=f"INSERT INTO t VALUES (10, '{value.replace(chr(39), chr(39) * 2)}'); SELECT length(v) FROM t WHERE id = 10",
+    )
     assert f"[{len(value)}]" in text
     assert [name for name, _ in fake_prime.calls] == ["upload_bytes", "start_background_job"]
     assert list((tmp_path / "ck").iterdir()) == []
@@ -197,12 +215,16 @@ def test_a_borrowed_prime_sandbox_is_never_started_stopped_or_deleted(fake_prime
 
 
 def test_the_prime_adapter_fails_loudly_if_verifiers_changes_what_it_relies_on():
-    assert version("verifiers") == prime_box.VERIFIERS_VERSION, "re-check BorrowedPrimeRuntime, then bump VERIFIERS_VERSION"
+    assert version("verifiers") == prime_box.VERIFIERS_VERSION, (
+        "re-check BorrowedPrimeRuntime, then bump VERIFIERS_VERSION"
+    )
     # run/read/write reach the sandbox through `self._client`, the one attribute the adapter sets ...
     for method in (PrimeRuntime.run, PrimeRuntime._read, PrimeRuntime.write):
         assert "self._client." in inspect.getsource(method), method.__name__
     # ... and only teardown/cleanup delete the sandbox, the two methods the adapter disarms.
-    deleting = {name for name, fn in inspect.getmembers(PrimeRuntime, inspect.isfunction) if ".delete(" in inspect.getsource(fn)}
+    deleting = {
+        name for name, fn in inspect.getmembers(PrimeRuntime, inspect.isfunction) if ".delete(" in inspect.getsource(fn)
+    }
     assert deleting == {"teardown", "cleanup"}
     assert {"teardown", "cleanup", "start"} <= set(vars(prime_box.BorrowedPrimeRuntime))
 
@@ -265,15 +287,22 @@ def test_a_sandbox_that_died_gives_an_agent_safe_error_and_its_handle_is_let_go(
     assert state.statements_used == 0 and len(tools._boxes) == 0
 
 
-@pytest.mark.parametrize("answer", ["exit 124", "exit 137", "echo not-json", "sleep 30"],
-                         ids=["timed-out", "killed", "not-the-engine", "never-answers"])
+@pytest.mark.parametrize(
+    "answer",
+    ["exit 124", "exit 137", "echo not-json", "sleep 30"],
+    ids=["timed-out", "killed", "not-the-engine", "never-answers"],
+)
 @pytest.mark.slow
-def test_an_execute_that_reached_the_box_costs_a_statement_whatever_the_box_answers(fake_prime, tmp_path, monkeypatch, answer):
+def test_an_execute_that_reached_the_box_costs_a_statement_whatever_the_box_answers(
+    fake_prime, tmp_path, monkeypatch, answer
+):
     """The box is the agent's: a shadowed `timeout` or `python3` can run the real engine and then
     answer with a timeout code, junk or silence. None of that may make the call free."""
     monkeypatch.setattr(runner, "engine_argv", lambda _payload, _timeout: ["sh", "-c", answer])
     monkeypatch.setattr(runner, "HOST_GRACE_S", 0.5)
-    state = SandboxState(box=PrimeRuntimeInfo(id="sbx-1"), db_path=_database(tmp_path), checkpoint_dir=str(tmp_path / "ck"))
+    state = SandboxState(
+        box=PrimeRuntimeInfo(id="sbx-1"), db_path=_database(tmp_path), checkpoint_dir=str(tmp_path / "ck")
+    )
     tools = SqliteSandboxToolset(SandboxConfig(exec_timeout_s=5))
     with pytest.raises(ToolError, match=r"statement"):
         _call(tools, state, "execute", sql="SELECT 1")

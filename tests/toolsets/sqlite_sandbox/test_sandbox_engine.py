@@ -131,7 +131,11 @@ def test_results_are_bounded_and_the_rendering_says_it_cut_them(db):
 
 
 def test_a_runaway_query_is_cancelled_by_the_deadline(db):
-    reply = engine.execute(db, "UPDATE t SET v = 'z'; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;", deadline_s=0.5)
+    reply = engine.execute(
+        db,
+        "UPDATE t SET v = 'z'; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;",
+        deadline_s=0.5,
+    )
     assert not reply["ok"] and "cancelled" in reply["error"]
     assert sqlite3.connect(db).execute("SELECT count(*) FROM t WHERE v = 'z'").fetchone()[0] == 0
 
@@ -189,7 +193,12 @@ def test_many_small_statements_and_ignored_ones_stay_within_the_cap(db):
 def test_results_that_fit_are_shown_whole_and_others_never_pass_the_cap(db, cap):
     small = render.execute_result(engine.execute(db, "SELECT id, v FROM t ORDER BY id"), max_chars=cap)
     assert '[5, "v5"]' in small and "(5 rows)" in small and render.TRUNCATED not in small
-    big = engine.execute(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 60) SELECT x, printf('%.190c', 'a') AS " + "n" * 300 + " FROM c")
+    big = engine.execute(
+        db,
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 60) SELECT x, printf('%.190c', 'a') AS "
+        + "n" * 300
+        + " FROM c",
+    )
     assert len(render.execute_result(big, max_chars=cap)) <= cap
 
 

@@ -69,7 +69,10 @@ def _prepare(server: ToolsetServer, box, route: str, budget: int = 10, rows: int
     """Write a fresh database and its `start` checkpoint into the container for rollout `route`."""
     data = _database(rows)
     state = SandboxState(
-        box=DockerRuntimeInfo(id=box.id[:12]), db_path=f"/app/{route}.sqlite", checkpoint_dir=f"/var/tmp/sqlite_sandbox/{route}", statement_budget=budget
+        box=DockerRuntimeInfo(id=box.id[:12]),
+        db_path=f"/app/{route}.sqlite",
+        checkpoint_dir=f"/var/tmp/sqlite_sandbox/{route}",
+        statement_budget=budget,
     )
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w") as tar:
@@ -147,7 +150,9 @@ def test_concurrent_executes_of_one_rollout_cannot_overspend_the_budget(server, 
     _prepare(server, container, "budget", budget=3)
 
     async def burst():
-        return await asyncio.gather(*(_sql(server, "budget", f"INSERT INTO t VALUES ({200 + k}, 'x')") for k in range(8)))
+        return await asyncio.gather(
+            *(_sql(server, "budget", f"INSERT INTO t VALUES ({200 + k}, 'x')") for k in range(8))
+        )
 
     results = _run(burst())
     assert sum(not r.is_error for r in results) == 3
@@ -253,7 +258,9 @@ def test_a_borrowed_docker_box_is_alive_by_the_engines_word_not_the_boxs(contain
 
     async def go() -> bool:
         async with attach(DockerRuntimeInfo(id=container.id[:12])) as runtime:
-            await runtime.run(["sh", "-c", "printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/true && chmod +x /usr/local/bin/true"], {})
+            await runtime.run(
+                ["sh", "-c", "printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/true && chmod +x /usr/local/bin/true"], {}
+            )
             try:
                 return await runtime.alive()
             finally:
@@ -262,15 +269,25 @@ def test_a_borrowed_docker_box_is_alive_by_the_engines_word_not_the_boxs(contain
     assert asyncio.run(go()) is True
 
 
-@pytest.mark.parametrize(("user", "reads_root_s_file"), [(None, True), ("agent", False)], ids=["as-root", "as-the-agent"])
-def test_the_agent_s_sql_runs_as_the_agent_so_a_symlinked_database_reads_nothing_its_shell_could_not(server, container, user, reads_root_s_file):
+@pytest.mark.parametrize(
+    ("user", "reads_root_s_file"), [(None, True), ("agent", False)], ids=["as-root", "as-the-agent"]
+)
+def test_the_agent_s_sql_runs_as_the_agent_so_a_symlinked_database_reads_nothing_its_shell_could_not(
+    server, container, user, reads_root_s_file
+):
     """The agent can point its database path at any file (a symlink in its workdir); the tools then open
     that file as whoever runs them. As root they would read root's files; as the agent, only the agent's."""
     route = f"symlink-{user or 'root'}"
     state = _prepare(server, container, route)
     secret = f"/root/secret-{route}.sqlite"
-    made = container.exec_run(["sh", "-c", f"sqlite3 {secret} \"CREATE TABLE s (v TEXT); INSERT INTO s VALUES ('root-only');\" "
-                                           f"&& chmod 600 {secret} && ln -sf {secret} {state['db_path']}"])
+    made = container.exec_run(
+        [
+            "sh",
+            "-c",
+            f"sqlite3 {secret} \"CREATE TABLE s (v TEXT); INSERT INTO s VALUES ('root-only');\" "
+            f"&& chmod 600 {secret} && ln -sf {secret} {state['db_path']}",
+        ]
+    )
     assert made.exit_code == 0, made.output
     assert container.exec_run(["sh", "-c", f"cat {secret}"], user="agent").exit_code != 0  # the agent's shell cannot
     if user is not None:

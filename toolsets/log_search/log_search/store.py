@@ -23,9 +23,21 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 __all__ = [
-    "GROUP_BYS", "LEVELS", "QUERY_DEADLINE_S", "SEARCH_TOTAL_CAP", "GroupBy", "InvalidQuery", "Level", "LogLine",
-    "LogStore", "Query", "QueryTooCostly", "Row",
-    "build_store", "ensure_store", "format_ts",
+    "GROUP_BYS",
+    "LEVELS",
+    "QUERY_DEADLINE_S",
+    "SEARCH_TOTAL_CAP",
+    "GroupBy",
+    "InvalidQuery",
+    "Level",
+    "LogLine",
+    "LogStore",
+    "Query",
+    "QueryTooCostly",
+    "Row",
+    "build_store",
+    "ensure_store",
+    "format_ts",
 ]
 
 Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
@@ -153,15 +165,20 @@ def build_store(path: Path, rows: Iterable[Row], meta: dict[str, str]) -> int:
 
     con = sqlite3.connect(path, isolation_level=None)
     try:
-        con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"
-                          "PRAGMA cache_size=-262144;" + _SCHEMA)
+        con.executescript(
+            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"
+            "PRAGMA cache_size=-262144;" + _SCHEMA
+        )
         con.execute("BEGIN")
-        con.executemany("INSERT INTO logs(ts, level, service_id, instance, trace, message) VALUES (?,?,?,?,?,?)",
-                        encoded())
+        con.executemany(
+            "INSERT INTO logs(ts, level, service_id, instance, trace, message) VALUES (?,?,?,?,?,?)", encoded()
+        )
         con.executemany("INSERT INTO services(id, name) VALUES (?, ?)", [(i, n) for n, i in service_ids.items()])
         count: int = con.execute("SELECT count(*) FROM logs").fetchone()[0]
-        con.executemany("INSERT INTO meta VALUES (?, ?)",
-                        sorted({**meta, "lines": str(count), "schema": str(SCHEMA_VERSION)}.items()))
+        con.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            sorted({**meta, "lines": str(count), "schema": str(SCHEMA_VERSION)}.items()),
+        )
         con.execute("COMMIT")
         con.executescript(f"BEGIN; {_INDEXES} COMMIT;")
     finally:
@@ -184,8 +201,10 @@ class LogStore:
         self._service_names = {i: n for n, i in self._service_ids.items()}
         self.meta = dict(con.execute("SELECT key, value FROM meta"))
         if self.meta.get("schema") != str(SCHEMA_VERSION):
-            raise ValueError(f"log store {path.name} has schema {self.meta.get('schema', '1')}, this reader "
-                             f"needs {SCHEMA_VERSION}; rebuild it with ensure_store")
+            raise ValueError(
+                f"log store {path.name} has schema {self.meta.get('schema', '1')}, this reader "
+                f"needs {SCHEMA_VERSION}; rebuild it with ensure_store"
+            )
 
     def _con(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
@@ -212,16 +231,17 @@ class LogStore:
         """
         self._start_clock()
         where, args = self._where(q)
-        sql = (f"SELECT ts, level, service_id, instance, trace, message FROM logs WHERE {where} "
-               "ORDER BY ts, id LIMIT ?")
+        sql = f"SELECT ts, level, service_id, instance, trace, message FROM logs WHERE {where} ORDER BY ts, id LIMIT ?"
         rows = self._run(sql, (*args, limit))
-        lines = [LogLine(ts, LEVELS[lv], self._service_names[sid], inst, tr, msg)
-                 for ts, lv, sid, inst, tr, msg in rows]
+        lines = [
+            LogLine(ts, LEVELS[lv], self._service_names[sid], inst, tr, msg) for ts, lv, sid, inst, tr, msg in rows
+        ]
         if q.text is None:
             total = sum(self._count(q, "level").values())
             return lines, total, False
-        capped = self._run(f"SELECT count(*) FROM (SELECT 1 FROM logs WHERE {where} LIMIT ?)",
-                           (*args, SEARCH_TOTAL_CAP + 1))[0][0]
+        capped = self._run(
+            f"SELECT count(*) FROM (SELECT 1 FROM logs WHERE {where} LIMIT ?)", (*args, SEARCH_TOTAL_CAP + 1)
+        )[0][0]
         return lines, min(capped, SEARCH_TOTAL_CAP), capped > SEARCH_TOTAL_CAP
 
     def count(self, q: Query, group_by: GroupBy) -> dict[str, int]:
@@ -246,8 +266,9 @@ class LogStore:
             rolled: list[tuple[int, int]] = []
         else:
             raw = [(q.start_ms, first_full * _MINUTE), (last_full * _MINUTE, q.end_ms)]
-            rolled = self._rolled(q, first_full, last_full, {"service": "service_id", "level": "level",
-                                                                "minute": "minute"}[group_by])
+            rolled = self._rolled(
+                q, first_full, last_full, {"service": "service_id", "level": "level", "minute": "minute"}[group_by]
+            )
         totals: dict[int, int] = {}
         for group, n in rolled:
             totals[group] = totals.get(group, 0) + n

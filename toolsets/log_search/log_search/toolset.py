@@ -27,12 +27,36 @@ from pydantic import BaseModel, BeforeValidator
 
 from arena_kit.toolset import SerialToolset
 from log_search.store import (
-    GROUP_BYS, LEVELS, GroupBy, InvalidQuery, Level, LogLine, LogStore, Query, QueryTooCostly,
+    GROUP_BYS,
+    LEVELS,
+    GroupBy,
+    InvalidQuery,
+    Level,
+    LogLine,
+    LogStore,
+    Query,
+    QueryTooCostly,
 )
 
-__all__ = ["MAX_EVIDENCE", "MAX_LIMIT", "MAX_QUOTED_LINES", "MAX_TEXT_CHARS", "MAX_TEXT_TERMS", "LogSearchConfig",
-           "LogSearchState", "LogSearchToolset", "MinLevel", "QueryRecord", "ServiceInfo", "Submission", "count_payload",
-           "parse_group_by", "parse_query", "parse_report", "search_payload"]
+__all__ = [
+    "MAX_EVIDENCE",
+    "MAX_LIMIT",
+    "MAX_QUOTED_LINES",
+    "MAX_TEXT_CHARS",
+    "MAX_TEXT_TERMS",
+    "LogSearchConfig",
+    "LogSearchState",
+    "LogSearchToolset",
+    "MinLevel",
+    "QueryRecord",
+    "ServiceInfo",
+    "Submission",
+    "count_payload",
+    "parse_group_by",
+    "parse_query",
+    "parse_report",
+    "search_payload",
+]
 
 MAX_LIMIT = 200
 MAX_EVIDENCE = 3
@@ -128,11 +152,11 @@ def _parse_time(name: str, value: str) -> int:
             moment = moment.replace(tzinfo=UTC)
         ms = int(moment.timestamp() * 1000)
     except (AttributeError, ValueError, OverflowError, OSError):
-        raise ToolError(f"{name} must be an ISO 8601 UTC timestamp such as 2024-03-05T14:05:00Z, "
-                        f"got {str(value)[:40]!r}") from None
+        raise ToolError(
+            f"{name} must be an ISO 8601 UTC timestamp such as 2024-03-05T14:05:00Z, got {str(value)[:40]!r}"
+        ) from None
     if not _EARLIEST_MS <= ms <= _LATEST_MS:
-        raise ToolError(f"{name} must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z, "
-                        f"got {value[:40]!r}")
+        raise ToolError(f"{name} must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z, got {value[:40]!r}")
     return ms
 
 
@@ -141,19 +165,26 @@ def _text(value: str | None) -> str | None:
     if not text:
         return None
     if len(text) > MAX_TEXT_CHARS:
-        raise ToolError(f"text is {len(text)} characters, the limit is {MAX_TEXT_CHARS}; search for a few "
-                        "distinctive words or phrases; nothing was charged")
+        raise ToolError(
+            f"text is {len(text)} characters, the limit is {MAX_TEXT_CHARS}; search for a few "
+            "distinctive words or phrases; nothing was charged"
+        )
     terms = len(_TEXT_TERM.findall(text))
     if terms > MAX_TEXT_TERMS:
-        raise ToolError(f"text has {terms} words, phrases and operators, the limit is {MAX_TEXT_TERMS}; "
-                        "split it into narrower queries; nothing was charged")
+        raise ToolError(
+            f"text has {terms} words, phrases and operators, the limit is {MAX_TEXT_TERMS}; "
+            "split it into narrower queries; nothing was charged"
+        )
     return text
 
 
 def _logged(args: dict[str, Any]) -> dict[str, Any]:
     """The arguments as a query_log record keeps them: no unset ones, long values cut."""
-    return {k: v[:LOGGED_CHARS] + "…" if isinstance(v, str) and len(v) > LOGGED_CHARS else v
-            for k, v in args.items() if v is not None}
+    return {
+        k: v[:LOGGED_CHARS] + "…" if isinstance(v, str) and len(v) > LOGGED_CHARS else v
+        for k, v in args.items()
+        if v is not None
+    }
 
 
 def _trace_id(value: str | None, name: str = "trace") -> str | None:
@@ -161,8 +192,7 @@ def _trace_id(value: str | None, name: str = "trace") -> str | None:
         return None
     trace = value.strip().lower().removeprefix("trace=")
     if not _TRACE_ID.fullmatch(trace):
-        raise ToolError(f"{name} must be a 16-hex-digit trace id as printed in a line (trace=<id>), "
-                        f"got {value[:40]!r}")
+        raise ToolError(f"{name} must be a 16-hex-digit trace id as printed in a line (trace=<id>), got {value[:40]!r}")
     return trace
 
 
@@ -181,20 +211,29 @@ def parse_report(service: str, evidence: list[str] | None, lines: list[str] | No
     if "" in ids:
         raise ToolError("evidence must list trace ids, got an empty one")
     if len(ids) > MAX_EVIDENCE:
-        raise ToolError(f"evidence cites {len(ids)} requests, the limit is {MAX_EVIDENCE}: cite the ones the "
-                        "claim rests on")
+        raise ToolError(
+            f"evidence cites {len(ids)} requests, the limit is {MAX_EVIDENCE}: cite the ones the claim rests on"
+        )
     if len(lines) > MAX_QUOTED_LINES:
         raise ToolError(f"lines quotes {len(lines)} lines, the limit is {MAX_QUOTED_LINES}")
     if lines and not ids:
         raise ToolError("lines quotes log lines but evidence cites no request: quote lines of the cited requests")
     if any(len(line) > MAX_TEXT_CHARS for line in lines):
-        raise ToolError(f"lines holds a line longer than {MAX_TEXT_CHARS} characters; quote it as search_logs "
-                        "printed it")
+        raise ToolError(
+            f"lines holds a line longer than {MAX_TEXT_CHARS} characters; quote it as search_logs printed it"
+        )
     return ids, [line.strip() for line in lines]
 
 
-def parse_query(start: str, end: str, service: str | None, min_level: str | None, text: str | None,
-                trace: str | None, services: Collection[str]) -> Query:
+def parse_query(
+    start: str,
+    end: str,
+    service: str | None,
+    min_level: str | None,
+    text: str | None,
+    trace: str | None,
+    services: Collection[str],
+) -> Query:
     """The store query for these tool arguments, checked as the tools check them (`services`: the
     valid names). Pure: training code answers tool calls offline through it.
 
@@ -239,8 +278,10 @@ def search_payload(result: tuple[list[LogLine], int, bool]) -> dict[str, Any]:
     if lower_bound:
         payload["matched_is_lower_bound"] = True
     if payload["truncated"]:
-        payload["note"] = (f"showing the first {len(lines)} of {matched}{'+' if lower_bound else ''} matching "
-                           f"lines; narrow the window or filters, or raise limit (max {MAX_LIMIT})")
+        payload["note"] = (
+            f"showing the first {len(lines)} of {matched}{'+' if lower_bound else ''} matching "
+            f"lines; narrow the window or filters, or raise limit (max {MAX_LIMIT})"
+        )
     payload["lines"] = [line.render() for line in lines]
     return payload
 
@@ -267,14 +308,24 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         """List the incident's services: name, role (edge, service, worker, database, cache, queue,
         search) and `calls` (the services it depends on), plus the incident time window. Free."""
         state = self.state
-        return _json({
-            "window": {"start": state.window_start, "end": state.window_end},
-            "services": [s.model_dump() for s in state.services],
-        })
+        return _json(
+            {
+                "window": {"start": state.window_start, "end": state.window_end},
+                "services": [s.model_dump() for s in state.services],
+            }
+        )
 
     @vf.tool
-    async def search_logs(self, start: str, end: str, service: str | None = None, min_level: MinLevel = None,
-                          text: str | None = None, trace: str | None = None, limit: int = 50) -> str:
+    async def search_logs(
+        self,
+        start: str,
+        end: str,
+        service: str | None = None,
+        min_level: MinLevel = None,
+        text: str | None = None,
+        trace: str | None = None,
+        limit: int = 50,
+    ) -> str:
         """Return log lines matching all given filters, oldest first, as JSON: `lines` (each
         "<timestamp> <LEVEL> <service> <instance> trace=<id> <message>"), `matched` (total matching
         lines), `returned`, and `truncated: true` with a `note` when more lines matched than were
@@ -291,16 +342,35 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         query = self._query(start, end, service, min_level, text, trace)
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {str(limit)[:40]}")
-        args = {"start": start, "end": end, "service": service, "min_level": min_level, "text": text,
-                "trace": query.trace, "limit": limit}
+        args = {
+            "start": start,
+            "end": end,
+            "service": service,
+            "min_level": min_level,
+            "text": text,
+            "trace": query.trace,
+            "limit": limit,
+        }
         result = await self._charged(
-            "search_logs", args, lambda s: s.search(query, limit), lambda r: r[1],
-            (lambda r: sorted({line.service for line in r[0]})) if query.trace else None)
+            "search_logs",
+            args,
+            lambda s: s.search(query, limit),
+            lambda r: r[1],
+            (lambda r: sorted({line.service for line in r[0]})) if query.trace else None,
+        )
         return _json({**search_payload(result), "budget": self._budget()})
 
     @vf.tool
-    async def count_logs(self, start: str, end: str, group_by: GroupBy = "service", service: str | None = None,
-                         min_level: MinLevel = None, text: str | None = None, trace: str | None = None) -> str:
+    async def count_logs(
+        self,
+        start: str,
+        end: str,
+        group_by: GroupBy = "service",
+        service: str | None = None,
+        min_level: MinLevel = None,
+        text: str | None = None,
+        trace: str | None = None,
+    ) -> str:
         """Count log lines matching all given filters, grouped, as JSON: `counts` maps each group to
         its count (groups with no lines are left out) and `total` sums them. Costs 1 query.
 
@@ -309,10 +379,16 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         search_logs. trace: a trace id from a line (`trace=<id>`): only that request's lines, across
         every service it crossed."""
         query = self._query(start, end, service, min_level, text, trace)
-        args = {"start": start, "end": end, "group_by": group_by, "service": service, "min_level": min_level,
-                "text": text, "trace": query.trace}
-        counts = await self._charged("count_logs", args, lambda s: s.count(query, group_by),
-                                     lambda r: sum(r.values()))
+        args = {
+            "start": start,
+            "end": end,
+            "group_by": group_by,
+            "service": service,
+            "min_level": min_level,
+            "text": text,
+            "trace": query.trace,
+        }
+        counts = await self._charged("count_logs", args, lambda s: s.count(query, group_by), lambda r: sum(r.values()))
         return _json({**count_payload(counts, group_by), "budget": self._budget()})
 
     @vf.tool
@@ -321,8 +397,9 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         return _json(self._budget())
 
     @vf.tool
-    async def submit_root_cause(self, service: str, fault_kind: str = "none", evidence: list[str] | None = None,
-                                lines: list[str] | None = None) -> str:
+    async def submit_root_cause(
+        self, service: str, fault_kind: str = "none", evidence: list[str] | None = None, lines: list[str] | None = None
+    ) -> str:
         """Submit your final report; accepted once, a second submission is refused. Free.
 
         service: the root-cause service (a name from list_services), or "none" if there was no
@@ -356,8 +433,10 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
         start, end = _parse_time("window start", state.window_start), _parse_time("window end", state.window_end)
 
         def read(s: LogStore) -> dict[str, set[str]]:
-            return {trace: {line.render() for line in s.search(Query(start, end, trace=trace), MAX_LIMIT)[0]}
-                    for trace in ids}
+            return {
+                trace: {line.render() for line in s.search(Query(start, end, trace=trace), MAX_LIMIT)[0]}
+                for trace in ids
+            }
 
         try:
             found = await asyncio.get_running_loop().run_in_executor(self._queries, read, store)
@@ -366,16 +445,18 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
             raise ToolError("the log store could not check the cited requests; nothing was submitted") from None
         missing = [trace for trace in ids if not found[trace]]
         if missing:
-            raise ToolError(f"evidence cites {missing[0]}, which is no request of this incident's log; cite trace "
-                            "ids as printed in the lines search_logs returned")
+            raise ToolError(
+                f"evidence cites {missing[0]}, which is no request of this incident's log; cite trace "
+                "ids as printed in the lines search_logs returned"
+            )
         printed = set().union(*found.values())
         for i, line in enumerate(quoted, 1):
             if line not in printed:
-                raise ToolError(f"lines[{i}] is not a line of a cited request as search_logs printed it: "
-                                f"{line[:80]!r}")
+                raise ToolError(f"lines[{i}] is not a line of a cited request as search_logs printed it: {line[:80]!r}")
 
-    def _query(self, start: str, end: str, service: str | None, min_level: str | None, text: str | None,
-               trace: str | None) -> Query:
+    def _query(
+        self, start: str, end: str, service: str | None, min_level: str | None, text: str | None, trace: str | None
+    ) -> Query:
         return parse_query(start, end, service, min_level, text, trace, {s.name for s in self.state.services})
 
     def _check_service(self, service: str, submitting: bool = False) -> None:
@@ -383,32 +464,53 @@ class LogSearchToolset(SerialToolset[LogSearchConfig, LogSearchState]):
 
     def _budget(self) -> dict[str, int]:
         state = self.state
-        return {"used": state.queries_used, "remaining": max(0, state.budget - state.queries_used),
-                "total": state.budget}
+        return {
+            "used": state.queries_used,
+            "remaining": max(0, state.budget - state.queries_used),
+            "total": state.budget,
+        }
 
-    async def _charged(self, tool: str, args: dict[str, Any], run: Callable[[LogStore], T],
-                       matched: Callable[[T], int], services: Callable[[T], list[str]] | None = None) -> T:
+    async def _charged(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        run: Callable[[LogStore], T],
+        matched: Callable[[T], int],
+        services: Callable[[T], list[str]] | None = None,
+    ) -> T:
         """Run a query against this rollout's store and charge it, or raise without charging."""
         state = self.state
         if state.queries_used >= state.budget:
-            raise ToolError(f"query budget spent ({state.queries_used} of {state.budget}); "
-                            "submit your answer with submit_root_cause")
+            raise ToolError(
+                f"query budget spent ({state.queries_used} of {state.budget}); "
+                "submit your answer with submit_root_cause"
+            )
         store = self._store(state.store_path)
         try:
             result = await asyncio.get_running_loop().run_in_executor(self._queries, run, store)
         except QueryTooCostly:
-            raise ToolError(f"the query needed more than {store.deadline_s:g} s of work and was stopped; narrow "
-                            "the window, add service or min_level, or use fewer and more specific words; "
-                            "nothing was charged") from None
+            raise ToolError(
+                f"the query needed more than {store.deadline_s:g} s of work and was stopped; narrow "
+                "the window, add service or min_level, or use fewer and more specific words; "
+                "nothing was charged"
+            ) from None
         except InvalidQuery as e:
-            raise ToolError(f"{e}: use plain words, \"quoted phrases\", OR, NOT and prefix*; double-quote "
-                            "terms with punctuation such as \"orders-db\"; nothing was charged") from None
+            raise ToolError(
+                f'{e}: use plain words, "quoted phrases", OR, NOT and prefix*; double-quote '
+                'terms with punctuation such as "orders-db"; nothing was charged'
+            ) from None
         except Exception:
             logger.exception("log_search %s failed on %s with %s", tool, state.store_path, args)
             raise ToolError("the log store could not run this query; nothing was charged") from None
         state.queries_used += 1
-        state.query_log.append(QueryRecord(tool=tool, args=_logged(args), matched=matched(result),
-                                           services=None if services is None else services(result)))
+        state.query_log.append(
+            QueryRecord(
+                tool=tool,
+                args=_logged(args),
+                matched=matched(result),
+                services=None if services is None else services(result),
+            )
+        )
         return result
 
     def _store(self, path: str) -> LogStore:

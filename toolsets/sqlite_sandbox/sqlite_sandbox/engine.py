@@ -186,9 +186,7 @@ def _cell(value: object) -> object:
 
 def _connect(db: str, must_exist: bool = True) -> sqlite3.Connection:
     if must_exist and not os.path.exists(db):
-        raise FileNotFoundError(
-            f"the database file {db} is missing; use restore('start') to bring it back"
-        )
+        raise FileNotFoundError(f"the database file {db} is missing; use restore('start') to bring it back")
     return sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
 
 

@@ -37,8 +37,10 @@ def version_problem() -> str | None:
     found = version("verifiers")
     if found == VERIFIERS_VERSION:
         return None
-    return (f"sqlite_sandbox's Prime adapter supports verifiers=={VERIFIERS_VERSION}, found {found}; "
-            "re-check BorrowedPrimeRuntime against the new PrimeRuntime before using it")
+    return (
+        f"sqlite_sandbox's Prime adapter supports verifiers=={VERIFIERS_VERSION}, found {found}; "
+        "re-check BorrowedPrimeRuntime against the new PrimeRuntime before using it"
+    )
 
 
 def _check_version() -> None:

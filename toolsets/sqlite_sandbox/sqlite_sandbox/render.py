@@ -68,8 +68,12 @@ def _columns(page: _Page, names: list[str], keep: int) -> bool:
 def _closing(reply: dict[str, Any]) -> list[str]:
     lines = []
     if ignored := reply.get("ignored"):
-        listed = ", ".join(map(str, ignored[:LISTED_IGNORED])) + (f" and {len(ignored) - LISTED_IGNORED} more" if len(ignored) > LISTED_IGNORED else "")
-        lines.append(f"note: BEGIN/COMMIT/END statement(s) {listed} were ignored: every call already runs as one transaction")
+        listed = ", ".join(map(str, ignored[:LISTED_IGNORED])) + (
+            f" and {len(ignored) - LISTED_IGNORED} more" if len(ignored) > LISTED_IGNORED else ""
+        )
+        lines.append(
+            f"note: BEGIN/COMMIT/END statement(s) {listed} were ignored: every call already runs as one transaction"
+        )
     lines.append(f"committed {reply['statements']} statement(s).")
     return lines
 
@@ -95,7 +99,9 @@ def execute_result(reply: dict[str, Any], max_chars: int) -> str:
                     break
                 shown += 1
             if cut or entry["truncated"]:
-                page.add(f"{TRUNCATED}: showed {shown} rows; add LIMIT/OFFSET or a WHERE clause to see others]", MARKER_ROOM)
+                page.add(
+                    f"{TRUNCATED}: showed {shown} rows; add LIMIT/OFFSET or a WHERE clause to see others]", MARKER_ROOM
+                )
             else:
                 page.add(f"({shown} row{'s' if shown != 1 else ''})", keep)
         else:

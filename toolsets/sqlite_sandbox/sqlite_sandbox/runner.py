@@ -132,4 +132,6 @@ async def run_engine(
         return await asyncio.wait_for(_run(boxes, info, request, spool_dir, timeout_s, user), timeout_s + HOST_GRACE_S)
     except TimeoutError:
         # The request was sent; an engine that never answers is one the box can fake (a shadowed `timeout`).
-        raise SandboxUnavailable(f"the sandbox did not answer within {timeout_s + HOST_GRACE_S:g} s; try again", ran=True) from None
+        raise SandboxUnavailable(
+            f"the sandbox did not answer within {timeout_s + HOST_GRACE_S:g} s; try again", ran=True
+        ) from None

@@ -47,7 +47,12 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
             raise ToolError("the sandbox database is not set up for this rollout; the tools cannot run")
         try:
             return await run_engine(
-                self._boxes, s.box, {"db": s.db_path, **request}, s.checkpoint_dir, self.config.exec_timeout_s, s.agent_user
+                self._boxes,
+                s.box,
+                {"db": s.db_path, **request},
+                s.checkpoint_dir,
+                self.config.exec_timeout_s,
+                s.agent_user,
             )
         except SandboxUnavailable as error:
             raise EngineFailed(str(error), ran=error.ran) from None
@@ -55,9 +60,7 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
     def _check_sql(self, sql: str, what: str) -> None:
         size = len(sql.encode())
         if size > self.config.max_sql_bytes:
-            raise ToolError(
-                f"{what} is {size} bytes; the limit is {self.config.max_sql_bytes}. Split it up."
-            )
+            raise ToolError(f"{what} is {size} bytes; the limit is {self.config.max_sql_bytes}. Split it up.")
         if "\x00" in sql:
             raise ToolError(f"{what} contains a NUL character; remove it")
         if not engine.split_statements(sql):
@@ -69,9 +72,7 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
 
     def _named(self, name: str) -> str:
         if not CHECKPOINT_NAME.fullmatch(name):
-            raise ToolError(
-                f"checkpoint name {name[:40]!r} is invalid: use 1-32 letters, digits, '_' or '-'"
-            )
+            raise ToolError(f"checkpoint name {name[:40]!r} is invalid: use 1-32 letters, digits, '_' or '-'")
         return name
 
     @vf.tool
@@ -123,9 +124,7 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         if name == START:
             raise ToolError("the checkpoint name 'start' is reserved for the original database")
         if name not in s.checkpoints and len(s.checkpoints) >= self.config.max_checkpoints:
-            raise ToolError(
-                f"already {len(s.checkpoints)} checkpoints ({', '.join(s.checkpoints)}); reuse a name"
-            )
+            raise ToolError(f"already {len(s.checkpoints)} checkpoints ({', '.join(s.checkpoints)}); reuse a name")
         reply = await self._engine({"op": "checkpoint", "path": checkpoint_path(s.checkpoint_dir, name)})
         if not reply.get("ok"):
             raise ToolError(f"checkpoint {name!r} failed: {reply.get('error', 'unknown error')}")
@@ -140,9 +139,7 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         database). It becomes the checkpoint `rollback` returns to. Free."""
         name = self._named(name)
         if name not in self.state.checkpoints:
-            raise ToolError(
-                f"no checkpoint named {name!r}; checkpoints: {', '.join(self.state.checkpoints)}"
-            )
+            raise ToolError(f"no checkpoint named {name!r}; checkpoints: {', '.join(self.state.checkpoints)}")
         await self._restore(name)
         self.state.last_checkpoint = name
         return f"database restored to checkpoint {name!r}."
@@ -186,7 +183,9 @@ class SqliteSandboxToolset(SerialToolset[SandboxConfig, SandboxState]):
         statements = engine.split_statements(sql)
         if refused := engine.first_refused(statements):
             index, reason = refused
-            raise ToolError(f"statement {index} of the migration is refused: {reason}. Nothing was submitted; fix it and submit again.")
+            raise ToolError(
+                f"statement {index} of the migration is refused: {reason}. Nothing was submitted; fix it and submit again."
+            )
         s.submission = sql
         return (
             f"migration accepted ({len(statements)} statements). It will be graded after the episode "

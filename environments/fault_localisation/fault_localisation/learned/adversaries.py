@@ -51,8 +51,20 @@ from fault_localisation.learned.policy import DESCRIBE_LIMIT
 from fault_localisation.observe import KIND_EVIDENCE, Context, classify, line_fields, rate_z
 from fault_localisation.taskset import FaultLocalisationTask, incident_of
 
-__all__ = ["LEARNERS", "TRAIN_TASKS", "Learner", "evaluate", "fit", "forest_windows", "ground", "logistic_names",
-           "names_features", "observe", "score_claims", "window_features"]
+__all__ = [
+    "LEARNERS",
+    "TRAIN_TASKS",
+    "Learner",
+    "evaluate",
+    "fit",
+    "forest_windows",
+    "ground",
+    "logistic_names",
+    "names_features",
+    "observe",
+    "score_claims",
+    "window_features",
+]
 
 Seen = dict[str, Any]
 Rows = dict[str, dict[str, float]]
@@ -74,12 +86,16 @@ def window_plan(ctx: Context) -> Generator[CallTool, dict[str, Any], Seen]:
     series = (yield ctx.count("minute", service=reported.edge, min_level="ERROR", text=reported.text)).get("counts", {})
     windows = []
     for a, b in zip(WINDOW_EDGES, WINDOW_EDGES[1:]):
-        got = yield ctx.count("service", start=ctx.start + timedelta(minutes=a), end=ctx.start + timedelta(minutes=b),
-                              min_level="WARN")
+        got = yield ctx.count(
+            "service", start=ctx.start + timedelta(minutes=a), end=ctx.start + timedelta(minutes=b), min_level="WARN"
+        )
         windows.append({str(k): int(v) for k, v in got.get("counts", {}).items()})
     onset = series_onset(ctx, {str(k): int(v) for k, v in series.items()}) if rose(ctx, series) else None
-    return {"services": services, "windows": windows,
-            "onset": None if onset is None else (onset - ctx.start) / timedelta(minutes=1)}
+    return {
+        "services": services,
+        "windows": windows,
+        "onset": None if onset is None else (onset - ctx.start) / timedelta(minutes=1),
+    }
 
 
 def window_features(ctx: Context, seen: Seen) -> Rows:
@@ -95,8 +111,10 @@ def window_features(ctx: Context, seen: Seen) -> Rows:
     windows = seen["windows"]
     onset = WINDOW_EDGES[-1] if seen["onset"] is None else float(seen["onset"])
     at_onset = next((i for i, b in enumerate(WINDOW_EDGES[2:]) if onset < b), len(lengths) - 2)
-    z = {n: [rate_z(windows[0].get(n, 0), w.get(n, 0), length / base_len)
-             for w, length in zip(windows[1:], lengths[1:])] for n in names}
+    z = {
+        n: [rate_z(windows[0].get(n, 0), w.get(n, 0), length / base_len) for w, length in zip(windows[1:], lengths[1:])]
+        for n in names
+    }
     first = {n: next((i for i, v in enumerate(z[n]) if v > 3.5), len(lengths)) for n in names}
     rows: Rows = {}
     for n in names:
@@ -134,8 +152,15 @@ def names_plan(ctx: Context) -> Generator[CallTool, dict[str, Any], Seen]:
 
 def names_features(ctx: Context, seen: Seen) -> Rows:
     names: list[str] = seen["names"]
-    pattern = re.compile("(?<![A-Za-z0-9_-])(" + "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
-                         + ")(?![A-Za-z0-9_-])") if names else None
+    pattern = (
+        re.compile(
+            "(?<![A-Za-z0-9_-])("
+            + "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+            + ")(?![A-Za-z0-9_-])"
+        )
+        if names
+        else None
+    )
     named: dict[str, Counter[str]] = {n: Counter() for n in names}
     namers: dict[str, set[str]] = {n: set() for n in names}
     names_who: dict[str, set[str]] = {n: set() for n in names}
@@ -160,11 +185,16 @@ def names_features(ctx: Context, seen: Seen) -> Rows:
     for n in names:
         count = sum(named[n].values())
         rows[n] = {
-            "named_warn": _log(named[n]["warn"]), "named_error": _log(named[n]["error"]),
-            "named_share": count / total, "namers": float(len(namers[n])),
+            "named_warn": _log(named[n]["warn"]),
+            "named_error": _log(named[n]["error"]),
+            "named_share": count / total,
+            "namers": float(len(namers[n])),
             "namers_named": float(sum(1 for w in namers[n] if namers[w])),
-            "names_nobody": float(not names_who[n]), "names": float(len(names_who[n])),
-            "own": _log(own[n]), "own_kind": _log(own_kind[n]), "own_kind_frac": own_kind[n] / (own[n] + 1),
+            "names_nobody": float(not names_who[n]),
+            "names": float(len(names_who[n])),
+            "own": _log(own[n]),
+            "own_kind": _log(own_kind[n]),
+            "own_kind_frac": own_kind[n] / (own[n] + 1),
             "naming_kind": _log(naming_kind[n]),
             "named_by_named_only": float(bool(namers[n]) and all(namers[w] for w in namers[n])),
         }
@@ -173,8 +203,10 @@ def names_features(ctx: Context, seen: Seen) -> Rows:
 
 Learner = kit.Learner[Context, Seen]
 """A plan, its features and a scikit-learn estimator (`arena_kit.adversaries.learned.observe.Learner`)."""
-LEARNERS = (Learner("forest_windows", window_plan, window_features, random_forest),
-            Learner("logistic_names", names_plan, names_features, logistic))
+LEARNERS = (
+    Learner("forest_windows", window_plan, window_features, random_forest),
+    Learner("logistic_names", names_plan, names_features, logistic),
+)
 TRAIN_TASKS = 2000
 """Train incidents each contract adversary fits on (as `python -m fault_localisation.gate --learners 2000`)."""
 _Case = Case[FaultLocalisationTask, Context]
@@ -195,13 +227,20 @@ def ground(store_dir: Path | None) -> Ground[FaultLocalisationTask, Context]:
     def reward(case: _Case, choice: str) -> float:
         return _score(case.task, *_claim(case, choice, store_dir))
 
-    return Ground(tasks=lambda split, n: split_tasks(split, n, store_dir), task_id=lambda task: task.data.id,
-                  context=context_of, executor=executor, root=lambda task: task.data.label.service, reward=reward,
-                  release=_release)
+    return Ground(
+        tasks=lambda split, n: split_tasks(split, n, store_dir),
+        task_id=lambda task: task.data.id,
+        context=context_of,
+        executor=executor,
+        root=lambda task: task.data.label.service,
+        reward=reward,
+        release=_release,
+    )
 
 
-def observe(learners: Sequence[Learner], tasks: list[FaultLocalisationTask], store_dir: Path | None,
-            prune: bool = False) -> dict[str, list[_Case]]:
+def observe(
+    learners: Sequence[Learner], tasks: list[FaultLocalisationTask], store_dir: Path | None, prune: bool = False
+) -> dict[str, list[_Case]]:
     """Each task as every learner's plan saw it, by learner name; with `prune`, each log store is
     deleted once seen (2,000 stores take about 9 GB)."""
     return kit.observe(learners, tasks, ground(store_dir), prune)
@@ -240,11 +279,19 @@ def _claim(case: _Case, choice: str, store_dir: Path | None) -> tuple[Claim, int
         return Claim("none", "none"), case.charged
     answer = executor_for(case.task, store_dir)
     got = answer(case.ctx.search(start=case.ctx.split, limit=DESCRIBE_LIMIT, service=choice, min_level="WARN"))
-    return Claim(choice, classify([str(line) for line in got.get("lines", [])]) or "bad_deploy"), case.charged + answer.charged
+    return Claim(
+        choice, classify([str(line) for line in got.get("lines", [])]) or "bad_deploy"
+    ), case.charged + answer.charged
 
 
-def evaluate(learner: Learner, model: Any, keys: list[str], threshold: float, tasks: list[FaultLocalisationTask],
-             store_dir: Path | None) -> Scored:
+def evaluate(
+    learner: Learner,
+    model: Any,
+    keys: list[str],
+    threshold: float,
+    tasks: list[FaultLocalisationTask],
+    store_dir: Path | None,
+) -> Scored:
     """Each task played offline by the fitted learner and graded by the real grader."""
     fitted = Fitted(model, keys, threshold)
     cases = observe([learner], tasks, store_dir)[learner.name]
@@ -253,10 +300,15 @@ def evaluate(learner: Learner, model: Any, keys: list[str], threshold: float, ta
 
 def _adversary(learner: Learner, split: Split, tasks: int) -> AdversaryRun:
     with tempfile.TemporaryDirectory(prefix="fl-learner-") as tmp:
-        return learned_adversary(learner, ground(Path(tmp)), split, tasks, train_tasks=TRAIN_TASKS,
-                                 ceiling=SHORTCUT_CEILING,
-                                 claim=f"learner {learner.name}, fit on {TRAIN_TASKS} train incidents, "
-                                       f"scores at most {SHORTCUT_CEILING}")
+        return learned_adversary(
+            learner,
+            ground(Path(tmp)),
+            split,
+            tasks,
+            train_tasks=TRAIN_TASKS,
+            ceiling=SHORTCUT_CEILING,
+            claim=f"learner {learner.name}, fit on {TRAIN_TASKS} train incidents, scores at most {SHORTCUT_CEILING}",
+        )
 
 
 def forest_windows(split: Split, tasks: int) -> AdversaryRun:

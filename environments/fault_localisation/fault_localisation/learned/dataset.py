@@ -33,8 +33,9 @@ class Example:
 
 
 def context_of(task: FaultLocalisationTask) -> Context:
-    return Context.of(Observation(model="", system="", prompt=task.data.prompt_text, tools=(), steps=(),
-                                  dialect="chat"))
+    return Context.of(
+        Observation(model="", system="", prompt=task.data.prompt_text, tools=(), steps=(), dialect="chat")
+    )
 
 
 def executor_for(task: FaultLocalisationTask, store_dir: Path | None = None) -> Executor:
@@ -45,8 +46,12 @@ def executor_for(task: FaultLocalisationTask, store_dir: Path | None = None) -> 
     return Executor(store, {"start": iso(incident.start_ms), "end": iso(incident.end_ms)}, services)
 
 
-def examples(tasks: list[FaultLocalisationTask], store_dir: Path | None = None,
-             variants: tuple[str, ...] = VARIANTS, prune: bool = False) -> Iterator[Example]:
+def examples(
+    tasks: list[FaultLocalisationTask],
+    store_dir: Path | None = None,
+    variants: tuple[str, ...] = VARIANTS,
+    prune: bool = False,
+) -> Iterator[Example]:
     """Each task as every variant's plan saw it; with `prune`, each log store is deleted once seen
     (2,000 stores take about 9 GB)."""
     for task in tasks:

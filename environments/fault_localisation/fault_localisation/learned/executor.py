@@ -54,5 +54,12 @@ class Executor:
         return result
 
     def _query(self, args: dict[str, Any]) -> Query:
-        return parse_query(args["start"], args["end"], args.get("service"), args.get("min_level"), args.get("text"),
-                           args.get("trace"), self.names)
+        return parse_query(
+            args["start"],
+            args["end"],
+            args.get("service"),
+            args.get("min_level"),
+            args.get("text"),
+            args.get("trace"),
+            self.names,
+        )

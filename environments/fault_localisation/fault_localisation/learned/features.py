@@ -21,7 +21,11 @@ GROUPS = ("c", "t", "g", "s", "e", "p", "n", "ng", "w")
 g call graph, s chain shapes (risen services and paths), e the reported endpoint's own timing,
 p the reported endpoint against every other failing endpoint, n names in lines, ng names against
 the call graph, w wording."""
-VARIANT_GROUPS = {"all": ("c", "t", "g", "s", "e", "p"), "names": ("n", "ng", "w"), "counts_graph": ("c", "t", "g", "s", "e")}
+VARIANT_GROUPS = {
+    "all": ("c", "t", "g", "s", "e", "p"),
+    "names": ("n", "ng", "w"),
+    "counts_graph": ("c", "t", "g", "s", "e"),
+}
 _FAR = 9.0
 """Distance or depth for a service not reached."""
 _RISE_Z = 3.5
@@ -109,8 +113,10 @@ def features(ctx: Context, seen: Observed) -> dict[str, dict[str, float]]:
     lengths = {w: max(1.0, _minutes(*reversed(seen.bounds[w]))) if w in seen.bounds else 1.0 for w in WINDOWS}
     counts = {w: seen.windows.get(w, {}) for w in WINDOWS}
     base = counts["base"]
-    z = {w: {n: rate_z(base.get(n, 0), counts[w].get(n, 0), lengths[w] / lengths["base"]) for n in names}
-         for w in WINDOWS[1:]}
+    z = {
+        w: {n: rate_z(base.get(n, 0), counts[w].get(n, 0), lengths[w] / lengths["base"]) for n in names}
+        for w in WINDOWS[1:]
+    }
     later = WINDOWS[1:]
     first = {n: next((i for i, w in enumerate(later) if z[w][n] > _RISE_Z), len(later)) for n in names}
     risen = {n for n in names if first[n] < len(later)}
@@ -166,6 +172,8 @@ def features(ctx: Context, seen: Observed) -> dict[str, dict[str, float]]:
 def feature_names(variant: str) -> list[str]:
     """The features a variant's model reads, in model order."""
     groups = VARIANT_GROUPS[variant]
-    probe = features(Context(ts("2024-01-01T00:00:00Z"), ts("2024-01-01T01:00:00Z")),
-                     Observed(services=[{"name": "a", "role": "edge", "calls": []}]))["a"]
+    probe = features(
+        Context(ts("2024-01-01T00:00:00Z"), ts("2024-01-01T01:00:00Z")),
+        Observed(services=[{"name": "a", "role": "edge", "calls": []}]),
+    )["a"]
     return [k for k in probe if k.split("_", 1)[0] in groups]

@@ -24,8 +24,14 @@ def _name_pattern(names: list[str]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![A-Za-z0-9_-])({alternatives})(?![A-Za-z0-9_-])")
 
 
-def name_features(names: list[str], sample: list[str], callers: dict[str, set[str]], calls: dict[str, set[str]],
-                  ancestors: dict[str, set[str]], focus: str | None) -> dict[str, dict[str, float]]:
+def name_features(
+    names: list[str],
+    sample: list[str],
+    callers: dict[str, set[str]],
+    calls: dict[str, set[str]],
+    ancestors: dict[str, set[str]],
+    focus: str | None,
+) -> dict[str, dict[str, float]]:
     """The `n`, `ng` and `w` features of each service in `names` from the lines of `sample`."""
     # Names in the sample: who writes, at what level, and whom each line names.
     pattern = _name_pattern(names)

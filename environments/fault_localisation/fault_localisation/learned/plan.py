@@ -81,8 +81,12 @@ def window_bounds(ctx: Context, onset: datetime) -> dict[str, tuple[datetime, da
     """WINDOWS' bounds around the reported endpoint's onset, each at least a minute long."""
     around_start = min(max(ctx.split + timedelta(minutes=1), onset - AROUND[0]), ctx.end - timedelta(minutes=2))
     around_end = min(max(around_start + timedelta(minutes=1), onset + AROUND[1]), ctx.end - timedelta(minutes=1))
-    return {"base": (ctx.start, ctx.split), "before": (ctx.split, around_start), "around": (around_start, around_end),
-            "after": (around_end, ctx.end)}
+    return {
+        "base": (ctx.start, ctx.split),
+        "before": (ctx.split, around_start),
+        "around": (around_start, around_end),
+        "after": (around_end, ctx.end),
+    }
 
 
 def observe(ctx: Context, variant: str = "all") -> Plan:
@@ -99,15 +103,15 @@ def observe(ctx: Context, variant: str = "all") -> Plan:
     if reported is None:
         raise ValueError("the prompt names no reported endpoint")
     seen.edge, seen.endpoint = reported.edge, f"{reported.method} {reported.path}/"
-    seen.edge_series = _counts((yield ctx.count("minute", service=reported.edge, min_level="ERROR",
-                                                text=reported.text)))
+    seen.edge_series = _counts(
+        (yield ctx.count("minute", service=reported.edge, min_level="ERROR", text=reported.text))
+    )
     if not rose(ctx, seen.edge_series):
         seen.none = True
         return seen
     seen.onset = series_onset(ctx, seen.edge_series)
     if variant == "all":
-        got = yield ctx.search(start=ctx.split, limit=SAMPLE_LIMIT, service=reported.edge,
-                               min_level="ERROR")
+        got = yield ctx.search(start=ctx.split, limit=SAMPLE_LIMIT, service=reported.edge, min_level="ERROR")
         seen.edge_lines = [str(line) for line in got.get("lines", [])]
     seen.bounds = window_bounds(ctx, seen.onset)
     for name, (start, end) in seen.bounds.items():

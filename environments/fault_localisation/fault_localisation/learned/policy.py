@@ -41,6 +41,8 @@ def learned_script(variant: str, model: Model | None = None) -> Script:
         got = yield ctx.search(start=ctx.split, limit=DESCRIBE_LIMIT, service=root, min_level="WARN")
         return submit(root, classify([str(line) for line in got.get("lines", [])]) or "bad_deploy")
 
-    run.__doc__ = (f"A gradient-boosted model trained on train incidents ({variant} features) ranks the services "
-                   "from at most six counts and searches (no trace filter); one read of the top one names its kind.")
+    run.__doc__ = (
+        f"A gradient-boosted model trained on train incidents ({variant} features) ranks the services "
+        "from at most six counts and searches (no trace filter); one read of the top one names its kind."
+    )
     return run

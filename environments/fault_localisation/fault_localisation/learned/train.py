@@ -36,8 +36,16 @@ FOLDS = kit.FOLDS
 
 def cases(exs: list[Example], variant: str) -> list[Case[Example, Any]]:
     """Each example as the kit's case for `variant`: no rows when the plan called it quiet."""
-    return [Case(ex, ex.ctx, None if ex.seen[variant].none else features(ex.ctx, ex.seen[variant]), ex.queries[variant],
-                 ex.root) for ex in exs]
+    return [
+        Case(
+            ex,
+            ex.ctx,
+            None if ex.seen[variant].none else features(ex.ctx, ex.seen[variant]),
+            ex.queries[variant],
+            ex.root,
+        )
+        for ex in exs
+    ]
 
 
 def matrix(exs: list[Example], variant: str) -> tuple[list[list[float]], list[int], list[int], list[str]]:
@@ -50,8 +58,9 @@ def fit(X: list[list[float]], y: list[int], seed: int) -> Any:
     return gradient_boosting(seed).fit(X, y)
 
 
-def fit_threshold(exs: list[Example], variant: str, probs: list[float], group: list[int],
-                  service: list[str]) -> tuple[float, dict[str, float]]:
+def fit_threshold(
+    exs: list[Example], variant: str, probs: list[float], group: list[int], service: list[str]
+) -> tuple[float, dict[str, float]]:
     """The top-probability threshold below which answering "none" pays best on these (out-of-fold)
     scores: a right service counts 1, a control answered none 1; halfway down to the next lower score."""
     return kit.none_threshold(cases(exs, variant), kit.top(probs, group, service), midpoint=True)
@@ -62,9 +71,16 @@ def export(clf: Any, variant: str, threshold: float, meta: dict[str, Any]) -> di
     return weights.export(clf, feature_names(variant), threshold, {**meta, "variant": variant})
 
 
-def train(tasks: int = 2000, seed: int = 0, out: Path | None = None, store_dir: Path | None = None,
-          variants: tuple[str, ...] = VARIANTS, verbose: bool = True, prune: bool = False,
-          **knobs: Any) -> dict[str, Path]:
+def train(
+    tasks: int = 2000,
+    seed: int = 0,
+    out: Path | None = None,
+    store_dir: Path | None = None,
+    variants: tuple[str, ...] = VARIANTS,
+    verbose: bool = True,
+    prune: bool = False,
+    **knobs: Any,
+) -> dict[str, Path]:
     """Train every variant on the train split's first `tasks` incidents; write `<out>/<variant>.json`
     (default: the package's weights directory). Returns the written paths."""
     import sklearn
@@ -89,12 +105,21 @@ def train(tasks: int = 2000, seed: int = 0, out: Path | None = None, store_dir: 
         clf = fit(m.X, m.y, seed)
         y = m.y
         meta = {
-            "generator": generator_fingerprint(), "knobs": asdict(split[0].data.knobs) if split else {},
-            "knob_overrides": knobs, "split": "train",
+            "generator": generator_fingerprint(),
+            "knobs": asdict(split[0].data.knobs) if split else {},
+            "knob_overrides": knobs,
+            "split": "train",
             "train_seeds": [split[0].data.seed, split[-1].data.seed] if split else [],
-            "tasks": tasks, "rows": len(y), "seed": seed, "params": PARAMS, "folds": FOLDS, "cv": cv,
-            "observe_s": round(observed_s, 1), "fit_s": round(time.monotonic() - fit_began, 1),
-            "sklearn": sklearn.__version__, "python": platform.python_version(),
+            "tasks": tasks,
+            "rows": len(y),
+            "seed": seed,
+            "params": PARAMS,
+            "folds": FOLDS,
+            "cv": cv,
+            "observe_s": round(observed_s, 1),
+            "fit_s": round(time.monotonic() - fit_began, 1),
+            "sklearn": sklearn.__version__,
+            "python": platform.python_version(),
             "retrain": f"python -m fault_localisation.learned.train --tasks {tasks} --seed {seed} --prune-stores",
         }
         data = export(clf, variant, threshold, meta)
@@ -102,9 +127,12 @@ def train(tasks: int = 2000, seed: int = 0, out: Path | None = None, store_dir: 
         path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
         written[variant] = path
         if verbose:
-            print(f"{variant}: {len(data['features'])} features, {len(y)} rows, threshold {threshold:.3f}, "
-                  f"out-of-fold top-1 {cv['oof_top1']:.3f} (with none {cv['oof_top1_with_none']:.3f}), "
-                  f"fit {meta['fit_s']} s, {path.stat().st_size / 1024:.0f} KiB -> {path}", flush=True)
+            print(
+                f"{variant}: {len(data['features'])} features, {len(y)} rows, threshold {threshold:.3f}, "
+                f"out-of-fold top-1 {cv['oof_top1']:.3f} (with none {cv['oof_top1_with_none']:.3f}), "
+                f"fit {meta['fit_s']} s, {path.stat().st_size / 1024:.0f} KiB -> {path}",
+                flush=True,
+            )
     if verbose:
         print(f"trained in {time.monotonic() - began:.0f} s ({observed_s:.0f} s observing {tasks} incidents)")
     return written
@@ -115,15 +143,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", type=int, default=2000, help="train incidents (train split seeds 0..tasks-1)")
     parser.add_argument("--out", type=Path, default=None, help="directory for <variant>.json (default: the package)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--store-dir", type=Path, default=None,
-                        help="log store cache (default: the tasks' own, ~/.cache/arena/log_search)")
+    parser.add_argument(
+        "--store-dir",
+        type=Path,
+        default=None,
+        help="log store cache (default: the tasks' own, ~/.cache/arena/log_search)",
+    )
     parser.add_argument("--variant", action="append", choices=VARIANTS, help="train only these (repeatable)")
     parser.add_argument("--prune-stores", action="store_true", help="delete each log store once observed")
     parser.add_argument("--difficulty", default=None, help="the taskset's difficulty preset (default: its default)")
     args = parser.parse_args(argv)
     knobs = {} if args.difficulty is None else {"difficulty": args.difficulty}
-    train(args.tasks, args.seed, args.out, args.store_dir, tuple(args.variant or VARIANTS), prune=args.prune_stores,
-          **knobs)
+    train(
+        args.tasks,
+        args.seed,
+        args.out,
+        args.store_dir,
+        tuple(args.variant or VARIANTS),
+        prune=args.prune_stores,
+        **knobs,
+    )
 
 
 if __name__ == "__main__":

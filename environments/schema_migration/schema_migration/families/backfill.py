@@ -47,7 +47,9 @@ class Backfill(Family):
         return Schema((source,), indexes), Schema((target,), indexes)
 
     def _fallback(self, p: Params) -> str:
-        return "the value of `created_at` (unchanged)" if p["mode"] == "column" else f"the text {literal(p['constant'])}"
+        return (
+            "the value of `created_at` (unchanged)" if p["mode"] == "column" else f"the text {literal(p['constant'])}"
+        )
 
     def rules(self, p: Params) -> str:
         col = p["column"]
@@ -60,14 +62,18 @@ class Backfill(Family):
             "every row; other columns are unchanged."
         )
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         out = []
         for i in ids(rng, n, 10_000 if hard else 1, taken):
             created = values.timestamp(rng)
             if rng.random() < (0.45 if hard else 0.3):
                 value = pick(rng, (None, None, "", "   "))
             else:
-                value = values.pad(rng, values.date(rng) if rng.random() < 0.7 else values.timestamp(rng), 0.3 if hard else 0.1)
+                value = values.pad(
+                    rng, values.date(rng) if rng.random() < 0.7 else values.timestamp(rng), 0.3 if hard else 0.1
+                )
             first, last = values.person(rng)
             amount = pick(rng, (0, -1, 2**31 - 1, randrange(rng, 1, 10_000), None))
             out.append((i, f"{first} {last}", created, value, amount))
@@ -110,7 +116,9 @@ class Backfill(Family):
         def date_like(rng: random.Random) -> str:
             return values.date(rng) if rng.random() < 0.5 else values.timestamp(rng)
 
-        trim = space_classes(t, p["column"], lambda r: (r[3],), lambda rng, k, fresh, text: {t: [row(rng, fresh, text)]}, date_like)
+        trim = space_classes(
+            t, p["column"], lambda r: (r[3],), lambda rng, k, fresh, text: {t: [row(rng, fresh, text)]}, date_like
+        )
         kept = (
             cls("not a date: words, impossible dates, other formats (kept)", lambda rng, k: ("soon", "2024-02-30", "2023-13-01", "01/02/2024", "Pending", "n/a")[k],
                 lambda r, c: isinstance(r[3], str) and not blank(r[3]) and not (r[3].strip(" ")[:4].isdigit() and r[3].strip(" ")[4:5] == "-" and r[3].strip(" ")[5:7] <= "12" and r[3].strip(" ")[8:10] <= "28")),

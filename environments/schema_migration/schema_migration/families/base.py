@@ -52,7 +52,9 @@ class Family(ABC):
         """The transformation rules, precise enough to implement from the text alone."""
 
     @abstractmethod
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         """Source rows for the touched tables, `n` in the main one, no id in `taken`; `hard` raises
         the share of awkward values."""
 
@@ -69,7 +71,9 @@ class Family(ABC):
         from schema_migration.cases import Rule as RuleRow, kept_classes
 
         kept = kept_classes(self, p)
-        return self.cases(p) + ((RuleRow("every column the rules do not name keeps every value exactly", kept),) if kept else ())
+        return self.cases(p) + (
+            (RuleRow("every column the rules do not name keeps every value exactly", kept),) if kept else ()
+        )
 
     def main_table(self, p: Params) -> str:
         """The source table `n` counts the rows of."""
@@ -83,7 +87,9 @@ class Family(ABC):
         """Target table or view -> the source table its rows come from, key for key (for the per-class checks)."""
         source, target = self.schemas(p)
         names = {t.name for t in source.tables}
-        return {name: name for name in [*(t.name for t in target.tables), *(v.name for v in target.views)] if name in names}
+        return {
+            name: name for name in [*(t.name for t in target.tables), *(v.name for v in target.views)] if name in names
+        }
 
     def worlds(self, p: Params) -> tuple[World, ...]:
         """Extra held-out databases, each a whole-database class (none by default)."""

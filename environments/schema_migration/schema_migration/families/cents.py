@@ -91,10 +91,11 @@ class Cents(Family):
     def _text(self, p: Params, rng: random.Random, hard: bool) -> str | None:
         if rng.random() < (0.2 if hard else 0.1):
             return pick(rng, (None, "", "   ", "n/a", "TBD", "free"))
-        cents = pick(rng, 
+        cents = pick(
+            rng,
             (0, 1, 5, 10, 99, 100, 9_999_999_999, -randrange(rng, 1, 10_000))
             if rng.random() < (0.25 if hard else 0.1)
-            else (randrange(rng, 100, 2_000_000),)
+            else (randrange(rng, 100, 2_000_000),),
         )
         return self.format(p, rng, cents)
 
@@ -113,10 +114,14 @@ class Cents(Family):
         else:
             number = f"{grouped}{mark}{frac:02d}"
         symbol = p["symbol"]
-        text = pick(rng, (f"{sign}{symbol}{number}", f"{sign}{number}", f"{symbol} {sign}{number}", f"{sign}{number} {symbol}"))
+        text = pick(
+            rng, (f"{sign}{symbol}{number}", f"{sign}{number}", f"{symbol} {sign}{number}", f"{sign}{number} {symbol}")
+        )
         return " " * randrange(rng, 3) + text + " " * randrange(rng, 3)
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         out = []
         for i in ids(rng, n, 10_000 if hard else 1, taken):
             qty = pick(rng, (None, 0, 1, randrange(rng, 1, 500)))
@@ -155,7 +160,9 @@ class Cents(Family):
 
         def cls(name: str, forms: tuple[str | None, ...], member: Any) -> ValueClass:
             texts = tuple(None if f is None else self._texts(p, (f,))[0] for f in forms)
-            return ValueClass(name, t, lambda rng, k, fresh: {t: [row(rng, fresh, texts[k % len(texts)])]}, lambda r, _c: member(r[2]))
+            return ValueClass(
+                name, t, lambda rng, k, fresh: {t: [row(rng, fresh, texts[k % len(texts)])]}, lambda r, _c: member(r[2])
+            )
 
         def clean(v: object) -> str | None:
             return self.clean(p, v) if isinstance(v, str) else None
@@ -199,11 +206,23 @@ class Cents(Family):
             cls("empty after cleaning: '', spaces, the symbol alone", ("", "   ", "S", " S ", "T"), lambda v: clean(v) == ""),
         )  # fmt: skip
         kept = (
-            ValueClass("qty NULL (kept)", t, lambda rng, k, fresh: {t: [row(rng, fresh, "1M00", None)]}, lambda r, _c: r[3] is None),
+            ValueClass(
+                "qty NULL (kept)",
+                t,
+                lambda rng, k, fresh: {t: [row(rng, fresh, "1M00", None)]},
+                lambda r, _c: r[3] is None,
+            ),
         )
         return (
-            Rule(f"clean: remove every U+0020, {sym!r} and thousands separator" + (", then ',' -> '.'" if p["format"] == "eu" else ""), cleaning),
-            Rule("a number ('-'? digits ('.' 1-2 digits)? | '-'? '.' 1-2 digits) -> exact cents, at any size up to the INTEGER limit", numbers),
+            Rule(
+                f"clean: remove every U+0020, {sym!r} and thousands separator"
+                + (", then ',' -> '.'" if p["format"] == "eu" else ""),
+                cleaning,
+            ),
+            Rule(
+                "a number ('-'? digits ('.' 1-2 digits)? | '-'? '.' 1-2 digits) -> exact cents, at any size up to the INTEGER limit",
+                numbers,
+            ),
             Rule(f"anything else -> {empty}", others),
             Rule("keep every row; sku and qty unchanged", kept),
         )
@@ -213,7 +232,9 @@ class Cents(Family):
 
     def migration(self, p: Params) -> str:
         thousands, mark = self._marks(p)
-        clean = f"replace(replace(replace({p['column']}, ' ', ''), {literal(p['symbol'])}, ''), {literal(thousands)}, '')"
+        clean = (
+            f"replace(replace(replace({p['column']}, ' ', ''), {literal(p['symbol'])}, ''), {literal(thousands)}, '')"
+        )
         if mark == ",":
             clean = f"replace({clean}, ',', '.')"
         empty = "0" if p["empty"] == "zero" else "NULL"

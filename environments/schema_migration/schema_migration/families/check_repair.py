@@ -94,9 +94,17 @@ class CheckRepair(Family):
             return pick(rng, RATE_EDGES)
         return round(rng.random(), 3)
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         out = [
-            (i, f"{values.word(rng)} {i}", self._qty(rng, hard), self._rate(rng, hard), values.date(rng) if rng.random() < 0.9 else None)
+            (
+                i,
+                f"{values.word(rng)} {i}",
+                self._qty(rng, hard),
+                self._rate(rng, hard),
+                values.date(rng) if rng.random() < 0.9 else None,
+            )
             for i in ids(rng, n, 10_000 if hard else 1, taken)
         ]
         return {p["table"]: out}
@@ -107,7 +115,9 @@ class CheckRepair(Family):
     def cases(self, p: Params) -> tuple[Rule, ...]:
         t, cap = p["table"], p["cap"]
 
-        def cls(name: str, qty: Any = None, rate: Any = None, member: Any = None, updated: Any = "", label: Any = None) -> ValueClass:
+        def cls(
+            name: str, qty: Any = None, rate: Any = None, member: Any = None, updated: Any = "", label: Any = None
+        ) -> ValueClass:
             def make(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
                 i = fresh(t)
                 q = qty[k % len(qty)] if qty else randrange(rng, 0, 400)
@@ -122,12 +132,26 @@ class CheckRepair(Family):
             cls("0 and 1: kept", qty=(0, 1), member=lambda r: r[2] in (0, 1)),
         ]
         if cap is None:
-            qty.append(cls("very large: kept (no cap)", qty=(INT64_MAX, 10**12, 10_001), member=lambda r: r[2] > 10_000))
+            qty.append(
+                cls("very large: kept (no cap)", qty=(INT64_MAX, 10**12, 10_001), member=lambda r: r[2] > 10_000)
+            )
         else:
             qty += [
-                cls(f"at the cap {cap} and just below: kept", qty=(cap, cap - 1), member=lambda r: r[2] in (cap, cap - 1)),
-                cls(f"just above the cap {cap}: becomes {cap}", qty=(cap + 1, cap + 2), member=lambda r: r[2] in (cap + 1, cap + 2)),
-                cls(f"far above the cap: becomes {cap}", qty=(INT64_MAX, cap * 10, 10**12), member=lambda r: r[2] > cap + 2),
+                cls(
+                    f"at the cap {cap} and just below: kept",
+                    qty=(cap, cap - 1),
+                    member=lambda r: r[2] in (cap, cap - 1),
+                ),
+                cls(
+                    f"just above the cap {cap}: becomes {cap}",
+                    qty=(cap + 1, cap + 2),
+                    member=lambda r: r[2] in (cap + 1, cap + 2),
+                ),
+                cls(
+                    f"far above the cap: becomes {cap}",
+                    qty=(INT64_MAX, cap * 10, 10**12),
+                    member=lambda r: r[2] > cap + 2,
+                ),
             ]
         top = 10_000 if cap is None else cap
         qty.append(
@@ -136,27 +160,69 @@ class CheckRepair(Family):
         )  # fmt: skip
         rate = [
             cls("NULL: stays NULL", rate=(None,), member=lambda r: r[3] is None),
-            cls("negative (and -0.0): becomes 0.0", rate=(-0.2, -0.0001, -1e6, -1.0), member=lambda r: r[3] is not None and r[3] < 0),
-            cls("exactly 0 and 1, and -0.0: kept", rate=(0.0, 1.0, -0.0), member=lambda r: r[3] is not None and r[3] in (0.0, 1.0)),
-            cls("just inside (0, 1): kept", rate=(0.0001, 0.999, 0.5, 0.9999999), member=lambda r: r[3] is not None and 0 < r[3] < 1),
+            cls(
+                "negative (and -0.0): becomes 0.0",
+                rate=(-0.2, -0.0001, -1e6, -1.0),
+                member=lambda r: r[3] is not None and r[3] < 0,
+            ),
+            cls(
+                "exactly 0 and 1, and -0.0: kept",
+                rate=(0.0, 1.0, -0.0),
+                member=lambda r: r[3] is not None and r[3] in (0.0, 1.0),
+            ),
+            cls(
+                "just inside (0, 1): kept",
+                rate=(0.0001, 0.999, 0.5, 0.9999999),
+                member=lambda r: r[3] is not None and 0 < r[3] < 1,
+            ),
             cls("just above 1", rate=(1.0000001, 1.004, 1.01), member=lambda r: r[3] is not None and 1 < r[3] < 1.1),
         ]
         if p["percent"]:
             rate += [
-                cls("percentages in (1, 100]: divided by 100", rate=(1.5, 2.0, 15.0, 99.5, 99.99, 100.0), member=lambda r: r[3] is not None and 1.1 <= r[3] <= 100),
-                cls("just above 100: becomes 1.0", rate=(100.0001, 100.5, 101.0), member=lambda r: r[3] is not None and 100 < r[3] < 102),
-                cls("far above 100: becomes 1.0", rate=(250.0, 1e6, 1e300), member=lambda r: r[3] is not None and r[3] >= 102),
+                cls(
+                    "percentages in (1, 100]: divided by 100",
+                    rate=(1.5, 2.0, 15.0, 99.5, 99.99, 100.0),
+                    member=lambda r: r[3] is not None and 1.1 <= r[3] <= 100,
+                ),
+                cls(
+                    "just above 100: becomes 1.0",
+                    rate=(100.0001, 100.5, 101.0),
+                    member=lambda r: r[3] is not None and 100 < r[3] < 102,
+                ),
+                cls(
+                    "far above 100: becomes 1.0",
+                    rate=(250.0, 1e6, 1e300),
+                    member=lambda r: r[3] is not None and r[3] >= 102,
+                ),
             ]
         else:
-            rate.append(cls("well above 1 (even 15 or 100): becomes 1.0", rate=(1.5, 15.0, 100.0, 250.0, 1e300), member=lambda r: r[3] is not None and r[3] >= 1.1))
+            rate.append(
+                cls(
+                    "well above 1 (even 15 or 100): becomes 1.0",
+                    rate=(1.5, 15.0, 100.0, 250.0, 1e300),
+                    member=lambda r: r[3] is not None and r[3] >= 1.1,
+                )
+            )
         others = (
             cls("updated_at NULL (kept)", updated=None, member=lambda r: r[4] is None),
-            cls("name with capitals and stray spaces (kept)", member=lambda r: r[1] != r[1].strip(" ") or r[1] != r[1].lower(),
-                label=lambda rng, k, i: (f" {values.word(rng).title()} {i}", f"{values.word(rng).upper()} {i}  ")[k % 2]),
+            cls(
+                "name with capitals and stray spaces (kept)",
+                member=lambda r: r[1] != r[1].strip(" ") or r[1] != r[1].lower(),
+                label=lambda rng, k, i: (f" {values.word(rng).title()} {i}", f"{values.word(rng).upper()} {i}  ")[
+                    k % 2
+                ],
+            ),
         )
         return (
-            Rule(f"{p['qty']}: negative becomes 0" + (f"; above {cap} becomes {cap}" if cap is not None else ""), tuple(qty)),
-            Rule(f"{p['rate']}: NULL stays; negative becomes 0.0; " + ("(1, 100] divided by 100; above 100 becomes 1.0" if p["percent"] else "above 1 becomes 1.0"), tuple(rate)),
+            Rule(
+                f"{p['qty']}: negative becomes 0" + (f"; above {cap} becomes {cap}" if cap is not None else ""),
+                tuple(qty),
+            ),
+            Rule(
+                f"{p['rate']}: NULL stays; negative becomes 0.0; "
+                + ("(1, 100] divided by 100; above 100 becomes 1.0" if p["percent"] else "above 1 becomes 1.0"),
+                tuple(rate),
+            ),
             Rule("keep every row; other columns unchanged", others),
         )
 
@@ -174,9 +240,7 @@ class CheckRepair(Family):
         return 1.0 if r > 1 else r
 
     def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
-        return {
-            p["table"]: [(i, n, self.fix_qty(p, q), self.fix_rate(p, r), u) for i, n, q, r, u in rows[p["table"]]]
-        }
+        return {p["table"]: [(i, n, self.fix_qty(p, q), self.fix_rate(p, r), u) for i, n, q, r, u in rows[p["table"]]]}
 
     def migration(self, p: Params) -> str:
         q, r = p["qty"], p["rate"]
@@ -189,7 +253,25 @@ class CheckRepair(Family):
     def write_values(self, p: Params) -> dict[str, tuple[object, ...]]:
         """Every bound of the two CHECKs and its neighbours, extremes, and values of other types."""
         t, q, r, cap = p["table"], p["qty"], p["rate"], p["cap"]
-        bounds: tuple[object, ...] = (-1, 0, 1, 2**63 - 1, -(2**63), -5, 5.5, -0.5, -0.001, -0.004, 1e20, "7", " 7 ", "7.0", "0x10", "1e3", "-3abc")
+        bounds: tuple[object, ...] = (
+            -1,
+            0,
+            1,
+            2**63 - 1,
+            -(2**63),
+            -5,
+            5.5,
+            -0.5,
+            -0.001,
+            -0.004,
+            1e20,
+            "7",
+            " 7 ",
+            "7.0",
+            "0x10",
+            "1e3",
+            "-3abc",
+        )
         if cap is not None:
             bounds += (cap - 1, cap, cap + 1, cap + 0.5, cap + 0.004, cap + 1000, float(cap), str(cap + 1))
         rates: tuple[object, ...] = (
@@ -199,7 +281,14 @@ class CheckRepair(Family):
         return {f"{t}.{q}": bounds, f"{t}.{r}": rates}
 
     def examples(self, p: Params) -> dict[str, list[Row]]:
-        pairs = [(-3, 0.25), (12, 15.0), (7, 250.0), (0, -0.5), (p["cap"] or 9_000_000, None), ((p["cap"] or 0) + 1, 1.0)]
+        pairs = [
+            (-3, 0.25),
+            (12, 15.0),
+            (7, 250.0),
+            (0, -0.5),
+            (p["cap"] or 9_000_000, None),
+            ((p["cap"] or 0) + 1, 1.0),
+        ]
         return {p["table"]: [(k + 1, f"item {k + 1}", q, r, None) for k, (q, r) in enumerate(pairs)]}
 
 

@@ -14,6 +14,7 @@ from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "Dedupe"]
 
+
 @dataclass(frozen=True)
 class Groups:
     """Class membership context: parent ids by normalised value, the kept id of each, the raw values."""
@@ -24,7 +25,11 @@ class Groups:
     norms: frozenset[str]
 
 
-PARENTS = {"users": ("sessions", "user_id"), "subscribers": ("deliveries_log", "subscriber_id"), "accounts": ("posts", "account_id")}
+PARENTS = {
+    "users": ("sessions", "user_id"),
+    "subscribers": ("deliveries_log", "subscriber_id"),
+    "accounts": ("posts", "account_id"),
+}
 
 
 class Dedupe(Family):
@@ -82,7 +87,9 @@ class Dedupe(Family):
             "spaces at their ends, or in non-ASCII capitals ('É' and 'é'), are not duplicates."
         )
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         parent: list[Row] = []
         for i in ids(rng, n, 10_000 if hard else 1, taken):
             first, last = values.person(rng)
@@ -138,7 +145,9 @@ class Dedupe(Family):
             return set() if key is None else {str(g.raw[i]).strip(" ") for i in g.ids[key]}
 
         odd = KEPT_SPACES
-        trim = space_classes(t, "the email", lambda r: (r[1],), lambda rng, k, fresh, text: group(rng, fresh, [text]), mail, inner=False)
+        trim = space_classes(
+            t, "the email", lambda r: (r[1],), lambda rng, k, fresh, text: group(rng, fresh, [text]), mail, inner=False
+        )
         nulls = (
             cls("NULL, '' and only U+0020: stored NULL, all kept, none a duplicate", t, lambda rng, k: [None, "", " " * (1 + k % 3)],
                 lambda r, g: self.norm(r[1]) is None),

@@ -13,7 +13,12 @@ from schema_migration.schema import Column, Index, Row, Rows, Schema, Table
 
 __all__ = ["FAMILY", "ForeignKey"]
 
-PAIRS = (("customers", "orders", "customer_id"), ("authors", "books", "author_id"), ("teams", "players", "team_id"), ("projects", "tasks", "project_id"))
+PAIRS = (
+    ("customers", "orders", "customer_id"),
+    ("authors", "books", "author_id"),
+    ("teams", "players", "team_id"),
+    ("projects", "tasks", "project_id"),
+)
 PLACEHOLDER = (0, "(unknown)", None)
 
 
@@ -28,7 +33,11 @@ class ForeignKey(Family):
     def schemas(self, p: Params) -> tuple[Schema, Schema]:
         parent = Table(
             p["parent"],
-            (Column("id", "INTEGER", primary_key=True), Column("name", "TEXT", notnull=True), Column("created", "TEXT")),
+            (
+                Column("id", "INTEGER", primary_key=True),
+                Column("name", "TEXT", notnull=True),
+                Column("created", "TEXT"),
+            ),
         )
 
         def child(fk: bool) -> Table:
@@ -62,7 +71,9 @@ class ForeignKey(Family):
             f"columns are unchanged. Afterwards PRAGMA foreign_key_check must report nothing."
         )
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         parents = [
             (i, f"{values.word(rng).title()} {i}", values.date(rng) if rng.random() < 0.8 else None)
             for i in ids(rng, max(2, n // 4), 10_000 if hard else 1, taken)
@@ -119,19 +130,50 @@ class ForeignKey(Family):
 
         action = {"null": "set to NULL", "delete": "deleted", "placeholder": "pointed at placeholder 0"}[p["orphans"]]
         found = (
-            orphans("a foreign key above every parent id: an orphan", lambda rng, k, fresh: 10**7 + k, lambda r, c: isinstance(r[1], int) and r[1] > c[1]),
-            orphans("a foreign key in a gap between parent ids: an orphan", lambda rng, k, fresh: fresh(par), lambda r, c: isinstance(r[1], int) and r[1] not in c[0] and 0 < r[1] < c[1]),
-            orphans("a foreign key 0 or negative: an orphan", lambda rng, k, fresh: (0, -1, -50)[k % 3], lambda r, c: isinstance(r[1], int) and r[1] <= 0),
-            orphans("a huge foreign key: an orphan", lambda rng, k, fresh: (2**40, 2**63 - 1, 2**31)[k % 3], lambda r, c: isinstance(r[1], int) and r[1] >= 2**31),
-            ValueClass("a foreign key holding text or a fraction (a parent's id with junk): matches no id, an orphan", ch, junk,
-                       lambda r, c: r[1] is not None and not isinstance(r[1], int)),
+            orphans(
+                "a foreign key above every parent id: an orphan",
+                lambda rng, k, fresh: 10**7 + k,
+                lambda r, c: isinstance(r[1], int) and r[1] > c[1],
+            ),
+            orphans(
+                "a foreign key in a gap between parent ids: an orphan",
+                lambda rng, k, fresh: fresh(par),
+                lambda r, c: isinstance(r[1], int) and r[1] not in c[0] and 0 < r[1] < c[1],
+            ),
+            orphans(
+                "a foreign key 0 or negative: an orphan",
+                lambda rng, k, fresh: (0, -1, -50)[k % 3],
+                lambda r, c: isinstance(r[1], int) and r[1] <= 0,
+            ),
+            orphans(
+                "a huge foreign key: an orphan",
+                lambda rng, k, fresh: (2**40, 2**63 - 1, 2**31)[k % 3],
+                lambda r, c: isinstance(r[1], int) and r[1] >= 2**31,
+            ),
+            ValueClass(
+                "a foreign key holding text or a fraction (a parent's id with junk): matches no id, an orphan",
+                ch,
+                junk,
+                lambda r, c: r[1] is not None and not isinstance(r[1], int),
+            ),
             orphans("a NULL foreign key: not an orphan, kept", lambda rng, k, fresh: None, lambda r, c: r[1] is None),
             ValueClass("a foreign key matching a parent: kept", ch, with_parent, lambda r, c: r[1] in c[0]),
         )
         others = (
-            ValueClass("a parent with no child rows (kept)", par, lambda rng, k, fresh: lonely(rng, k, fresh), lambda r, c: r[0] not in c[2]),
-            ValueClass("title and amount NULL or 0 (kept)", ch, lambda rng, k, fresh: with_parent(rng, k, fresh) | {ch: [child(rng, fresh, None, None, (None, 0.0)[k % 2])]},
-                       lambda r, c: r[2] is None and (r[3] is None or r[3] == 0)),
+            ValueClass(
+                "a parent with no child rows (kept)",
+                par,
+                lambda rng, k, fresh: lonely(rng, k, fresh),
+                lambda r, c: r[0] not in c[2],
+            ),
+            ValueClass(
+                "title and amount NULL or 0 (kept)",
+                ch,
+                lambda rng, k, fresh: (
+                    with_parent(rng, k, fresh) | {ch: [child(rng, fresh, None, None, (None, 0.0)[k % 2])]}
+                ),
+                lambda r, c: r[2] is None and (r[3] is None or r[3] == 0),
+            ),
         )
         return (
             Rule(f"an orphan: a non-NULL {p['fk']} matching no {par}.id; each is {action}", found),
@@ -144,7 +186,9 @@ class ForeignKey(Family):
     def _no_orphans(self, p: Params, rng: random.Random, n: int) -> dict[str, list[Row]]:
         rows = self.sample(p, rng, max(n, WORLD_ROWS), True)
         known = [r[0] for r in rows[p["parent"]]]
-        rows[p["child"]] = [(j, ref if ref is None or ref in known else pick(rng, known), t, a) for j, ref, t, a in rows[p["child"]]]
+        rows[p["child"]] = [
+            (j, ref if ref is None or ref in known else pick(rng, known), t, a) for j, ref, t, a in rows[p["child"]]
+        ]
         return rows
 
     def transform(self, p: Params, rows: Rows) -> dict[str, list[Row]]:
@@ -180,7 +224,12 @@ class ForeignKey(Family):
     def examples(self, p: Params) -> dict[str, list[Row]]:
         return {
             p["parent"]: [(1, "Alpha", None), (2, "Bravo", None)],
-            p["child"]: [(1, 1, "ok", 5.0), (2, 99, "orphan", 1.5), (3, None, "no parent", None), (4, -4, "orphan", 2.0)],
+            p["child"]: [
+                (1, 1, "ok", 5.0),
+                (2, 99, "orphan", 1.5),
+                (3, None, "no parent", None),
+                (4, -4, "orphan", 2.0),
+            ],
         }
 
 

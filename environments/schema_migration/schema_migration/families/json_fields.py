@@ -124,7 +124,9 @@ class JsonFields(Family):
 
     def _payload(self, p: Params, rng: random.Random, hard: bool) -> str | None:
         if rng.random() < (0.2 if hard else 0.1):
-            return pick(rng, (None, "", "not json", '{"type": "click"', "[1, 2]", "null", "42", '"text"', "{'type': 'x'}"))
+            return pick(
+                rng, (None, "", "not json", '{"type": "click"', "[1, 2]", "null", "42", '"text"', "{'type': 'x'}")
+            )
         obj: dict[str, Any] = {}
         for _, path, kind in p["fields"]:
             value = self._value(rng, kind, hard)
@@ -145,8 +147,12 @@ class JsonFields(Family):
         text = pick(rng, ENCODERS).encode(obj)
         return values.pad(rng, text, 0.1)
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
-        out = [(i, values.timestamp(rng), self._payload(p, rng, hard)) for i in ids(rng, n, 10_000 if hard else 1, taken)]
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
+        out = [
+            (i, values.timestamp(rng), self._payload(p, rng, hard)) for i in ids(rng, n, 10_000 if hard else 1, taken)
+        ]
         return {p["table"]: out}
 
     def context(self, p: Params, rows: Rows) -> Any:
@@ -158,7 +164,9 @@ class JsonFields(Family):
                 parsed[i] = MISSING
         return parsed
 
-    def _object(self, p: Params, rng: random.Random, field: str | None = None, value: object = MISSING) -> dict[str, Any]:
+    def _object(
+        self, p: Params, rng: random.Random, field: str | None = None, value: object = MISSING
+    ) -> dict[str, Any]:
         """A payload object with a plain value in every field, and `value` at `field`'s path."""
         obj: dict[str, Any] = {}
         for name, path, kind in p["fields"]:
@@ -187,7 +195,12 @@ class JsonFields(Family):
             return {t: [(fresh(t), values.timestamp(rng), payload)]}
 
         def payloads(name: str, texts: Any, member: Any) -> ValueClass:
-            return ValueClass(name, t, lambda rng, k, fresh: row(rng, fresh, texts(rng, k)), lambda r, parsed: member(r[2], parsed[r[0]]))
+            return ValueClass(
+                name,
+                t,
+                lambda rng, k, fresh: row(rng, fresh, texts(rng, k)),
+                lambda r, parsed: member(r[2], parsed[r[0]]),
+            )
 
         def field_classes(kind: str, name: str, leaves: tuple[object, ...], member: Any) -> ValueClass:
             fields = [f for f in p["fields"] if f[2] == kind]
@@ -198,7 +211,9 @@ class JsonFields(Family):
 
             def inside(r: Row, parsed: Any) -> bool:
                 obj = parsed[r[0]]
-                return isinstance(obj, dict) and any((v := _get(obj, path)) is not MISSING and member(v) for _, path, _ in fields)
+                return isinstance(obj, dict) and any(
+                    (v := _get(obj, path)) is not MISSING and member(v) for _, path, _ in fields
+                )
 
             return ValueClass(f"{kind} field: {name}", t, make, inside)
 
@@ -232,8 +247,11 @@ class JsonFields(Family):
             return pick(rng, ENCODERS).encode(obj)
 
         path = (
-            payloads("a key missing, or a non-object on the way: NULL", broken,
-                     lambda v, o: isinstance(o, dict) and any(_get(o, fp) is MISSING for _, fp, _ in p["fields"])),
+            payloads(
+                "a key missing, or a non-object on the way: NULL",
+                broken,
+                lambda v, o: isinstance(o, dict) and any(_get(o, fp) is MISSING for _, fp, _ in p["fields"]),
+            ),
         )
         fields: list[ValueClass] = []
         if "TEXT" in kinds:

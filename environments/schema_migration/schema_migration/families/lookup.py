@@ -34,7 +34,13 @@ class Lookup(Family):
     def draw(self, rng: random.Random) -> Params:
         table = pick(rng, sorted(DOMAINS))
         column, lookup, _ = DOMAINS[table]
-        return {"table": table, "column": column, "lookup": lookup, "fk": f"{column}_id", "case": pick(rng, ("keep", "lower"))}
+        return {
+            "table": table,
+            "column": column,
+            "lookup": lookup,
+            "fk": f"{column}_id",
+            "case": pick(rng, ("keep", "lower")),
+        }
 
     def schemas(self, p: Params) -> tuple[Schema, Schema]:
         t, col, fk = p["table"], p["column"], p["fk"]
@@ -47,7 +53,9 @@ class Lookup(Family):
                 Column("created_at", "TEXT"),
             ),
         )
-        lookup = Table(p["lookup"], (Column("id", "INTEGER", primary_key=True), Column("name", "TEXT", notnull=True, unique=True)))
+        lookup = Table(
+            p["lookup"], (Column("id", "INTEGER", primary_key=True), Column("name", "TEXT", notnull=True, unique=True))
+        )
         target = replace_column(source, col, Column(fk, "INTEGER", references=(p["lookup"], "id")))
         return (
             Schema((source,), (Index(f"idx_{t}_{col}", t, (col,)),)),
@@ -96,9 +104,16 @@ class Lookup(Family):
             base = base.lower()
         return values.pad(rng, base, 0.3 if hard else 0.15)
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         out = [
-            (i, f"{values.word(rng).title()} {i}", self._value(p, rng, hard), values.date(rng) if rng.random() < 0.9 else None)
+            (
+                i,
+                f"{values.word(rng).title()} {i}",
+                self._value(p, rng, hard),
+                values.date(rng) if rng.random() < 0.9 else None,
+            )
             for i in ids(rng, n, 10_000 if hard else 1, taken)
         ]
         return {p["table"]: out}
@@ -121,12 +136,20 @@ class Lookup(Family):
             return (i, f"{values.word(rng).title()} {i}", value, values.date(rng) if created == "" else created)
 
         def cls(name: str, texts: Any, member: Any) -> ValueClass:
-            return ValueClass(name, t, lambda rng, k, fresh: {t: [row(rng, fresh, texts(rng, k))]}, lambda r, c: member(r[2], c))
+            return ValueClass(
+                name, t, lambda rng, k, fresh: {t: [row(rng, fresh, texts(rng, k))]}, lambda r, c: member(r[2], c)
+            )
 
         def key(v: object) -> str | None:
             return self.key(p, v) if isinstance(v, str) else None
 
-        trim = space_classes(t, "value", lambda r: (r[2],), lambda rng, k, fresh, text: {t: [row(rng, fresh, text)]}, lambda rng: pick(rng, pool))
+        trim = space_classes(
+            t,
+            "value",
+            lambda r: (r[2],),
+            lambda rng, k, fresh, text: {t: [row(rng, fresh, text)]},
+            lambda rng: pick(rng, pool),
+        )
         empty = (
             cls("NULL (foreign key NULL)", lambda rng, k: None, lambda v, c: v is None),
             cls("'' (foreign key NULL)", lambda rng, k: "", lambda v, c: v == ""),
@@ -151,11 +174,23 @@ class Lookup(Family):
                 lambda v, c: (q := key(v)) is not None and q[:1].isdigit()),
             cls("a key that occurs once", lambda rng, k: f"{pick(rng, pool)} {values.word(rng)} {k}", lambda v, c: (q := key(v)) is not None and q[-1:].isdigit()),
         )  # fmt: skip
-        kept = (ValueClass("created_at NULL (kept)", t, lambda rng, k, fresh: {t: [row(rng, fresh, pick(rng, pool), None)]}, lambda r, c: r[3] is None),)
+        kept = (
+            ValueClass(
+                "created_at NULL (kept)",
+                t,
+                lambda rng, k, fresh: {t: [row(rng, fresh, pick(rng, pool), None)]},
+                lambda r, c: r[3] is None,
+            ),
+        )
         return (
             Rule("key = the value with U+0020 (only) removed at both ends", trim),
             Rule("NULL, '' or only spaces: the foreign key is NULL", empty),
-            Rule("letter case is kept: keys differing in case differ" if p["case"] == "keep" else "keys are lower-cased the way SQLite's lower() does (A-Z only)", case),
+            Rule(
+                "letter case is kept: keys differing in case differ"
+                if p["case"] == "keep"
+                else "keys are lower-cased the way SQLite's lower() does (A-Z only)",
+                case,
+            ),
             Rule("ids 1, 2, 3, ... in BINARY order of name; one lookup row per distinct key", order),
             Rule("keep every row; id, title, created_at unchanged", kept),
         )

@@ -68,7 +68,9 @@ class MergeColumns(Family):
         }[part]()
         return values.pad(rng, value, 0.25 if hard else 0.1)
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         out = []
         for i in ids(rng, n, 10_000 if hard else 1, taken):
             parts = tuple(self._part(rng, part, hard) for part in p["parts"])
@@ -92,13 +94,17 @@ class MergeColumns(Family):
                 value = self._part(rng, part, False)
             return sql_trim(value)
 
-        def row(rng: random.Random, fresh: Fresh, parts: list[str | None], label: str = "", updated: str | None = "") -> Row:
+        def row(
+            rng: random.Random, fresh: Fresh, parts: list[str | None], label: str = "", updated: str | None = ""
+        ) -> Row:
             i = fresh(t)
             return (i, label or f"{values.word(rng)}-{i}", *parts, values.date(rng) if updated == "" else updated)
 
         def with_part(rng: random.Random, k: int, fresh: Fresh, text: str | None) -> dict[str, list[Row]]:
             parts: list[str | None] = [plain(rng, x) for x in p["parts"]]
-            parts[(k // 2) % k_parts if k % 2 == 0 else k_parts - 1 - (k // 2) % k_parts] = text  # first parts and last parts
+            parts[(k // 2) % k_parts if k % 2 == 0 else k_parts - 1 - (k // 2) % k_parts] = (
+                text  # first parts and last parts
+            )
             return {t: [row(rng, fresh, parts)]}
 
         def parts_of(r: Row) -> tuple[Any, ...]:
@@ -113,7 +119,9 @@ class MergeColumns(Family):
 
         def alone(rng: random.Random, k: int, fresh: Fresh) -> dict[str, list[Row]]:
             parts: list[str | None] = [(None, "", "  ")[(k + j) % 3] for j in range(k_parts)]
-            parts[k % k_parts] = " " + plain(rng, p["parts"][k % k_parts]) if k % 2 else plain(rng, p["parts"][k % k_parts])
+            parts[k % k_parts] = (
+                " " + plain(rng, p["parts"][k % k_parts]) if k % 2 else plain(rng, p["parts"][k % k_parts])
+            )
             return {t: [row(rng, fresh, parts)]}
 
         def blank(v: object) -> bool:
@@ -131,6 +139,7 @@ class MergeColumns(Family):
         def at_edge(r: Row) -> bool:
             kept = [sql_trim(v) for v in parts_of(r) if not blank(v)]
             return bool(kept) and bool(kept[0]) and bool(kept[-1]) and (kept[0][0] in marks or kept[-1][-1] in marks)
+
         trim = space_classes(t, "a part", parts_of, with_part, lambda rng: plain(rng, pick(rng, p["parts"])))
         skip = (
             cls("a NULL part (skipped)", lambda rng, k, fresh: with_part(rng, k, fresh, None), lambda r, _c: None in parts_of(r) and not all(blank(v) for v in parts_of(r))),
@@ -144,8 +153,16 @@ class MergeColumns(Family):
         )  # fmt: skip
         nothing = "NULL" if p["empty"] == "null" else "''"
         empty = (
-            cls("every part NULL", lambda rng, k, fresh: {t: [row(rng, fresh, [None] * k_parts)]}, lambda r, _c: all(v is None for v in parts_of(r))),
-            cls("every part NULL or blank, mixed", blanks, lambda r, _c: all(blank(v) for v in parts_of(r)) and not all(v is None for v in parts_of(r))),
+            cls(
+                "every part NULL",
+                lambda rng, k, fresh: {t: [row(rng, fresh, [None] * k_parts)]},
+                lambda r, _c: all(v is None for v in parts_of(r)),
+            ),
+            cls(
+                "every part NULL or blank, mixed",
+                blanks,
+                lambda r, _c: all(blank(v) for v in parts_of(r)) and not all(v is None for v in parts_of(r)),
+            ),
         )
         others = (
             cls("updated_at NULL (kept)", lambda rng, k, fresh: {t: [row(rng, fresh, [plain(rng, x) for x in p["parts"]], updated=None)]}, lambda r, _c: r[-1] is None),
@@ -186,9 +203,7 @@ class MergeColumns(Family):
             "postcode": ("08001", "", " 0150 "),
             "country": ("CH", "CA", None),
         }
-        rows = [
-            (k + 1, f"example-{k + 1}", *(samples[x][k] for x in p["parts"]), None) for k in range(3)
-        ]
+        rows = [(k + 1, f"example-{k + 1}", *(samples[x][k] for x in p["parts"]), None) for k in range(3)]
         rows.append((4, "example-4", *(None for _ in p["parts"]), None))
         return {p["table"]: rows}
 

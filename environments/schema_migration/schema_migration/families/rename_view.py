@@ -14,7 +14,12 @@ from schema_migration.schema import Affinity, Column, Index, Row, Rows, Schema, 
 
 __all__ = ["FAMILY", "RenameView"]
 
-PAIRS = (("clients", "customers", "orders"), ("staff", "employees", "shifts"), ("parts", "components", "part_usage"), ("vendors", "partners", "contracts"))
+PAIRS = (
+    ("clients", "customers", "orders"),
+    ("staff", "employees", "shifts"),
+    ("parts", "components", "part_usage"),
+    ("vendors", "partners", "contracts"),
+)
 RENAMES = (("nm", "name"), ("tel", "phone"), ("addr", "address"), ("created", "created_at"))
 
 
@@ -35,8 +40,16 @@ class RenameView(Family):
 
     def _table(self, p: Params, name: str, renamed: bool) -> Table:
         mapping = dict(p["renames"]) if renamed else {}
-        cols: tuple[tuple[str, Affinity, bool, bool], ...] = (("id", "INTEGER", True, True), ("nm", "TEXT", True, False), ("tel", "TEXT", False, False), ("addr", "TEXT", False, False), ("created", "TEXT", False, False))
-        return Table(name, tuple(Column(mapping.get(c, c), k, notnull=nn and not pk, primary_key=pk) for c, k, nn, pk in cols))
+        cols: tuple[tuple[str, Affinity, bool, bool], ...] = (
+            ("id", "INTEGER", True, True),
+            ("nm", "TEXT", True, False),
+            ("tel", "TEXT", False, False),
+            ("addr", "TEXT", False, False),
+            ("created", "TEXT", False, False),
+        )
+        return Table(
+            name, tuple(Column(mapping.get(c, c), k, notnull=nn and not pk, primary_key=pk) for c, k, nn, pk in cols)
+        )
 
     def _child(self, p: Params, parent: str) -> Table:
         return Table(
@@ -59,7 +72,9 @@ class RenameView(Family):
         tel_new = Index(f"idx_{p['old']}_tel", p["new"], (dict(p["renames"]).get("tel", "tel"),))
         child_idx = Index(f"idx_{p['child']}_{p['fk']}", p["child"], (p["fk"],))
         source = Schema((self._table(p, p["old"], False), self._child(p, p["old"])), (tel_old, child_idx))
-        target = Schema((self._table(p, p["new"], True), self._child(p, p["new"])), (tel_new, child_idx), (self.view(p),))
+        target = Schema(
+            (self._table(p, p["new"], True), self._child(p, p["new"])), (tel_new, child_idx), (self.view(p),)
+        )
         return source, target
 
     def rules(self, p: Params) -> str:
@@ -74,11 +89,21 @@ class RenameView(Family):
             "every row keeps all its values exactly (spaces, letter case, NULLs, texts that are not dates)."
         )
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         parent = []
         for i in ids(rng, n, 10_000 if hard else 1, taken):
             first, last = values.person(rng)
-            tel = pick(rng, (None, "", f"+47 {randrange(rng, 10**7, 10**8)}", f"({randrange(rng, 100, 999)}) 555-01{randrange(rng, 10, 99)}"))
+            tel = pick(
+                rng,
+                (
+                    None,
+                    "",
+                    f"+47 {randrange(rng, 10**7, 10**8)}",
+                    f"({randrange(rng, 100, 999)}) 555-01{randrange(rng, 10, 99)}",
+                ),
+            )
             addr = pick(rng, (None, pick(rng, values.STREETS), " " + pick(rng, values.CITIES) + " "))
             parent.append((i, f"{first} {last}", tel, addr, values.date(rng) if rng.random() < 0.8 else None))
         parent_ids = [r[0] for r in parent]
@@ -100,7 +125,15 @@ class RenameView(Family):
     def cases(self, p: Params) -> tuple[Rule, ...]:
         old, child = p["old"], p["child"]
 
-        def parent(rng: random.Random, fresh: Fresh, nm: str = "", tel: Any = "", addr: Any = "", created: Any = "", kids: int = 1) -> dict[str, list[Row]]:
+        def parent(
+            rng: random.Random,
+            fresh: Fresh,
+            nm: str = "",
+            tel: Any = "",
+            addr: Any = "",
+            created: Any = "",
+            kids: int = 1,
+        ) -> dict[str, list[Row]]:
             first, last = values.person(rng)
             row = (
                 fresh(old),

@@ -104,7 +104,9 @@ class SplitColumn(Family):
                 awkward += (f"\t{last}, {first}", f"{last}, {first}\u00a0")
         return pick(rng, awkward) if odd else values.pad(rng, plain, 0.1)
 
-    def sample(self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()) -> dict[str, list[Row]]:
+    def sample(
+        self, p: Params, rng: random.Random, n: int, hard: bool, taken: frozenset[int] = frozenset()
+    ) -> dict[str, list[Row]]:
         out: list[Row] = []
         for i in ids(rng, n, 10_000 if hard else 1, taken):
             name = out[-1][1] if out and rng.random() < 0.05 else self._name(rng, p, hard)
@@ -134,14 +136,20 @@ class SplitColumn(Family):
             return {"a": a, "b": b, "c": pick(rng, values.FIRST)}
 
         def named(name: str, texts: tuple[str, ...], member: Any) -> ValueClass:
-            return variants(name, t, texts, lambda rng, fresh, text: [row(rng, fresh, text)], lambda r, _c: member(_v(r)), words)
+            return variants(
+                name, t, texts, lambda rng, fresh, text: [row(rng, fresh, text)], lambda r, _c: member(_v(r)), words
+            )
 
         def kept(name: str, make: Any, member: Any) -> ValueClass:
             return ValueClass(name, t, lambda rng, k, fresh: {t: make(rng, k, fresh)}, member)
 
-        trim = space_classes(t, "name", lambda r: (r[1],), lambda rng, k, fresh, text: {t: [row(rng, fresh, text)]}, core)
+        trim = space_classes(
+            t, "name", lambda r: (r[1],), lambda rng, k, fresh, text: {t: [row(rng, fresh, text)]}, core
+        )
         blank = (
-            kept("name: NULL (counts as '')", lambda rng, k, fresh: [row(rng, fresh, None)], lambda r, _c: r[1] is None),
+            kept(
+                "name: NULL (counts as '')", lambda rng, k, fresh: [row(rng, fresh, None)], lambda r, _c: r[1] is None
+            ),
             kept("name: '' (empty)", lambda rng, k, fresh: [row(rng, fresh, "")], lambda r, _c: r[1] == ""),
         )
         split: tuple[ValueClass, ...]
@@ -214,7 +222,10 @@ class SplitColumn(Family):
         if p["style"] == "first_last":
             first, last = f"CASE WHEN {at} > 0 THEN {before} ELSE v END", f"CASE WHEN {at} > 0 THEN {after} ELSE '' END"
         else:
-            first, last = f"CASE WHEN {at} > 0 THEN {after} ELSE v END", f"CASE WHEN {at} > 0 THEN trim({before}) ELSE '' END"
+            first, last = (
+                f"CASE WHEN {at} > 0 THEN {after} ELSE v END",
+                f"CASE WHEN {at} > 0 THEN trim({before}) ELSE '' END",
+            )
         _, target = self.schemas(p)
         return rebuild(
             target.tables[0],

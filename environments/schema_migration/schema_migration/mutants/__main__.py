@@ -23,7 +23,9 @@ def equivalents_table() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m schema_migration.mutants", description=__doc__)
-    parser.add_argument("--split", action="append", choices=("train", "dev", "test"), help="repeatable; default dev and test")
+    parser.add_argument(
+        "--split", action="append", choices=("train", "dev", "test"), help="repeatable; default dev and test"
+    )
     parser.add_argument("--per-family", type=int, default=3, help="tasks per family and split (default 3)")
     parser.add_argument("--family", action="append", choices=sorted(BY_NAME), help="repeatable; default every family")
     parser.add_argument("--jobs", type=int, default=2, help="tasks graded at once (default 2)")
@@ -35,14 +37,22 @@ def main(argv: list[str] | None = None) -> int:
         print(equivalents_table())
         return 0
     started = time.monotonic()
-    task_seeds = [seed for split in args.split or ["dev", "test"] for seed in family_seeds(split, args.per_family, args.family)]
+    task_seeds = [
+        seed for split in args.split or ["dev", "test"] for seed in family_seeds(split, args.per_family, args.family)
+    ]
     outcomes: list[Outcome] = []
     for k, task in enumerate(sweep(task_seeds, args.jobs), 1):
         outcomes += task
         if task:
-            print(f"[{k}/{len(task_seeds)}] seed {task[0].seed} {task[0].family}: {len(task)} mutants", file=sys.stderr, flush=True)
+            print(
+                f"[{k}/{len(task_seeds)}] seed {task[0].seed} {task[0].family}: {len(task)} mutants",
+                file=sys.stderr,
+                flush=True,
+            )
     if args.json:
-        rows = [{k: v for k, v in o.__dict__.items() if k != "answer"} | {"equivalent": is_equivalent(o)} for o in outcomes]
+        rows = [
+            {k: v for k, v in o.__dict__.items() if k != "answer"} | {"equivalent": is_equivalent(o)} for o in outcomes
+        ]
         Path(args.json).write_text(json.dumps(rows, indent=1, ensure_ascii=False))
     tallies = tally(outcomes, is_equivalent)
     for by in args.by or ["family", "operator"]:
@@ -50,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     left = survivors(tallies)
     for o in left:
         print(f"SURVIVOR seed {o.seed} {o.family} score {o.score:.3f}: {o.key}")
-    print(f"{len(task_seeds)} tasks, {len(outcomes)} mutants, {len(left)} non-equivalent survivors, {time.monotonic() - started:.0f} s wall")
+    print(
+        f"{len(task_seeds)} tasks, {len(outcomes)} mutants, {len(left)} non-equivalent survivors, {time.monotonic() - started:.0f} s wall"
+    )
     return 0 if adequate(tallies) else 1
 
 

@@ -32,7 +32,20 @@ def _padded(cores: tuple[str, ...]) -> list[str | None]:
 
 def _split_column(s: Spec) -> Rows:
     rows = _base(s)
-    cores = ("", "Ann", "Ann Lee", "Lee, Ann", "Lee,Ann", ",Ann", "Lee,", ",", " , ", "Lee , Ann , Jr", "\tAnn", "Ann\u00a0")
+    cores = (
+        "",
+        "Ann",
+        "Ann Lee",
+        "Lee, Ann",
+        "Lee,Ann",
+        ",Ann",
+        "Lee,",
+        ",",
+        " , ",
+        "Lee , Ann , Jr",
+        "\tAnn",
+        "Ann\u00a0",
+    )
     table = rows[s.params["table"]]
     table += [(FIRST_ID + k, name, None, "2024-01-01 00:00:00") for k, name in enumerate(_padded(cores))]
     return rows
@@ -50,7 +63,15 @@ def _cents(s: Spec) -> Rows:
 
 def _dedupe(s: Spec) -> Rows:
     rows = _base(s)
-    cores = ("", "Ann@Example.com", "ann@example.com", "ANN@EXAMPLE.COM", "JOSÉ@example.com", "josé@example.com", "José@Example.com")
+    cores = (
+        "",
+        "Ann@Example.com",
+        "ann@example.com",
+        "ANN@EXAMPLE.COM",
+        "JOSÉ@example.com",
+        "josé@example.com",
+        "José@Example.com",
+    )
     parent = rows[s.params["table"]]
     mails = _padded(cores)
     parent += [(FIRST_ID + k, mail, f"Edge {k}", "2024-01-01") for k, mail in enumerate(mails)]

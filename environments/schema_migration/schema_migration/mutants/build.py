@@ -127,7 +127,11 @@ def mutants(s: Spec) -> list[Mutant]:
 
     for i, (_, tree) in enumerate(statements):
         for op, k, variant in edits(tree, OPERATORS + CARELESS):
-            add(op.name, _key(op.name, tree, k, variant, s.params), texts[:i] + [render(apply(tree, k, variant))] + texts[i + 1 :])
+            add(
+                op.name,
+                _key(op.name, tree, k, variant, s.params),
+                texts[:i] + [render(apply(tree, k, variant))] + texts[i + 1 :],
+            )
     for i, guarded, exists in guards([tree for _, tree in statements]):
         key = f"guard_insert: {_neutral(statements[i][1], s.params)[:KEY_CHARS]} only if {_neutral(exists, s.params)[:KEY_CHARS]}"
         add("guard_insert", key, texts[:i] + [render(guarded)] + texts[i + 1 :])

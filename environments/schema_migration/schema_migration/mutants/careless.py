@@ -44,11 +44,19 @@ def _unique_index(node: exp.Expression) -> list[Variant]:
 
 def _nocase(node: exp.Expression) -> list[Variant]:
     """An index column or a TEXT column made case-insensitive."""
-    if isinstance(node, exp.Ordered) and isinstance(node.parent, exp.IndexParameters) and not isinstance(node.this, exp.Collate):
+    if (
+        isinstance(node, exp.Ordered)
+        and isinstance(node.parent, exp.IndexParameters)
+        and not isinstance(node.this, exp.Collate)
+    ):
         new = node.copy()
         new.set("this", exp.Collate(this=node.this.copy(), expression=exp.var("NOCASE")))
         return [new]
-    if isinstance(node, exp.ColumnDef) and (kind := node.args.get("kind")) is not None and kind.this == exp.DataType.Type.TEXT:
+    if (
+        isinstance(node, exp.ColumnDef)
+        and (kind := node.args.get("kind")) is not None
+        and kind.this == exp.DataType.Type.TEXT
+    ):
         column = node.copy()
         column.append("constraints", exp.ColumnConstraint(kind=exp.CollateColumnConstraint(this=exp.var("NOCASE"))))
         return [column]
@@ -61,7 +69,11 @@ def _projected(node: exp.Expression) -> bool:
         return False
     item = node.parent if isinstance(node.parent, exp.Alias) else node
     select = item.parent
-    if isinstance(select, exp.Select) and isinstance(select.parent, (exp.Insert, exp.Create)) and any(e is item for e in select.expressions):
+    if (
+        isinstance(select, exp.Select)
+        and isinstance(select.parent, (exp.Insert, exp.Create))
+        and any(e is item for e in select.expressions)
+    ):
         return True
     parent = node.parent
     return isinstance(parent, exp.EQ) and isinstance(parent.parent, exp.Update) and parent.expression is node
@@ -77,12 +89,17 @@ def _drop_conjunct(node: exp.Expression) -> list[Variant]:
 
 def _typeof_check(node: exp.Expression) -> list[Variant]:
     """CHECK (e) -> CHECK (e AND typeof(column) = its declared type): too strict for values SQLite stores otherwise."""
-    if not isinstance(node, exp.CheckColumnConstraint) or not isinstance(definition := node.parent.parent, exp.ColumnDef):  # type: ignore[union-attr]
+    if not isinstance(node, exp.CheckColumnConstraint) or not isinstance(
+        definition := node.parent.parent, exp.ColumnDef
+    ):  # type: ignore[union-attr]
         return []
     kind = definition.args.get("kind")
     if kind is None:
         return []
-    typed = exp.EQ(this=exp.Anonymous(this="TYPEOF", expressions=[exp.column(definition.name)]), expression=exp.Literal.string(kind.sql(dialect="sqlite").lower()))
+    typed = exp.EQ(
+        this=exp.Anonymous(this="TYPEOF", expressions=[exp.column(definition.name)]),
+        expression=exp.Literal.string(kind.sql(dialect="sqlite").lower()),
+    )
     new = node.copy()
     new.set("this", exp.And(this=exp.Paren(this=node.this.copy()), expression=typed))
     return [new]
@@ -95,7 +112,12 @@ def _loosen_operand(make: Callable[[exp.Expression], exp.Expression]) -> Callabl
     """A column compared by <, <=, > or >= with a number, replaced by `make(column)`."""
 
     def variants(node: exp.Expression) -> list[Variant]:
-        if isinstance(node, exp.Column) and isinstance(node.parent, _ORDER) and isinstance(node.parent.expression, exp.Literal) and node is node.parent.this:
+        if (
+            isinstance(node, exp.Column)
+            and isinstance(node.parent, _ORDER)
+            and isinstance(node.parent.expression, exp.Literal)
+            and node is node.parent.this
+        ):
             return [make(node.copy())]
         return []
 
@@ -108,7 +130,12 @@ def _round_division(node: exp.Expression) -> list[Variant]:
 
 def _anchor(node: exp.Expression) -> list[Variant]:
     """A GLOB pattern '*...*' made to test only the first (or last) character."""
-    if not isinstance(node, exp.Literal) or not node.is_string or not isinstance(node.parent, exp.Glob) or node is node.parent.this:
+    if (
+        not isinstance(node, exp.Literal)
+        or not node.is_string
+        or not isinstance(node.parent, exp.Glob)
+        or node is node.parent.this
+    ):
         return []
     s = node.this
     out = {s[1:] if s.startswith("*") and len(s) > 1 else s, s[:-1] if s.endswith("*") and len(s) > 1 else s} - {s}
@@ -122,7 +149,11 @@ def _widen_class(node: exp.Expression) -> list[Variant]:
     m = re.search(r"\[\^([^\]]*)\]", node.this)
     if m is None:
         return []
-    return [exp.Literal.string(node.this[: m.start(1)] + extra + node.this[m.start(1) :]) for extra in ("+", " ") if extra not in m.group(1)]
+    return [
+        exp.Literal.string(node.this[: m.start(1)] + extra + node.this[m.start(1) :])
+        for extra in ("+", " ")
+        if extra not in m.group(1)
+    ]
 
 
 def _abs_value(node: exp.Expression) -> list[Variant]:
@@ -160,17 +191,41 @@ CARELESS: tuple[Operator, ...] = (
     Operator("unique_index", "CREATE INDEX -> CREATE UNIQUE INDEX", _unique_index),
     Operator("nocase", "an index column or TEXT column made COLLATE NOCASE", _nocase),
     Operator("fold_case", "a column's value lower-cased: LOWER(c)", _wrap(lambda c: exp.Lower(this=c))),
-    Operator("blank_to_null", "a column's value with '' made NULL: NULLIF(c, '')", _wrap(lambda c: exp.Nullif(this=c, expression=exp.Literal.string("")))),
-    Operator("null_to_blank", "a column's NULL made '': COALESCE(c, '')", _wrap(lambda c: exp.Coalesce(this=c, expressions=[exp.Literal.string("")]))),
-    Operator("date_fallback", "a column normalised as a date where it is one: COALESCE(DATE(c), c)", _wrap(lambda c: exp.Coalesce(this=exp.Anonymous(this="DATE", expressions=[c]), expressions=[c.copy()]))),
+    Operator(
+        "blank_to_null",
+        "a column's value with '' made NULL: NULLIF(c, '')",
+        _wrap(lambda c: exp.Nullif(this=c, expression=exp.Literal.string(""))),
+    ),
+    Operator(
+        "null_to_blank",
+        "a column's NULL made '': COALESCE(c, '')",
+        _wrap(lambda c: exp.Coalesce(this=c, expressions=[exp.Literal.string("")])),
+    ),
+    Operator(
+        "date_fallback",
+        "a column normalised as a date where it is one: COALESCE(DATE(c), c)",
+        _wrap(lambda c: exp.Coalesce(this=exp.Anonymous(this="DATE", expressions=[c]), expressions=[c.copy()])),
+    ),
     Operator("drop_conjunct", "A AND B -> A, -> B", _drop_conjunct),
     Operator("typeof_check", "CHECK (e) -> CHECK (e AND typeof(c) = the declared type)", _typeof_check),
-    Operator("round_operand", "a compared column rounded to cents: ROUND(c, 2) < n; a quotient rounded", lambda n: _loosen_operand(lambda c: exp.Round(this=c, decimals=exp.Literal.number(2)))(n) + _round_division(n)),
-    Operator("cast_operand", "a compared column cast to REAL: CAST(c AS REAL) < n", _loosen_operand(lambda c: exp.Cast(this=c, to=exp.DataType.build("REAL")))),
+    Operator(
+        "round_operand",
+        "a compared column rounded to cents: ROUND(c, 2) < n; a quotient rounded",
+        lambda n: _loosen_operand(lambda c: exp.Round(this=c, decimals=exp.Literal.number(2)))(n) + _round_division(n),
+    ),
+    Operator(
+        "cast_operand",
+        "a compared column cast to REAL: CAST(c AS REAL) < n",
+        _loosen_operand(lambda c: exp.Cast(this=c, to=exp.DataType.build("REAL"))),
+    ),
     Operator("anchor_pattern", "a GLOB '*..*' anchored at the first or last character", _anchor),
     Operator("widen_class", "a GLOB class [^...] widened by '+' or ' '", _widen_class),
     Operator("abs_value", "CAST(x AS ...) -> ABS(CAST(x AS ...)): the sign dropped", _abs_value),
-    Operator("through_real", "CAST(x AS INTEGER) -> CAST(ROUND(CAST(x AS REAL)) AS INTEGER): exact only below 2**53", _through_real),
+    Operator(
+        "through_real",
+        "CAST(x AS INTEGER) -> CAST(ROUND(CAST(x AS REAL)) AS INTEGER): exact only below 2**53",
+        _through_real,
+    ),
     Operator("add_not_null", "a nullable column made NOT NULL", _add_not_null),
     Operator("collapse_spaces", "TRIM(x) -> REPLACE(TRIM(x), '  ', ' '): inner spaces collapsed", _collapse_spaces),
 )
@@ -193,7 +248,9 @@ def guards(trees: list[exp.Expression]) -> list[tuple[int, exp.Expression, exp.E
                 if source is None or not isinstance(source.this, exp.Table) or not case.args.get("ifs"):
                     continue
                 condition = case.args["ifs"][0].this
-                exists = exp.Exists(this=exp.select("1").from_(source.this.copy()).where(exp.Not(this=exp.Paren(this=condition.copy()))))
+                exists = exp.Exists(
+                    this=exp.select("1").from_(source.this.copy()).where(exp.Not(this=exp.Paren(this=condition.copy())))
+                )
                 guarded = exp.select(*[e.copy() for e in row.expressions]).where(exists)
                 new = tree.copy()
                 new.set("expression", guarded)

@@ -107,11 +107,16 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     _index_desc("split_column", _desc("idx_{table}_email", "email")),
     _index_desc("merge_columns", _desc("idx_{table}_label", "label")),
     _index_desc("normalise_lookup", _desc("idx_{table}_{fk}", '"{fk}"')),
-    _index_desc("not_null_backfill", _desc("idx_{table}_created_at", "created_at"), _desc("idx_{table}_{column}", '"{column}"')),
+    _index_desc(
+        "not_null_backfill", _desc("idx_{table}_created_at", "created_at"), _desc("idx_{table}_{column}", '"{column}"')
+    ),
     _index_desc("unique_dedupe", _desc("{index}", '"{column}"')),
     _index_desc("check_repair", _desc("idx_{table}_name", "name")),
     _index_desc("extract_json", _desc("idx_{table}_{indexed}", '"{indexed}"')),
-    _index_desc("add_fk_orphans", 'asc_desc: "idx_{child}_{fk}" ON "{child}"("{fk}") -> "idx_{child}_{fk}" ON "{child}"("{fk}" DESC)'),
+    _index_desc(
+        "add_fk_orphans",
+        'asc_desc: "idx_{child}_{fk}" ON "{child}"("{fk}") -> "idx_{child}_{fk}" ON "{child}"("{fk}" DESC)',
+    ),
     # split_column: v is trim(coalesce(name, '')).
     Equivalent(
         "split_column",
@@ -192,8 +197,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent(
         "unique_dedupe",
         (
-            "lower_upper: MIN(id) OVER (PARTITION BY LOWER(TRIM(\"{column}\"))) -> MIN(id) OVER (PARTITION BY UPPER(TRIM(\"{column}\")))",
-            "lower_upper: MAX(id) OVER (PARTITION BY LOWER(TRIM(\"{column}\"))) -> MAX(id) OVER (PARTITION BY UPPER(TRIM(\"{column}\")))",
+            'lower_upper: MIN(id) OVER (PARTITION BY LOWER(TRIM("{column}"))) -> MIN(id) OVER (PARTITION BY UPPER(TRIM("{column}")))',
+            'lower_upper: MAX(id) OVER (PARTITION BY LOWER(TRIM("{column}"))) -> MAX(id) OVER (PARTITION BY UPPER(TRIM("{column}")))',
         ),
         "SQLite's lower() and upper() change only ASCII letters, so two texts have equal lower() iff equal"
         " upper(): the partitions, and so the kept ids, are the same.",
@@ -234,20 +239,44 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     ),
     # Careless edits of the rowid alias (issue 38's operators), in every rebuilt table.
     *(
-        Equivalent(family, ("fold_case: id -> LOWER(id)", "blank_to_null: id -> NULLIF(id, '')", "null_to_blank: id -> COALESCE(id, '')"), _ROWID)
-        for family in ("split_column", "merge_columns", "change_type_cents", "normalise_lookup", "not_null_backfill", "unique_dedupe", "check_repair", "extract_json", "add_fk_orphans")
+        Equivalent(
+            family,
+            (
+                "fold_case: id -> LOWER(id)",
+                "blank_to_null: id -> NULLIF(id, '')",
+                "null_to_blank: id -> COALESCE(id, '')",
+            ),
+            _ROWID,
+        )
+        for family in (
+            "split_column",
+            "merge_columns",
+            "change_type_cents",
+            "normalise_lookup",
+            "not_null_backfill",
+            "unique_dedupe",
+            "check_repair",
+            "extract_json",
+            "add_fk_orphans",
+        )
     ),
     # COALESCE(c, '') of a NOT NULL source column.
     Equivalent("split_column", ("null_to_blank: created_at -> COALESCE(created_at, '')",), _NOT_NULL),
     Equivalent("merge_columns", ("null_to_blank: label -> COALESCE(label, '')",), _NOT_NULL),
     Equivalent("change_type_cents", ("null_to_blank: sku -> COALESCE(sku, '')",), _NOT_NULL),
     Equivalent("normalise_lookup", ("null_to_blank: title -> COALESCE(title, '')",), _NOT_NULL),
-    Equivalent("not_null_backfill", ("null_to_blank: customer -> COALESCE(customer, '')", "null_to_blank: created_at -> COALESCE(created_at, '')"), _NOT_NULL),
+    Equivalent(
+        "not_null_backfill",
+        ("null_to_blank: customer -> COALESCE(customer, '')", "null_to_blank: created_at -> COALESCE(created_at, '')"),
+        _NOT_NULL,
+    ),
     Equivalent("check_repair", ("null_to_blank: name -> COALESCE(name, '')",), _NOT_NULL),
     Equivalent("extract_json", ("null_to_blank: received_at -> COALESCE(received_at, '')",), _NOT_NULL),
     Equivalent(
         "rename_with_view",
-        ('null_to_blank: "{renames[0][1]}" AS "{renames[0][0]}" -> COALESCE("{renames[0][1]}", \'\') AS "{renames[0][0]}"',),
+        (
+            'null_to_blank: "{renames[0][1]}" AS "{renames[0][0]}" -> COALESCE("{renames[0][1]}", \'\') AS "{renames[0][0]}"',
+        ),
         _NOT_NULL + " (Here: the view column nm, from the NOT NULL column renamed to name.)",
         _name_renamed_first,
         "when nm is the first column renamed",
@@ -255,7 +284,9 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     # change_type_cents: the number test.
     Equivalent(
         "change_type_cents",
-        ("anchor_pattern: …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]*' -> …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]'",),
+        (
+            "anchor_pattern: …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]*' -> …u GLOB '*[^0-9.]*' AND NOT u GLOB '*.*.*' AND u GLOB '*[0-9]'",
+        ),
         "Every text the other conjuncts accept ends in a digit (digits, or a mark followed by one or two digits),"
         " so 'contains a digit' and 'ends with a digit' agree on them.",
     ),
@@ -292,12 +323,16 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     # Emptiness tests: collapsing runs of spaces never turns a non-empty text into ''.
     Equivalent(
         "not_null_backfill",
-        ("collapse_spaces: IIF(TRIM(COALESCE(\"{column}\", '')) = '', *) -> IIF(REPLACE(TRIM(COALESCE(\"{column}\", '')), '  ', ' ') = '', *)",),
+        (
+            "collapse_spaces: IIF(TRIM(COALESCE(\"{column}\", '')) = '', *) -> IIF(REPLACE(TRIM(COALESCE(\"{column}\", '')), '  ', ' ') = '', *)",
+        ),
         "An emptiness test: replacing '  ' by ' ' leaves a non-empty text non-empty and '' as ''.",
     ),
     Equivalent(
         "unique_dedupe",
-        ("collapse_spaces: TRIM(COALESCE(\"{column}\", '')) <> '' -> REPLACE(TRIM(COALESCE(\"{column}\", '')), '  ', ' ') <> ''",),
+        (
+            "collapse_spaces: TRIM(COALESCE(\"{column}\", '')) <> '' -> REPLACE(TRIM(COALESCE(\"{column}\", '')), '  ', ' ') <> ''",
+        ),
         "An emptiness test: replacing '  ' by ' ' leaves a non-empty text non-empty and '' as ''.",
     ),
     # change_type_cents: the exact value (sign, whole digits, two decimals joined as text, cast once).
@@ -318,16 +353,16 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     # check_repair: CHECKs with two sides, and the repair of a REAL column.
     Equivalent(
         "check_repair",
-        (
-            'cast_operand: CHECK ("{qty}" >= 0 AND "{qty}" <= *) -> CHECK (CAST("{qty}" AS REAL) >= 0 AND "{qty}" <= *)',
-        ),
+        ('cast_operand: CHECK ("{qty}" >= 0 AND "{qty}" <= *) -> CHECK (CAST("{qty}" AS REAL) >= 0 AND "{qty}" <= *)',),
         _TWO_SIDED,
         _capped,
         "when the quantity has a cap",
     ),
     Equivalent(
         "check_repair",
-        ('cast_operand: "{rate}" REAL CHECK ("{rate}" >= 0 AND "{rate}" <= 1) -> "{rate}" REAL CHECK (CAST("{rate}" AS REAL) >= 0 AND "{rate}" <= 1)',),
+        (
+            'cast_operand: "{rate}" REAL CHECK ("{rate}" >= 0 AND "{rate}" <= 1) -> "{rate}" REAL CHECK (CAST("{rate}" AS REAL) >= 0 AND "{rate}" <= 1)',
+        ),
         _TWO_SIDED,
     ),
     Equivalent(

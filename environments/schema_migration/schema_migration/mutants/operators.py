@@ -114,7 +114,9 @@ def _swap_kind(kinds: tuple[type[exp.Expression], ...]) -> Callable[[exp.Express
     def swap(node: exp.Expression) -> list[Variant]:
         if type(node) not in kinds:
             return []
-        return [_SWAP[type(node)](**{k: v.copy() if isinstance(v, exp.Expression) else v for k, v in node.args.items()})]
+        return [
+            _SWAP[type(node)](**{k: v.copy() if isinstance(v, exp.Expression) else v for k, v in node.args.items()})
+        ]
 
     return swap
 
@@ -171,7 +173,11 @@ def _case_branches(node: exp.Expression) -> list[Variant]:
             continue
         new = node.copy()
         branches = new.args["ifs"] + ([new.args["default"]] if new.args.get("default") else [])
-        a, b = (branches[k].args["true"], branches[k + 1].args["true"]) if k + 1 < len(ifs) else (branches[k].args["true"], branches[k + 1])
+        a, b = (
+            (branches[k].args["true"], branches[k + 1].args["true"])
+            if k + 1 < len(ifs)
+            else (branches[k].args["true"], branches[k + 1])
+        )
         a_copy, b_copy = a.copy(), b.copy()
         a.replace(b_copy)
         b.replace(a_copy)
@@ -190,7 +196,11 @@ def _group_column(node: exp.Expression) -> list[Variant]:
     if isinstance(node, exp.Group):
         keys = node.expressions
         return [None] if len(keys) == 1 else []
-    return [None] if isinstance(node.parent, exp.Group) and len(node.parent.expressions) > 1 and node in node.parent.expressions else []
+    return (
+        [None]
+        if isinstance(node.parent, exp.Group) and len(node.parent.expressions) > 1 and node in node.parent.expressions
+        else []
+    )
 
 
 def _swap_columns(node: exp.Expression) -> list[Variant]:
@@ -224,7 +234,12 @@ def _negation(node: exp.Expression) -> list[Variant]:
 
 
 def _arithmetic(node: exp.Expression) -> list[Variant]:
-    pairs: dict[type[exp.Expression], type[exp.Expression]] = {exp.Add: exp.Sub, exp.Sub: exp.Add, exp.Mul: exp.Div, exp.Div: exp.Mul}
+    pairs: dict[type[exp.Expression], type[exp.Expression]] = {
+        exp.Add: exp.Sub,
+        exp.Sub: exp.Add,
+        exp.Mul: exp.Div,
+        exp.Div: exp.Mul,
+    }
     other = pairs.get(type(node))
     return [other(this=node.this.copy(), expression=node.expression.copy())] if other else []
 

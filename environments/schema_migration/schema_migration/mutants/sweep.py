@@ -14,8 +14,16 @@ from schema_migration.grade import grade
 from schema_migration.mutants.build import mutants, roundtrip
 from schema_migration.mutants.equivalent import is_equivalent
 
-__all__ = ["KILL_AT", "SURVIVOR_CEILING", "Outcome", "RoundTripError", "family_seeds", "mutation_sweep", "sweep",
-           "sweep_task"]
+__all__ = [
+    "KILL_AT",
+    "SURVIVOR_CEILING",
+    "Outcome",
+    "RoundTripError",
+    "family_seeds",
+    "mutation_sweep",
+    "sweep",
+    "sweep_task",
+]
 
 SURVIVOR_CEILING = 0.10
 """The share of tasks on which some non-equivalent mutant may survive (`mutation_sweep`'s claim, by the upper bound)."""
@@ -43,7 +51,9 @@ def sweep_task(seed: int) -> list[Outcome]:
     rows = heldout.rows(s)
     check = grade(roundtrip(s), s, rows)
     if check.score != 1.0:
-        raise RoundTripError(f"seed {seed} ({s.family}): sqlglot's rendering of the reference scores {check.score}: {check.reason}")
+        raise RoundTripError(
+            f"seed {seed} ({s.family}): sqlglot's rendering of the reference scores {check.score}: {check.reason}"
+        )
 
     def graded_sql(sql: str) -> tuple[float, str]:
         g = grade(sql, s, rows)

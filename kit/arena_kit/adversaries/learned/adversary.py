@@ -15,8 +15,18 @@ T = TypeVar("T")
 C = TypeVar("C")
 
 
-def learned_adversary(learner: Learner[C, Any], ground: Ground[T, C], split: Split, tasks: int, *, train_tasks: int,
-                      ceiling: float, claim: str = "", seed: int = 0, abstain: bool = True) -> AdversaryRun:
+def learned_adversary(
+    learner: Learner[C, Any],
+    ground: Ground[T, C],
+    split: Split,
+    tasks: int,
+    *,
+    train_tasks: int,
+    ceiling: float,
+    claim: str = "",
+    seed: int = 0,
+    abstain: bool = True,
+) -> AdversaryRun:
     """`learner` fit on the first `train_tasks` train tasks (each released once seen), then played on
     the first `tasks` tasks of `split` and scored by the real grader. `abstain`: fit a "none"
     threshold out of fold (for tasks that may have nothing to find; needs scikit-learn)."""

@@ -16,8 +16,13 @@ from numpy.typing import NDArray
 
 __all__ = ["BOOSTING", "PositiveRate", "gradient_boosting", "logistic", "positive_rate", "random_forest"]
 
-BOOSTING: dict[str, Any] = {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.1, "subsample": 0.8,
-                            "min_samples_leaf": 5}
+BOOSTING: dict[str, Any] = {
+    "n_estimators": 150,
+    "max_depth": 3,
+    "learning_rate": 0.1,
+    "subsample": 0.8,
+    "min_samples_leaf": 5,
+}
 """scikit-learn GradientBoostingClassifier settings (random_state is the run's seed)."""
 
 

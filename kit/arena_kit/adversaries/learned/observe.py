@@ -72,8 +72,9 @@ class Learner(Generic[C, S]):
     """A fresh estimator (scikit-learn's fit/predict_proba) for a seed (`estimators`)."""
 
 
-def observe(learners: Sequence[Learner[C, Any]], tasks: Sequence[T], ground: Ground[T, C],
-            prune: bool = False) -> dict[str, list[Case[T, C]]]:
+def observe(
+    learners: Sequence[Learner[C, Any]], tasks: Sequence[T], ground: Ground[T, C], prune: bool = False
+) -> dict[str, list[Case[T, C]]]:
     """Each task as every learner's plan saw it, by learner name; with `prune`, each task's executor
     is released once every plan has run."""
     cases: dict[str, list[Case[T, C]]] = {learner.name: [] for learner in learners}

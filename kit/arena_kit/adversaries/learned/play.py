@@ -28,13 +28,10 @@ def choose(fitted: Fitted, rows: Rows | None) -> tuple[str, float]:
     return ranked[0][1], ranked[0][0]
 
 
-def play(fitted: Fitted, cases: Sequence[Case[T, C]], ground: Ground[T, C], claim: str,
-         ceiling: float) -> AdversaryRun:
+def play(fitted: Fitted, cases: Sequence[Case[T, C]], ground: Ground[T, C], claim: str, ceiling: float) -> AdversaryRun:
     """Each case's choice rewarded by `ground.reward`, by task id; `verdict()` decides `claim` by the
     gate's upper one-sided bound against `ceiling`."""
     rewards: dict[str, list[float]] = {}
     for case in cases:
         rewards[ground.task_id(case.task)] = [ground.reward(case, choose(fitted, case.rows)[0])]
     return AdversaryRun(claim=claim, ceiling=ceiling, rewards=rewards)
-
-

@@ -48,8 +48,9 @@ def out_of_fold(make: Callable[[int], Any], m: Matrix, seed: int, folds: int = F
     return probs
 
 
-def none_threshold(cases: Sequence[Case[Any, Any]], best: dict[int, tuple[float, str]],
-                   midpoint: bool = False) -> tuple[float, dict[str, float]]:
+def none_threshold(
+    cases: Sequence[Case[Any, Any]], best: dict[int, tuple[float, str]], midpoint: bool = False
+) -> tuple[float, dict[str, float]]:
     """The top-probability threshold below which answering NONE pays best on these scores: a right
     candidate counts 1, a task with nothing to find answered NONE 1 (a quiet one too). With `midpoint`,
     halfway down to the next lower score, so a borderline case is not decided by rounding."""
@@ -64,12 +65,21 @@ def none_threshold(cases: Sequence[Case[Any, Any]], best: dict[int, tuple[float,
     if midpoint:
         lower = [p for p, _, _ in scored if p < best_t]
         threshold = (best_t + max(lower)) / 2 if lower and best_t > 0 else best_t
-    return threshold, {"oof_top1_with_none": most / max(1, len(cases)),
-                       "oof_top1": sum(right for _, right, _ in scored) / max(1, len(cases))}
+    return threshold, {
+        "oof_top1_with_none": most / max(1, len(cases)),
+        "oof_top1": sum(right for _, right, _ in scored) / max(1, len(cases)),
+    }
 
 
-def fit(make: Callable[[int], Any], cases: Sequence[Case[Any, Any]], seed: int, keys: list[str] | None = None,
-        abstain: bool = True, midpoint: bool = False, folds: int = FOLDS) -> Fitted:
+def fit(
+    make: Callable[[int], Any],
+    cases: Sequence[Case[Any, Any]],
+    seed: int,
+    keys: list[str] | None = None,
+    abstain: bool = True,
+    midpoint: bool = False,
+    folds: int = FOLDS,
+) -> Fitted:
     """`make(seed)` fit on every candidate of `cases`; with `abstain`, first the NONE threshold, fit
     on out-of-fold scores (needs scikit-learn); without, the learner always names its top candidate."""
     m = matrix(cases, keys)

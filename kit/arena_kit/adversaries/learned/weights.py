@@ -46,10 +46,18 @@ class Model:
         ValueError: the JSON is of another format than this reader's."""
         if data.get("format") != FORMAT:
             raise ValueError(f"model format {data.get('format')!r}, this reader needs {FORMAT}")
-        trees = tuple((tuple(t["feature"]), tuple(t["threshold"]), tuple(t["left"]), tuple(t["right"]),
-                       tuple(t["value"])) for t in data["trees"])
-        return cls(data["meta"], tuple(data["features"]), float(data["init"]), float(data["learning_rate"]),
-                   float(data["threshold"]), trees)
+        trees = tuple(
+            (tuple(t["feature"]), tuple(t["threshold"]), tuple(t["left"]), tuple(t["right"]), tuple(t["value"]))
+            for t in data["trees"]
+        )
+        return cls(
+            data["meta"],
+            tuple(data["features"]),
+            float(data["init"]),
+            float(data["learning_rate"]),
+            float(data["threshold"]),
+            trees,
+        )
 
     def raw(self, row: dict[str, float]) -> float:
         x = [_f32(float(row[name])) for name in self.features]
@@ -71,16 +79,29 @@ def export(clf: Any, features: list[str], threshold: float, meta: dict[str, Any]
     trees = []
     for estimator in clf.estimators_[:, 0]:
         t = estimator.tree_
-        trees.append({"feature": [int(f) if f >= 0 else -1 for f in t.feature],
-                      "threshold": [float(x) if f >= 0 else 0.0 for x, f in zip(t.threshold, t.feature)],
-                      "left": [int(c) for c in t.children_left], "right": [int(c) for c in t.children_right],
-                      "value": [float(v[0][0]) for v in t.value]})
+        trees.append(
+            {
+                "feature": [int(f) if f >= 0 else -1 for f in t.feature],
+                "threshold": [float(x) if f >= 0 else 0.0 for x, f in zip(t.threshold, t.feature)],
+                "left": [int(c) for c in t.children_left],
+                "right": [int(c) for c in t.children_right],
+                "value": [float(v[0][0]) for v in t.value],
+            }
+        )
     # The ensemble's starting score: the raw prediction minus what the trees add.
     row = [[0.0] * clf.n_features_in_]
     init = float(clf.decision_function(row)[0]) - clf.learning_rate * sum(
-        float(e.predict(row)[0]) for e in clf.estimators_[:, 0])
-    return {"format": FORMAT, "meta": meta, "features": features, "init": init,
-            "learning_rate": float(clf.learning_rate), "threshold": threshold, "trees": trees}
+        float(e.predict(row)[0]) for e in clf.estimators_[:, 0]
+    )
+    return {
+        "format": FORMAT,
+        "meta": meta,
+        "features": features,
+        "init": init,
+        "learning_rate": float(clf.learning_rate),
+        "threshold": threshold,
+        "trees": trees,
+    }
 
 
 def load(path: Path) -> Model:

@@ -85,8 +85,9 @@ def adequate(tallies: Mapping[tuple[str, str], Tally], ceiling: int = 0) -> bool
     return len(survivors(tallies)) <= ceiling
 
 
-def adversary_run(by_task: Mapping[str, Sequence[Outcome]], is_equivalent: Callable[[Outcome], bool], claim: str,
-                  ceiling: float) -> AdversaryRun:
+def adversary_run(
+    by_task: Mapping[str, Sequence[Outcome]], is_equivalent: Callable[[Outcome], bool], claim: str, ceiling: float
+) -> AdversaryRun:
     """Per task 1.0 when some non-equivalent mutant survived it, else 0.0; `verdict()` decides the
     share of such tasks against `ceiling` by the upper one-sided bound."""
     rewards = {task: [1.0 if survivors(tally(outcomes, is_equivalent)) else 0.0] for task, outcomes in by_task.items()}

@@ -35,7 +35,11 @@ def key_matches(pattern: str, key: str) -> bool:
 
 
 def matches(entry: Equivalent[P], family: str, key: str, params: P) -> bool:
-    return entry.family == family and any(key_matches(k, key) for k in entry.keys) and (entry.when is None or entry.when(params))
+    return (
+        entry.family == family
+        and any(key_matches(k, key) for k in entry.keys)
+        and (entry.when is None or entry.when(params))
+    )
 
 
 def listed(table: Sequence[Equivalent[P]], family: str, key: str, params: P) -> bool:

@@ -26,7 +26,9 @@ CLAUDE_VERSION = "2.1.278"
 ADAPTER_VERSION = "0.79.0"
 SDK_VERSION = "0.3.274"
 """The Claude Agent SDK release claude-agent-acp `ADAPTER_VERSION` starts Claude Code with."""
-ADAPTER = re.compile(r"/vf-claude-agent-acp-(?P<claude>[^/]+)-(?P<adapter>[^/-]+)/packages/node_modules/\.bin/claude-agent-acp")
+ADAPTER = re.compile(
+    r"/vf-claude-agent-acp-(?P<claude>[^/]+)-(?P<adapter>[^/-]+)/packages/node_modules/\.bin/claude-agent-acp"
+)
 HOOKS = ("PostToolUse", "PostModelSwitch", "PostCompact", "TaskCreated", "TaskCompleted")
 """The hooks the adapter registers, in its order; each answers `{"continue": true}`."""
 SESSION_OPTIONS = frozenset({"strictMcpConfig", "disallowedTools", "extraArgs"})
@@ -58,8 +60,12 @@ class RequestError(Exception):
 def _settings_default_mode(cwd: str, env: dict[str, str]) -> bool:
     """Whether any settings file the adapter reads sets a default permission mode (or cannot be read)."""
     config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME", ""), ".claude")
-    for path in (os.path.join(cwd, config_dir, "settings.json"), os.path.join(cwd, ".claude", "settings.json"),
-                 os.path.join(cwd, ".claude", "settings.local.json"), "/etc/claude-code/managed-settings.json"):
+    for path in (
+        os.path.join(cwd, config_dir, "settings.json"),
+        os.path.join(cwd, ".claude", "settings.json"),
+        os.path.join(cwd, ".claude", "settings.local.json"),
+        "/etc/claude-code/managed-settings.json",
+    ):
         try:
             with open(path, encoding="utf-8") as file:
                 settings = json.load(file)
@@ -80,41 +86,81 @@ def speaks_for(config: dict[str, Any], env: dict[str, str], cwd: str) -> bool:
     meta = config.get("session_meta") or {}
     options = (meta.get("claudeCode") or {}).get("options") or {}
     system_prompt = meta.get("systemPrompt")
-    return (found is not None and (found["claude"], found["adapter"]) == (CLAUDE_VERSION, ADAPTER_VERSION)
-            and bool(env.get("CLAUDE_CODE_EXECUTABLE")) and not config.get("client_capabilities")
-            and set(meta) <= {"claudeCode", "systemPrompt"} and set(meta.get("claudeCode") or {}) <= {"options"}
-            and set(options) <= SESSION_OPTIONS and set(options.get("extraArgs") or {}) <= {"name"}
-            and (system_prompt is None or (isinstance(system_prompt, dict) and set(system_prompt) <= {"append"}))
-            and not any(name in env for name in ADAPTER_ENV) and not _settings_default_mode(cwd, env))
+    return (
+        found is not None
+        and (found["claude"], found["adapter"]) == (CLAUDE_VERSION, ADAPTER_VERSION)
+        and bool(env.get("CLAUDE_CODE_EXECUTABLE"))
+        and not config.get("client_capabilities")
+        and set(meta) <= {"claudeCode", "systemPrompt"}
+        and set(meta.get("claudeCode") or {}) <= {"options"}
+        and set(options) <= SESSION_OPTIONS
+        and set(options.get("extraArgs") or {}) <= {"name"}
+        and (system_prompt is None or (isinstance(system_prompt, dict) and set(system_prompt) <= {"append"}))
+        and not any(name in env for name in ADAPTER_ENV)
+        and not _settings_default_mode(cwd, env)
+    )
 
 
-def claude_argv(executable: str, session_id: str, mcp_servers: list[dict[str, Any]], options: dict[str, Any]) -> list[str]:
+def claude_argv(
+    executable: str, session_id: str, mcp_servers: list[dict[str, Any]], options: dict[str, Any]
+) -> list[str]:
     """The argv the SDK gives `claude` for the adapter's session (its order, its flags)."""
-    servers = {server["name"]: {"type": server["type"], "url": server["url"],
-                                "headers": {h["name"]: h["value"] for h in server.get("headers") or []}}
-               for server in mcp_servers}
-    argv = [executable, "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
-            "--permission-prompt-tool", "stdio",
-            "--disallowedTools", ",".join([*(options.get("disallowedTools") or []), "AskUserQuestion"]),
-            "--tools", "default"]
+    servers = {
+        server["name"]: {
+            "type": server["type"],
+            "url": server["url"],
+            "headers": {h["name"]: h["value"] for h in server.get("headers") or []},
+        }
+        for server in mcp_servers
+    }
+    argv = [
+        executable,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+        "--permission-prompt-tool",
+        "stdio",
+        "--disallowedTools",
+        ",".join([*(options.get("disallowedTools") or []), "AskUserQuestion"]),
+        "--tools",
+        "default",
+    ]
     if servers:
         argv += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"), ensure_ascii=False)]
     argv.append("--setting-sources=user,project,local")
     if options.get("strictMcpConfig"):
         argv.append("--strict-mcp-config")
-    argv += ["--permission-mode", "default", "--allow-dangerously-skip-permissions", "--include-partial-messages",
-             f"--session-id={session_id}"]
+    argv += [
+        "--permission-mode",
+        "default",
+        "--allow-dangerously-skip-permissions",
+        "--include-partial-messages",
+        f"--session-id={session_id}",
+    ]
     for name, value in {**(options.get("extraArgs") or {}), "replay-user-messages": ""}.items():
-        text = "" if value is None else str(value)  # the SDK's own spelling: `--flag value`, or `--flag=value` for a dash
-        argv += [f"--{name}"] if value is None else ([f"--{name}={text}"] if len(text) > 1 and text.startswith("-") else [f"--{name}", text])
+        text = (
+            "" if value is None else str(value)
+        )  # the SDK's own spelling: `--flag value`, or `--flag=value` for a dash
+        argv += (
+            [f"--{name}"]
+            if value is None
+            else ([f"--{name}={text}"] if len(text) > 1 and text.startswith("-") else [f"--{name}", text])
+        )
     return argv
 
 
 def claude_env(env: dict[str, str]) -> dict[str, str]:
     """The adapter's env for `claude`: the runner's, with what the adapter and the SDK add and remove."""
     out = {k: v for k, v in env.items() if k not in ("NODE_OPTIONS", "DEBUG")}
-    return {**out, "NoDefaultCurrentDirectoryInExePath": "1", "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS": "1",
-            "CLAUDE_CODE_ENTRYPOINT": "sdk-ts", "CLAUDE_AGENT_SDK_VERSION": SDK_VERSION}
+    return {
+        **out,
+        "NoDefaultCurrentDirectoryInExePath": "1",
+        "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS": "1",
+        "CLAUDE_CODE_ENTRYPOINT": "sdk-ts",
+        "CLAUDE_AGENT_SDK_VERSION": SDK_VERSION,
+    }
 
 
 def user_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -127,15 +173,27 @@ def user_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 text = f"/{found[1]}:{found[2]} (MCP){' ' + found[3] if found[3] else ''}"
             content.append({"type": "text", "text": text})
         elif block["type"] == "image" and block.get("data"):
-            content.append({"type": "image", "source": {"type": "base64", "data": block["data"], "media_type": block["mimeType"]}})
+            content.append(
+                {"type": "image", "source": {"type": "base64", "data": block["data"], "media_type": block["mimeType"]}}
+            )
     return content
 
 
 def permission_options(tool_name: str) -> list[dict[str, str]]:
     """The options the adapter offers that the runner can pick: its first allow_once and its reject_once."""
-    allow = ({"optionId": "exit-plan-default", "name": "Yes, manually approve edits", "kind": "allow_once"}
-             if tool_name == "ExitPlanMode" else {"optionId": "allow-once", "name": "Yes", "kind": "allow_once"})
-    return [allow, {"optionId": "reject", "name": "No, keep planning" if tool_name == "ExitPlanMode" else "No", "kind": "reject_once"}]
+    allow = (
+        {"optionId": "exit-plan-default", "name": "Yes, manually approve edits", "kind": "allow_once"}
+        if tool_name == "ExitPlanMode"
+        else {"optionId": "allow-once", "name": "Yes", "kind": "allow_once"}
+    )
+    return [
+        allow,
+        {
+            "optionId": "reject",
+            "name": "No, keep planning" if tool_name == "ExitPlanMode" else "No",
+            "kind": "reject_once",
+        },
+    ]
 
 
 def permission_result(tool_name: str, tool_input: Any, tool_use_id: str, outcome: dict[str, Any]) -> dict[str, Any]:
@@ -145,14 +203,35 @@ def permission_result(tool_name: str, tool_input: Any, tool_use_id: str, outcome
         raise RuntimeError("Tool use aborted")
     option = chosen.get("optionId")
     if option == "allow-once":
-        return {"behavior": "allow", "updatedInput": tool_input, "toolUseID": tool_use_id, "decisionClassification": "user_temporary"}
+        return {
+            "behavior": "allow",
+            "updatedInput": tool_input,
+            "toolUseID": tool_use_id,
+            "decisionClassification": "user_temporary",
+        }
     if option == "exit-plan-default":
-        return {"behavior": "allow", "updatedInput": tool_input, "updatedPermissions": [{"type": "setMode", "mode": "default", "destination": "session"}],
-                "toolUseID": tool_use_id, "decisionClassification": "user_temporary"}
+        return {
+            "behavior": "allow",
+            "updatedInput": tool_input,
+            "updatedPermissions": [{"type": "setMode", "mode": "default", "destination": "session"}],
+            "toolUseID": tool_use_id,
+            "decisionClassification": "user_temporary",
+        }
     if option == "reject":
         if tool_name == "ExitPlanMode":
-            return {"behavior": "deny", "message": "User chose to keep planning", "interrupt": True, "toolUseID": tool_use_id, "decisionClassification": "user_reject"}
-        return {"behavior": "deny", "message": REFUSED, "toolUseID": tool_use_id, "decisionClassification": "user_reject"}
+            return {
+                "behavior": "deny",
+                "message": "User chose to keep planning",
+                "interrupt": True,
+                "toolUseID": tool_use_id,
+                "decisionClassification": "user_reject",
+            }
+        return {
+            "behavior": "deny",
+            "message": REFUSED,
+            "toolUseID": tool_use_id,
+            "decisionClassification": "user_reject",
+        }
     raise RuntimeError(f"Permission option was not offered: {option}")
 
 
@@ -190,9 +269,14 @@ class ClaudeStreamAgent:
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
-            return {"protocolVersion": 1, "agentCapabilities": {"promptCapabilities": {"image": True, "embeddedContext": True},
-                                                                 "mcpCapabilities": {"http": True, "sse": True}},
-                    "_meta": {"steering": {"supported": True}}}
+            return {
+                "protocolVersion": 1,
+                "agentCapabilities": {
+                    "promptCapabilities": {"image": True, "embeddedContext": True},
+                    "mcpCapabilities": {"http": True, "sse": True},
+                },
+                "_meta": {"steering": {"supported": True}},
+            }
         if method == "session/new":
             await self._start(params)
             return {"sessionId": self.session_id}
@@ -215,9 +299,18 @@ class ClaudeStreamAgent:
         env = claude_env(dict(os.environ))
         argv = claude_argv(env["CLAUDE_CODE_EXECUTABLE"], self.session_id, params.get("mcpServers") or [], options)
         self.process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=params["cwd"], limit=MAX_LINE_BYTES)
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=params["cwd"],
+            limit=MAX_LINE_BYTES,
+        )
         self.reader = asyncio.create_task(self._receive())
-        initialize: dict[str, Any] = {"subtype": "initialize", "hooks": {name: [{"hookCallbackIds": [f"hook_{i}"]}] for i, name in enumerate(HOOKS)}}
+        initialize: dict[str, Any] = {
+            "subtype": "initialize",
+            "hooks": {name: [{"hookCallbackIds": [f"hook_{i}"]}] for i, name in enumerate(HOOKS)},
+        }
         append = (meta.get("systemPrompt") or {}).get("append")
         if append is not None:
             initialize["appendSystemPrompt"] = append
@@ -245,8 +338,16 @@ class ClaudeStreamAgent:
     async def _prompt(self, blocks: list[dict[str, Any]]) -> dict[str, Any]:
         message_id = str(uuid.uuid4())
         self.turn = turn = Turn(message_id)
-        self._write({"type": "user", "message": {"role": "user", "content": user_content(blocks)}, "session_id": self.session_id,
-                     "parent_tool_use_id": None, "origin": {"kind": "human"}, "uuid": message_id})
+        self._write(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": user_content(blocks)},
+                "session_id": self.session_id,
+                "parent_tool_use_id": None,
+                "origin": {"kind": "human"},
+                "uuid": message_id,
+            }
+        )
         try:
             return await asyncio.shield(turn.done)  # cancelled by the runner's gate: `notify` interrupts the turn
         finally:
@@ -260,8 +361,17 @@ class ClaudeStreamAgent:
         message_id = str(uuid.uuid4())
         turn.steered.add(message_id)
         turn.messages.add(message_id)
-        self._write({"type": "user", "message": {"role": "user", "content": user_content(params["prompt"])}, "session_id": self.session_id,
-                     "parent_tool_use_id": None, "origin": {"kind": "human"}, "uuid": message_id, "priority": "now"})
+        self._write(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": user_content(params["prompt"])},
+                "session_id": self.session_id,
+                "parent_tool_use_id": None,
+                "origin": {"kind": "human"},
+                "uuid": message_id,
+                "priority": "now",
+            }
+        )
         return {"outcome": "injected"}
 
     async def _receive(self) -> None:
@@ -271,7 +381,12 @@ class ClaudeStreamAgent:
         finally:
             for future in [*self.pending.values(), *([self.turn.done] if self.turn else [])]:
                 if not future.done():
-                    future.set_exception(RequestError(-32603, "Internal error: The Claude Agent process exited unexpectedly. Please start a new session."))
+                    future.set_exception(
+                        RequestError(
+                            -32603,
+                            "Internal error: The Claude Agent process exited unexpectedly. Please start a new session.",
+                        )
+                    )
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         kind, turn = message.get("type"), self.turn
@@ -297,11 +412,23 @@ class ClaudeStreamAgent:
             for block in body.get("content") or []:
                 if isinstance(block, dict) and block.get("type") == "text":
                     turn.delivered_text = True
-                    self.client.session_update({"sessionId": self.session_id, "update": {
-                        "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": block["text"]}, "messageId": body.get("id") or message.get("uuid")}})
+                    self.client.session_update(
+                        {
+                            "sessionId": self.session_id,
+                            "update": {
+                                "sessionUpdate": "agent_message_chunk",
+                                "content": {"type": "text", "text": block["text"]},
+                                "messageId": body.get("id") or message.get("uuid"),
+                            },
+                        }
+                    )
         elif kind == "user" and message.get("uuid") in turn.steered:
             turn.steered.discard(message["uuid"])
-        elif kind == "result" and not turn.steered and (message.get("user_message_uuid") is None or message["user_message_uuid"] in turn.messages):
+        elif (
+            kind == "result"
+            and not turn.steered
+            and (message.get("user_message_uuid") is None or message["user_message_uuid"] in turn.messages)
+        ):
             if not turn.done.done():
                 try:
                     turn.done.set_result(self._outcome(turn, message))
@@ -322,8 +449,12 @@ class ClaudeStreamAgent:
             if is_error:
                 raise RequestError(-32603, f"Internal error: {text}" if text else "Internal error", data)
             if not turn.delivered_text and not ((result.get("usage") or {}).get("output_tokens") or 0):
-                self.client.session_update({"sessionId": self.session_id, "update": {
-                    "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}})
+                self.client.session_update(
+                    {
+                        "sessionId": self.session_id,
+                        "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+                    }
+                )
             return {"stopReason": "end_turn"}
         if subtype == "error_during_execution" and result.get("stop_reason") == "max_tokens":
             return {"stopReason": "max_tokens"}
@@ -337,13 +468,25 @@ class ClaudeStreamAgent:
         try:
             subtype = request.get("subtype")
             if subtype == "can_use_tool":
-                name, tool_input, tool_use_id = request["tool_name"], request.get("input"), str(request.get("tool_use_id"))
+                name, tool_input, tool_use_id = (
+                    request["tool_name"],
+                    request.get("input"),
+                    str(request.get("tool_use_id")),
+                )
                 if name == "AskUserQuestion":
                     raise RuntimeError("AskUserQuestion must be handled by ACP elicitation, not permission options")
-                outcome = await self.client.request_permission({
-                    "sessionId": self.session_id, "options": permission_options(name),
-                    "toolCall": {"toolCallId": tool_use_id, "rawInput": tool_input, "status": "pending"}})
-                reply = {"subtype": "success", "request_id": request_id, "response": permission_result(name, tool_input, tool_use_id, outcome)}
+                outcome = await self.client.request_permission(
+                    {
+                        "sessionId": self.session_id,
+                        "options": permission_options(name),
+                        "toolCall": {"toolCallId": tool_use_id, "rawInput": tool_input, "status": "pending"},
+                    }
+                )
+                reply = {
+                    "subtype": "success",
+                    "request_id": request_id,
+                    "response": permission_result(name, tool_input, tool_use_id, outcome),
+                }
             elif subtype == "hook_callback":
                 reply = {"subtype": "success", "request_id": request_id, "response": {"continue": True}}
             else:

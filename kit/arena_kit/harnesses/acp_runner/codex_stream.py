@@ -26,19 +26,33 @@ from arena_kit.harnesses.acp_runner.claude_stream import MAX_LINE_BYTES, Request
 
 CODEX_VERSION = "0.155.1"
 CODEX_ACP_VERSION = "1.12.0"
-CODEX_ACP = re.compile(r"^(?P<root>/.*/vf-codex-(?P<codex>[^/]+)-(?P<adapter>[^/-]+)/acp/node_modules)/\.bin/codex-acp$")
+CODEX_ACP = re.compile(
+    r"^(?P<root>/.*/vf-codex-(?P<codex>[^/]+)-(?P<adapter>[^/-]+)/acp/node_modules)/\.bin/codex-acp$"
+)
 NATIVE = "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 """The binary the npm launcher (`@openai/codex/bin/codex.js`) starts on x86-64 Linux, under the install's node_modules."""
 CLIENT_INFO = {"name": "@agentclientprotocol/codex-acp", "version": CODEX_ACP_VERSION, "title": "Codex ACP"}
 CAPABILITIES = {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}}
 """The client capabilities verifiers' codex harness gives the adapter: typed session failures, nothing else."""
 GATEWAY_PROVIDER = "custom-gateway"
-STRING_ERRORS = {"contextWindowExceeded": "limit", "sessionBudgetExceeded": "limit", "usageLimitExceeded": "limit",
-                 "rateLimitExceeded": "limit", "serverOverloaded": "service", "cyberPolicy": "request",
-                 "misalignmentPolicyViolation": "request", "internalServerError": "service", "unauthorized": "access",
-                 "badRequest": "request"}
-STRUCTURED_ERRORS = ("httpConnectionFailed", "responseStreamConnectionFailed", "responseStreamDisconnected",
-                     "responseTooManyFailedAttempts")
+STRING_ERRORS = {
+    "contextWindowExceeded": "limit",
+    "sessionBudgetExceeded": "limit",
+    "usageLimitExceeded": "limit",
+    "rateLimitExceeded": "limit",
+    "serverOverloaded": "service",
+    "cyberPolicy": "request",
+    "misalignmentPolicyViolation": "request",
+    "internalServerError": "service",
+    "unauthorized": "access",
+    "badRequest": "request",
+}
+STRUCTURED_ERRORS = (
+    "httpConnectionFailed",
+    "responseStreamConnectionFailed",
+    "responseStreamDisconnected",
+    "responseTooManyFailedAttempts",
+)
 """The adapter's failure categories for Codex's error info (its kinds folded into their categories)."""
 
 
@@ -54,9 +68,15 @@ def _gateway(env: dict[str, str]) -> dict[str, Any] | None:
     except ValueError:
         return None
     gateway = ((request or {}).get("_meta") or {}).get("gateway") if isinstance(request, dict) else None
-    if not (isinstance(request, dict) and request.get("methodId") == "gateway" and set(request) <= {"methodId", "_meta"}
-            and isinstance(gateway, dict) and set(gateway) <= {"baseUrl", "headers", "providerName"}
-            and isinstance(gateway.get("baseUrl"), str) and gateway["baseUrl"].strip()):
+    if not (
+        isinstance(request, dict)
+        and request.get("methodId") == "gateway"
+        and set(request) <= {"methodId", "_meta"}
+        and isinstance(gateway, dict)
+        and set(gateway) <= {"baseUrl", "headers", "providerName"}
+        and isinstance(gateway.get("baseUrl"), str)
+        and gateway["baseUrl"].strip()
+    ):
         return None
     return gateway
 
@@ -74,20 +94,39 @@ def speaks_for_codex(config: dict[str, Any], env: dict[str, str]) -> bool:
     verifiers' codex harness (or Arena's, which only preloads an exit hook) with nothing this does not reproduce."""
     command = config.get("command") or []
     found = CODEX_ACP.match(command[-1]) if len(command) in (2, 3) and command else None
-    return (found is not None and (found["codex"], found["adapter"]) == (CODEX_VERSION, CODEX_ACP_VERSION)
-            and all(part.startswith("--import=") for part in command[1:-1])
-            and os.path.isfile(f"{found['root']}/{NATIVE}")
-            and config.get("client_capabilities") == CAPABILITIES and not config.get("session_meta") and not config.get("mcp_urls")
-            and env.get("INITIAL_AGENT_MODE") == "agent-full-access" and bool(env.get("CODEX_HOME"))
-            and _gateway(env) is not None and _codex_config(env) is not None
-            and not any(name in env for name in ("CODEX_PATH", "MODEL_PROVIDER", "DISABLE_MCP_CONFIG_FILTERING",
-                                                 "npm_config_user_agent", "npm_execpath")))
+    return (
+        found is not None
+        and (found["codex"], found["adapter"]) == (CODEX_VERSION, CODEX_ACP_VERSION)
+        and all(part.startswith("--import=") for part in command[1:-1])
+        and os.path.isfile(f"{found['root']}/{NATIVE}")
+        and config.get("client_capabilities") == CAPABILITIES
+        and not config.get("session_meta")
+        and not config.get("mcp_urls")
+        and env.get("INITIAL_AGENT_MODE") == "agent-full-access"
+        and bool(env.get("CODEX_HOME"))
+        and _gateway(env) is not None
+        and _codex_config(env) is not None
+        and not any(
+            name in env
+            for name in (
+                "CODEX_PATH",
+                "MODEL_PROVIDER",
+                "DISABLE_MCP_CONFIG_FILTERING",
+                "npm_config_user_agent",
+                "npm_execpath",
+            )
+        )
+    )
 
 
 def codex_env(env: dict[str, str], modules: str) -> dict[str, str]:
     """The npm launcher's env for the native binary: the runner's, with its package root and manager marked."""
     out = {k: v for k, v in env.items() if not k.startswith("CODEX_MANAGED_BY_")}
-    return {**out, "CODEX_MANAGED_PACKAGE_ROOT": os.path.realpath(f"{modules}/@openai/codex"), "CODEX_MANAGED_BY_NPM": "1"}
+    return {
+        **out,
+        "CODEX_MANAGED_PACKAGE_ROOT": os.path.realpath(f"{modules}/@openai/codex"),
+        "CODEX_MANAGED_BY_NPM": "1",
+    }
 
 
 def turn_input(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -150,9 +189,14 @@ class CodexStreamAgent:
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
-            return {"protocolVersion": 1, "agentCapabilities": {"promptCapabilities": {"embeddedContext": True, "image": True},
-                                                                 "mcpCapabilities": {"acp": False, "http": True, "sse": False}},
-                    "_meta": {"steering": {"supported": True}}}
+            return {
+                "protocolVersion": 1,
+                "agentCapabilities": {
+                    "promptCapabilities": {"embeddedContext": True, "image": True},
+                    "mcpCapabilities": {"acp": False, "http": True, "sse": False},
+                },
+                "_meta": {"steering": {"supported": True}},
+            }
         if method == "session/new":
             await self._start(params)
             return {"sessionId": self.thread_id}
@@ -169,7 +213,13 @@ class CodexStreamAgent:
             if not turn.done.done():
                 turn.done.set_result({"stopReason": "cancelled"})
             if turn.id is not None:
-                self._send({"id": self._id(), "method": "turn/interrupt", "params": {"threadId": self.thread_id, "turnId": turn.id}})
+                self._send(
+                    {
+                        "id": self._id(),
+                        "method": "turn/interrupt",
+                        "params": {"threadId": self.thread_id, "turnId": turn.id},
+                    }
+                )
 
     async def _start(self, params: dict[str, Any]) -> None:
         env = dict(os.environ)
@@ -177,20 +227,39 @@ class CodexStreamAgent:
         assert gateway is not None and config is not None
         self.cwd = params["cwd"]
         self.process = await asyncio.create_subprocess_exec(
-            f"{self.modules}/{NATIVE}", "app-server", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            env=codex_env(env, self.modules), limit=MAX_LINE_BYTES, start_new_session=True)
+            f"{self.modules}/{NATIVE}",
+            "app-server",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=codex_env(env, self.modules),
+            limit=MAX_LINE_BYTES,
+            start_new_session=True,
+        )
         self.reader = asyncio.create_task(self._receive())
-        await self._call("initialize", {"capabilities": {"experimentalApi": True, "requestAttestation": False}, "clientInfo": CLIENT_INFO})
+        await self._call(
+            "initialize",
+            {"capabilities": {"experimentalApi": True, "requestAttestation": False}, "clientInfo": CLIENT_INFO},
+        )
         await self._call("account/read", {"refreshToken": False})
         await self._call("config/read", {"includeLayers": False})
         await self._call("skills/list", {"cwds": [self.cwd], "forceReload": True})
         await self._call("account/read", {"refreshToken": False})
-        provider = {"name": gateway.get("providerName") or "User-provided gateway", "base_url": gateway["baseUrl"],
-                    "http_headers": {"X-Client-Feature-ID": "codex", **(gateway.get("headers") or {})}, "wire_api": "responses"}
+        provider = {
+            "name": gateway.get("providerName") or "User-provided gateway",
+            "base_url": gateway["baseUrl"],
+            "http_headers": {"X-Client-Feature-ID": "codex", **(gateway.get("headers") or {})},
+            "wire_api": "responses",
+        }
         features = {**(config.get("features") or {}), "cwd_relative_turn_diffs": False}
-        thread_config = {**config, "features": features, "model_providers": {GATEWAY_PROVIDER: provider},
-                         "projects": {self.cwd: {"trust_level": "trusted"}}}
-        started = await self._call("thread/start", {"config": thread_config, "modelProvider": GATEWAY_PROVIDER, "cwd": self.cwd})
+        thread_config = {
+            **config,
+            "features": features,
+            "model_providers": {GATEWAY_PROVIDER: provider},
+            "projects": {self.cwd: {"trust_level": "trusted"}},
+        }
+        started = await self._call(
+            "thread/start", {"config": thread_config, "modelProvider": GATEWAY_PROVIDER, "cwd": self.cwd}
+        )
         self.thread_id = started["thread"]["id"]
         self.model = config.get("model") or started["thread"].get("model")
         listed = await self._call("model/list", {"cursor": None, "limit": None})
@@ -220,10 +289,20 @@ class CodexStreamAgent:
     async def _prompt(self, blocks: list[dict[str, Any]]) -> dict[str, Any]:
         self.turn = turn = CodexTurn()
         await self._call("skills/list", {"cwds": [self.cwd], "forceReload": True})
-        started = await self._call("turn/start", {
-            "threadId": self.thread_id, "input": turn_input(blocks), "approvalPolicy": "never", "approvalsReviewer": "user",
-            "sandboxPolicy": {"type": "dangerFullAccess"}, "summary": "auto", "effort": self.effort, "model": self.model,
-            "serviceTier": None})
+        started = await self._call(
+            "turn/start",
+            {
+                "threadId": self.thread_id,
+                "input": turn_input(blocks),
+                "approvalPolicy": "never",
+                "approvalsReviewer": "user",
+                "sandboxPolicy": {"type": "dangerFullAccess"},
+                "summary": "auto",
+                "effort": self.effort,
+                "model": self.model,
+                "serviceTier": None,
+            },
+        )
         turn.start((started.get("turn") or {}).get("id"))
         try:
             return await asyncio.shield(turn.done)  # cancelled by the runner's gate: `notify` interrupts the turn
@@ -244,7 +323,10 @@ class CodexStreamAgent:
         if turn.done.done() or turn.id is None:
             return idle
         try:
-            await self._call("turn/steer", {"threadId": self.thread_id, "expectedTurnId": turn.id, "input": turn_input(params["prompt"])})
+            await self._call(
+                "turn/steer",
+                {"threadId": self.thread_id, "expectedTurnId": turn.id, "input": turn_input(params["prompt"])},
+            )
         except RequestError:
             if turn.done.done():
                 return idle
@@ -268,7 +350,9 @@ class CodexStreamAgent:
             if future is not None and not future.done():
                 if "error" in message:
                     error = message.get("error") or {}
-                    future.set_exception(RequestError(error.get("code", -32603), error.get("message", "Error"), error.get("data")))
+                    future.set_exception(
+                        RequestError(error.get("code", -32603), error.get("message", "Error"), error.get("data"))
+                    )
                 else:
                     future.set_result(message.get("result"))
             return
@@ -282,19 +366,39 @@ class CodexStreamAgent:
         if method == "turn/started":
             turn.start((params.get("turn") or {}).get("id"))
         elif method == "item/agentMessage/delta":
-            self.client.session_update({"sessionId": self.thread_id, "update": {
-                "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": params.get("delta", "")}, "messageId": params.get("itemId")}})
+            self.client.session_update(
+                {
+                    "sessionId": self.thread_id,
+                    "update": {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": params.get("delta", "")},
+                        "messageId": params.get("itemId"),
+                    },
+                }
+            )
         elif method == "error" and not params.get("willRetry") and params.get("turnId") in (None, turn.id):
             error = params.get("error") or {}
-            turn.failure = {"category": failure_category(error.get("codexErrorInfo")), "severity": "error", "title": error.get("message")}
-        elif method == "turn/completed" and (params.get("turn") or {}).get("id") in (None, turn.id) and not turn.done.done():
+            turn.failure = {
+                "category": failure_category(error.get("codexErrorInfo")),
+                "severity": "error",
+                "title": error.get("message"),
+            }
+        elif (
+            method == "turn/completed"
+            and (params.get("turn") or {}).get("id") in (None, turn.id)
+            and not turn.done.done()
+        ):
             done = params.get("turn") or {}
             if done.get("status") == "interrupted":
                 turn.done.set_result({"stopReason": "cancelled"})
                 return
             if done.get("status") == "failed" and turn.failure is None:
                 error = done.get("error") or {"message": "Turn failed", "codexErrorInfo": None}
-                turn.failure = {"category": failure_category(error.get("codexErrorInfo")), "severity": "error", "title": error.get("message")}
+                turn.failure = {
+                    "category": failure_category(error.get("codexErrorInfo")),
+                    "severity": "error",
+                    "title": error.get("message"),
+                }
             response: dict[str, Any] = {"stopReason": "end_turn"}
             if turn.failure is not None:
                 response["_meta"] = {"jetbrains": {"air": {"sessionFailure": turn.failure}}}

@@ -32,8 +32,16 @@ PROTOCOL_VERSION = 1
 SHUTDOWN_TIMEOUT_S = 2.0
 """As the library's `spawn_stdio_transport`: after stdin closes, the agent gets this long before
 SIGTERM, and as long again before SIGKILL."""
-NULL_RESULT = frozenset({"fs/write_text_file", "fs/read_text_file", "terminal/create", "terminal/output",
-                         "terminal/wait_for_exit", "terminal/kill"})
+NULL_RESULT = frozenset(
+    {
+        "fs/write_text_file",
+        "fs/read_text_file",
+        "terminal/create",
+        "terminal/output",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+    }
+)
 """Client methods verifiers' client inherits unimplemented from the library: answered `null`
 (`terminal/release`: `{}`); any other request from the agent is "Method not found"."""
 
@@ -44,7 +52,9 @@ def gate_decision(url: str, secret: str, tool_call_id: str, arguments: Any) -> s
         if tool_call_id.startswith("pi-ui-") and isinstance(arguments, dict) and arguments.get("method") == "confirm":
             tool_call_id, arguments = arguments["title"], json.loads(arguments["message"])
         body = json.dumps({"tool_call_id": tool_call_id, "arguments": arguments}).encode()
-        request = urllib.request.Request(url, body, {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"})
+        request = urllib.request.Request(
+            url, body, {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(request, timeout=120) as response:
             return str(json.loads(response.read())["action"])
     except Exception as error:  # noqa: BLE001 - an unreachable gate lets nothing run
@@ -62,7 +72,9 @@ def user_content_blocks(contents: list[Any], supports_images: bool) -> list[dict
     for index, content in enumerate(contents):
         if index:
             blocks.append(text_block("\n\n"))
-        parts: list[dict[str, Any]] = [{"type": "text", "text": content or ""}] if isinstance(content, str) or not content else content
+        parts: list[dict[str, Any]] = (
+            [{"type": "text", "text": content or ""}] if isinstance(content, str) or not content else content
+        )
         for part in parts:
             if part["type"] == "text":
                 blocks.append(text_block(part["text"]))
@@ -71,7 +83,11 @@ def user_content_blocks(contents: list[Any], supports_images: bool) -> list[dict
                 raise ValueError("ACP agent does not support image prompts")
             metadata, separator, data = part["image_url"]["url"].partition(",")
             media_type, *parameters = metadata.removeprefix("data:").split(";")
-            if not separator or not metadata.startswith("data:image/") or not any(v.lower() == "base64" for v in parameters):
+            if (
+                not separator
+                or not metadata.startswith("data:image/")
+                or not any(v.lower() == "base64" for v in parameters)
+            ):
                 raise ValueError("ACP image prompts require base64 data:image URLs")
             blocks.append({"type": "image", "data": data, "mimeType": media_type})
     return blocks
@@ -79,9 +95,15 @@ def user_content_blocks(contents: list[Any], supports_images: bool) -> list[dict
 
 def mcp_servers(config: dict[str, Any]) -> list[dict[str, Any]]:
     headers = config.get("mcp_headers", {})
-    return [{"type": "http", "name": name, "url": url,
-             "headers": [{"name": k, "value": v} for k, v in headers.get(name, {}).items()]}
-            for name, url in config["mcp_urls"].items()]
+    return [
+        {
+            "type": "http",
+            "name": name,
+            "url": url,
+            "headers": [{"name": k, "value": v} for k, v in headers.get(name, {}).items()],
+        }
+        for name, url in config["mcp_urls"].items()
+    ]
 
 
 class Agent:
@@ -97,8 +119,12 @@ class Agent:
     @classmethod
     async def spawn(cls, command: list[str], client: Session) -> Agent:
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=os.environ.copy(),
-            limit=MAX_PACKET_BYTES)
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=os.environ.copy(),
+            limit=MAX_PACKET_BYTES,
+        )
         return cls(process, client)
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -141,7 +167,9 @@ class Agent:
                 return
             if "error" in message:
                 error = message.get("error") or {}
-                future.set_exception(RequestError(error.get("code", -32603), error.get("message", "Error"), error.get("data")))
+                future.set_exception(
+                    RequestError(error.get("code", -32603), error.get("message", "Error"), error.get("data"))
+                )
             else:
                 future.set_result(message.get("result"))
         elif "id" not in message:
@@ -185,7 +213,9 @@ class Agent:
                 with suppress(ProcessLookupError):
                     stop()
             try:
-                await asyncio.wait_for(self.process.wait(), SHUTDOWN_TIMEOUT_S if stop is not self.process.kill else None)
+                await asyncio.wait_for(
+                    self.process.wait(), SHUTDOWN_TIMEOUT_S if stop is not self.process.kill else None
+                )
                 return
             except asyncio.TimeoutError:
                 continue
@@ -212,8 +242,12 @@ class Session:
         self.update_metadata: list[dict[str, Any]] = []
 
     def turn_result(self) -> dict[str, Any]:
-        return {"reply": self.visible_reply, "stop_reason": self.stop_reason,
-                "response_metadata": self.response_metadata, "update_metadata": self.update_metadata}
+        return {
+            "reply": self.visible_reply,
+            "stop_reason": self.stop_reason,
+            "response_metadata": self.response_metadata,
+            "update_metadata": self.update_metadata,
+        }
 
     def session_update(self, params: dict[str, Any]) -> None:
         update = params.get("update") or {}
@@ -223,7 +257,11 @@ class Session:
         if metadata:
             self.update_metadata.append(metadata)
         content = update.get("content")
-        if update.get("sessionUpdate") == "agent_message_chunk" and isinstance(content, dict) and content.get("type") == "text":
+        if (
+            update.get("sessionUpdate") == "agent_message_chunk"
+            and isinstance(content, dict)
+            and content.get("type") == "text"
+        ):
             message_id = update.get("messageId")
             if message_id is not None and message_id != self.message_id:
                 self.visible_reply, self.message_id = "", message_id
@@ -244,7 +282,9 @@ class Session:
                 kinds = ("reject_once", "reject_always")
         options = params["options"]
         option = next((item for kind in kinds for item in options if item.get("kind") == kind), None)
-        return {"outcome": {"outcome": "selected", "optionId": option["optionId"]} if option else {"outcome": "cancelled"}}
+        return {
+            "outcome": {"outcome": "selected", "optionId": option["optionId"]} if option else {"outcome": "cancelled"}
+        }
 
     async def start(self, config: dict[str, Any]) -> None:
         if speaks_for(config, dict(os.environ), os.getcwd()):
@@ -288,7 +328,9 @@ class Session:
         if not blocks:
             raise ValueError("ACP prompt has no content")
         try:
-            self.prompt_task = asyncio.create_task(self.agent.request("session/prompt", {"sessionId": self.session_id, "prompt": blocks}))
+            self.prompt_task = asyncio.create_task(
+                self.agent.request("session/prompt", {"sessionId": self.session_id, "prompt": blocks})
+            )
             response = await self.prompt_task or {}
             self.stop_reason = response.get("stopReason")
             self.response_metadata = dict(response.get("_meta") or {})
@@ -306,8 +348,11 @@ class Session:
             return {"outcome": "promptRequired", "reason": "noRunningTurn"}
         if not self.supports_steering:
             raise NotImplementedError("ACP agent does not advertise steering support")
-        params: dict[str, Any] = {"sessionId": self.session_id, "prompt": [text_block(message)],
-                                  "_meta": {"steering": {"idleBehavior": "promptRequired"}}}
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "prompt": [text_block(message)],
+            "_meta": {"steering": {"idleBehavior": "promptRequired"}},
+        }
         if message_id is not None:
             params["messageId"] = message_id
         return await self.agent.request("_session/steering", params)
@@ -315,7 +360,11 @@ class Session:
     async def close(self) -> dict[str, Any]:
         response_metadata: dict[str, Any] = {}
         try:
-            if self.agent is not None and self.session_id is not None and (self.capabilities.get("sessionCapabilities") or {}).get("close") is not None:
+            if (
+                self.agent is not None
+                and self.session_id is not None
+                and (self.capabilities.get("sessionCapabilities") or {}).get("close") is not None
+            ):
                 with suppress(Exception):
                     response = await self.agent.request("session/close", {"sessionId": self.session_id}) or {}
                     response_metadata = dict(response.get("_meta") or {})

@@ -27,14 +27,15 @@ PROGRAM_MODULES = ("schemas", "wire", "stream", "model", "tools", "mcp_client", 
 PROGRAM_DIR = Path(__file__).with_name("program")
 
 
-
 def _binding_key(node: ast.stmt, module: str) -> list[tuple[str, tuple[str, ...]]]:
     """The names a top-level statement binds, each with what it binds it to."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [(node.name, ("def", module))]
     if isinstance(node, ast.Import):
-        return [(a.asname or a.name.split(".")[0], ("import", a.name if a.asname else a.name.split(".")[0]))
-                for a in node.names]
+        return [
+            (a.asname or a.name.split(".")[0], ("import", a.name if a.asname else a.name.split(".")[0]))
+            for a in node.names
+        ]
     if isinstance(node, ast.ImportFrom):
         return [(a.asname or a.name, ("from", node.module or "", a.name)) for a in node.names]
     targets: list[ast.expr] = []
@@ -57,7 +58,12 @@ def _module_body(name: str, text: str, package: str, spliced: Sequence[str]) -> 
                 raise BundleError(f"{name}: import the program's modules at module level ({ast.unparse(node)})")
     summary = ""
     body = tree.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         summary = body[0].value.value.strip().splitlines()[0]
         body = body[1:]
         dropped.update(range(tree.body[0].lineno, (tree.body[0].end_lineno or 0) + 1))
@@ -65,14 +71,18 @@ def _module_body(name: str, text: str, package: str, spliced: Sequence[str]) -> 
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             if [a.name for a in node.names] != ["annotations"]:
                 raise BundleError(f"{name}: only `from __future__ import annotations` is hoisted")
-        elif isinstance(node, ast.Import) and any(a.name == package or a.name.startswith(package + ".") for a in node.names):
+        elif isinstance(node, ast.Import) and any(
+            a.name == package or a.name.startswith(package + ".") for a in node.names
+        ):
             raise BundleError(f"{name}: write `from {package}.<module> import <name>`, not `{ast.unparse(node)}`")
         elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(package)):
             target = (node.module or "").removeprefix(package + ".")
             if node.level:
                 raise BundleError(f"{name}: write `from {package}.<module> import <name>`, not `{ast.unparse(node)}`")
             if target not in spliced:
-                raise BundleError(f"{name}: `{ast.unparse(node)}` names no module spliced before {name} ({', '.join(spliced)})")
+                raise BundleError(
+                    f"{name}: `{ast.unparse(node)}` names no module spliced before {name} ({', '.join(spliced)})"
+                )
             if any(a.asname for a in node.names):
                 raise BundleError(f"{name}: `{ast.unparse(node)}` renames a name the flat file shares")
         else:
@@ -94,8 +104,10 @@ def bundle(directory: Path, package: str, modules: Sequence[str]) -> bytes:
                 if bound.setdefault(binding, key) != key:
                     raise BundleError(f"{name}: {binding!r} is bound as {key} here and as {bound[binding]} before")
         chunks.append(f"# --- {name}: {summary}\n\n{body}\n")
-    header = (f'"""An in-box program, spliced from `{package}` ({", ".join(modules)}):\n'
-              'edit those modules, not this file."""\n\nfrom __future__ import annotations\n')
+    header = (
+        f'"""An in-box program, spliced from `{package}` ({", ".join(modules)}):\n'
+        'edit those modules, not this file."""\n\nfrom __future__ import annotations\n'
+    )
     source = "\n\n".join([header, *chunks])
     compile(source, f"{package}.py", "exec")
     return source.encode("utf-8")

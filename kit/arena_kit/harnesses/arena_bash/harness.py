@@ -93,7 +93,9 @@ class LeanBashHarness(BashHarness):  # type: ignore[misc]  # verifiers ships no 
             # The runner is the harness's file, not the agent's: root writes it (its directory too) and
             # hands the exec to the agent in the same exec, so the agent can read but never rewrite it.
             drop = ["setpriv", f"--reuid={runtime.user}", f"--regid={runtime.user}", "--init-groups", "--"]
-            return await runtime.with_user(None).run_program_with_file(path, RUNNER_SOURCE, [*drop, *argv], {**env, **home})
+            return await runtime.with_user(None).run_program_with_file(
+                path, RUNNER_SOURCE, [*drop, *argv], {**env, **home}
+            )
         await runtime.write(path, RUNNER_SOURCE)
         return await runtime.run_program(argv, env)
 

@@ -47,7 +47,9 @@ def image_users(api: Any, image_id: str, labels: dict[str, str]) -> tuple[str, s
     with _lock:
         if image_id in _cache:
             return _cache[image_id]
-    container = api.create_container(image_id, entrypoint=["true"], command=[], labels=labels, network_disabled=True)["Id"]
+    container = api.create_container(image_id, entrypoint=["true"], command=[], labels=labels, network_disabled=True)[
+        "Id"
+    ]
     try:
         found = (_archived(api, container, USER_FILES[0]), _archived(api, container, USER_FILES[1]))
     finally:

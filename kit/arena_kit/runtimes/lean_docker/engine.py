@@ -32,8 +32,16 @@ from arena_kit.errors import BoxLostError, EngineUnreachableError
 from arena_kit.runtimes.lean_docker.exec_wire import refusal, refusal_message, sdk_error, start_request
 
 __all__ = [
-    "CONNECTION_LOST", "ENGINE_ERRORS", "EXIT_CODE_WAIT_S", "HangUp", "engine_client", "engine_fault", "engine_socket",
-    "exec_sync", "image_user", "off_loop",
+    "CONNECTION_LOST",
+    "ENGINE_ERRORS",
+    "EXIT_CODE_WAIT_S",
+    "HangUp",
+    "engine_client",
+    "engine_fault",
+    "engine_socket",
+    "exec_sync",
+    "image_user",
+    "off_loop",
 ]
 
 T = TypeVar("T")
@@ -62,7 +70,7 @@ def engine_client() -> docker.DockerClient:
             except docker.errors.DockerException as error:
                 raise EngineUnreachableError(
                     f"the docker engine is not reachable: {error}. "
-                    "Start Docker (or set DOCKER_HOST), or select the stock runtime with `[env] docker = \"stock\"`"
+                    'Start Docker (or set DOCKER_HOST), or select the stock runtime with `[env] docker = "stock"`'
                 ) from error
         return _client
 
@@ -76,7 +84,10 @@ def engine_socket() -> str | None:
 
 
 ENGINE_ERRORS: tuple[type[BaseException], ...] = (
-    docker.errors.DockerException, requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError,
+    docker.errors.DockerException,
+    requests.exceptions.RequestException,
+    urllib3.exceptions.HTTPError,
+    OSError,
 )
 """What an Engine API call raises when the engine fails it (the docker SDK passes transport errors
 through unwrapped; a dropped exec stream surfaces as a socket error)."""
@@ -93,7 +104,9 @@ def engine_fault(operation: str, error: BaseException) -> SandboxError:
     if isinstance(error, EngineUnreachableError):
         return error
     if isinstance(error, CONNECTION_LOST):
-        return EngineUnreachableError(f"{operation}: the docker engine did not answer ({type(error).__name__}: {error})")
+        return EngineUnreachableError(
+            f"{operation}: the docker engine did not answer ({type(error).__name__}: {error})"
+        )
     if isinstance(error, docker.errors.APIError):
         explanation = str(error.explanation or error)
         if _BOX_GONE.search(explanation):
@@ -117,7 +130,9 @@ class HangUp:
                 self.sock.shutdown(socket.SHUT_RDWR)
 
 
-def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None, hang_up: HangUp | None = None) -> tuple[bytes, bytes]:
+def _attached(
+    api: docker.APIClient, exec_id: str, stdin: bytes | None, hang_up: HangUp | None = None
+) -> tuple[bytes, bytes]:
     """Start exec `exec_id` attached: feed `stdin` (then half-close), collect stdout and stderr to the end.
 
     Over the engine's unix socket this sends the upgrade request itself and reads the answer and the
@@ -153,8 +168,8 @@ def _attached(api: docker.APIClient, exec_id: str, stdin: bytes | None, hang_up:
         buffer = bytearray(rest)
         while True:
             while len(buffer) >= 8 and len(buffer) >= 8 + (size := int.from_bytes(buffer[4:8], "big")):
-                collected[STDERR if buffer[0] == STDERR else STDOUT] += buffer[8:8 + size]
-                del buffer[:8 + size]
+                collected[STDERR if buffer[0] == STDERR else STDOUT] += buffer[8 : 8 + size]
+                del buffer[: 8 + size]
             try:
                 chunk = sock.recv(1 << 20)
             except ConnectionResetError:
@@ -198,8 +213,14 @@ def _attached_sdk(api: docker.APIClient, exec_id: str, stdin: bytes | None) -> t
 
 
 def exec_sync(
-    api: docker.APIClient, container: str, argv: list[str], env: dict[str, str], user: str | None,
-    workdir: str | None, stdin: bytes | None, hang_up: HangUp | None = None,
+    api: docker.APIClient,
+    container: str,
+    argv: list[str],
+    env: dict[str, str],
+    user: str | None,
+    workdir: str | None,
+    stdin: bytes | None,
+    hang_up: HangUp | None = None,
 ) -> tuple[int, bytes, bytes]:
     """One exec through the Engine API: create, start (stdin fed then half-closed), collect, exit code.
 
@@ -207,8 +228,14 @@ def exec_sync(
         ConnectionAbortedError: `hang_up` was called (nobody waits for the answer any more).
     """
     exec_id = api.exec_create(
-        container, argv, stdout=True, stderr=True, stdin=stdin is not None, environment=env,
-        user=user or "", workdir=workdir,
+        container,
+        argv,
+        stdout=True,
+        stderr=True,
+        stdin=stdin is not None,
+        environment=env,
+        user=user or "",
+        workdir=workdir,
     )["Id"]
     out, err = _attached(api, exec_id, stdin, hang_up)
     if hang_up is not None and hang_up.done:
@@ -233,4 +260,3 @@ def image_user(api: docker.APIClient, image: str) -> str:
 
 async def off_loop(fn: Callable[..., T], *args: Any) -> T:
     return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, fn, *args)
-

@@ -17,7 +17,8 @@ def start_request(api_version: str, exec_id: str) -> bytes:
     return (
         f"POST /v{api_version}/exec/{exec_id}/start HTTP/1.1\r\nHost: docker\r\n"
         "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+        f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
     )
 
 

@@ -21,7 +21,15 @@ from arena_kit.runtimes.agent_uids import LEASE_DIR, UidLease, lease_uid
 from arena_kit.runtimes.file_table import SHM_SEGMENTS
 from arena_kit.runtimes.lean_docker.box_users import USER_FILES, image_users, user_binds
 
-__all__ = ["AGENT_UID_LABEL", "BOX_CAPABILITIES", "MASKED_PATHS", "host_limits", "mounted_image_id", "own_uid_binds", "reowned"]
+__all__ = [
+    "AGENT_UID_LABEL",
+    "BOX_CAPABILITIES",
+    "MASKED_PATHS",
+    "host_limits",
+    "mounted_image_id",
+    "own_uid_binds",
+    "reowned",
+]
 
 BOX_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
 """Everything else is dropped: root in the box can still own, write and signal its files and
@@ -30,16 +38,31 @@ open raw sockets or touch the network configuration."""
 AGENT_UID_LABEL = "arena.agent-uid"
 """On a box whose agent has a uid of its own: `<user>:<uid>` (what a borrowed handle runs that user's execs as)."""
 MASKED_PATHS = (
-    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-    "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
-    "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state",
+    "/proc/asound",
+    "/proc/acpi",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
+    "/proc/sys/fs/file-nr",
+    "/proc/sys/fs/inode-nr",
+    "/proc/sys/fs/inode-state",
+    "/proc/sys/fs/dentry-state",
 )
 """Docker's default masked paths, and the host-wide file, inode and dentry counters: any box could move them
 and any other read them, a channel between boxes (`docs/scoring-and-isolation.md`)."""
 
 
 def host_limits(
-    memory: float | None, cpu: float | None, pids: int | None, nofile: int | None, binds: list[str] | None,
+    memory: float | None,
+    cpu: float | None,
+    pids: int | None,
+    nofile: int | None,
+    binds: list[str] | None,
     tmpfs: Mapping[str, str] | None,
 ) -> dict[str, Any]:
     """The engine's `create_host_config` arguments for a box of these limits (None: the engine's default;
@@ -48,7 +71,9 @@ def host_limits(
         "cap_drop": ["ALL"],
         "cap_add": list(BOX_CAPABILITIES),
         "security_opt": ["no-new-privileges", f"seccomp={seccomp.profile_json()}"],
-        "sysctls": {"kernel.shmmni": str(SHM_SEGMENTS)},  # the box's IPC namespace's: each segment is a file-table entry
+        "sysctls": {
+            "kernel.shmmni": str(SHM_SEGMENTS)
+        },  # the box's IPC namespace's: each segment is a file-table entry
     }
     if nofile is not None:
         limits["ulimits"] = [docker.types.Ulimit(name="nofile", soft=nofile, hard=nofile)]
@@ -72,16 +97,24 @@ def reowned(options: str, uid: int | None) -> str:
     sets one exactly when the agent is the user that gets the box's uid), so every owner option is rewritten."""
     if uid is None:
         return options
-    return ",".join(f"{option.partition('=')[0]}={uid}" if option.startswith(("uid=", "gid=")) else option
-                    for option in options.split(","))
+    return ",".join(
+        f"{option.partition('=')[0]}={uid}" if option.startswith(("uid=", "gid=")) else option
+        for option in options.split(",")
+    )
 
 
 def mounted_image_id(inspected: Mapping[str, Any]) -> str | None:
     """The image id of an inspected box whose only mounts are its tmpfs and its user files (`box_users`); None when
     the engine mounted anything else (a volume the image declares, a bind): the root's files are not the image's alone."""
-    others = [mount for mount in inspected.get("Mounts") or []
-              if not (mount.get("Type") == "bind" and mount.get("Destination") in USER_FILES
-                      and str(mount.get("Source") or "").startswith(f"{LEASE_DIR}/"))]
+    others = [
+        mount
+        for mount in inspected.get("Mounts") or []
+        if not (
+            mount.get("Type") == "bind"
+            and mount.get("Destination") in USER_FILES
+            and str(mount.get("Source") or "").startswith(f"{LEASE_DIR}/")
+        )
+    ]
     return None if others else (inspected.get("Image") or None)
 
 

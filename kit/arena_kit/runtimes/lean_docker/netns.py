@@ -54,6 +54,6 @@ def listener_in_netns(pid: int) -> socket.socket:
         detail = failed[0] if failed else "no listener"
         raise SandboxError(
             f"cannot open the callback listener in the box's network namespace (pid {pid}): {detail}. "
-            "The lean runtime needs root on the docker host; select the stock runtime with `[env] docker = \"stock\"`"
+            'The lean runtime needs root on the docker host; select the stock runtime with `[env] docker = "stock"`'
         )
     return found[0]

@@ -73,15 +73,29 @@ class BoxSpec:
     @property
     def key(self) -> str:
         return json.dumps(
-            [self.config.model_dump(mode="json"), self.pids_limit, sorted((self.writable or {}).items()) if self.writable is not None else None,
-             self.workdir_owner, self.nofile, self.own_uid, sorted(self.env.items()), hashlib.sha256(self.prestart).hexdigest() if self.prestart else None],
+            [
+                self.config.model_dump(mode="json"),
+                self.pids_limit,
+                sorted((self.writable or {}).items()) if self.writable is not None else None,
+                self.workdir_owner,
+                self.nofile,
+                self.own_uid,
+                sorted(self.env.items()),
+                hashlib.sha256(self.prestart).hexdigest() if self.prestart else None,
+            ],
             sort_keys=True,
         )
 
     def box(self) -> LeanDockerRuntime:
         """An unstarted lean box of this spec (what `LeanEnv` builds for an unpooled rollout)."""
-        box = LeanDockerRuntime(self.config, pids_limit=self.pids_limit, writable=self.writable, workdir_owner=self.workdir_owner,
-                                nofile=self.nofile, own_uid=self.own_uid)
+        box = LeanDockerRuntime(
+            self.config,
+            pids_limit=self.pids_limit,
+            writable=self.writable,
+            workdir_owner=self.workdir_owner,
+            nofile=self.nofile,
+            own_uid=self.own_uid,
+        )
         box.env = dict(self.env)
         return box
 
@@ -101,7 +115,12 @@ class Claim:
     """Pooled boxes this claim found no longer running and removed."""
 
     def info(self) -> dict[str, Any]:
-        return {"pooled": self.pooled, "claim_start": self.started_at, "claim_s": self.seconds, "discarded": self.discarded}
+        return {
+            "pooled": self.pooled,
+            "claim_start": self.started_at,
+            "claim_s": self.seconds,
+            "discarded": self.discarded,
+        }
 
 
 @dataclass
@@ -307,8 +326,11 @@ class BoxPool:
         try:
             await box.with_user(spec.workdir_owner).prestart(spec.prestart, PRESTART_NAME)
         except Exception as error:  # noqa: BLE001 - the box itself is fine
-            logger.warning("lean pool: box %s: its program did not prestart (%s); its rollout runs it as an exec",
-                           box.info.id, error)
+            logger.warning(
+                "lean pool: box %s: its program did not prestart (%s); its rollout runs it as an exec",
+                box.info.id,
+                error,
+            )
 
     def _remove(self, box: LeanDockerRuntime) -> None:
         async def remove() -> None:

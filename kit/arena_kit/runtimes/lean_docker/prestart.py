@@ -99,8 +99,10 @@ async def load(process: BoxProcess, source: bytes, name: str, user: str | None) 
             except StopAsyncIteration:
                 break
         if bytes(said) != READY:
-            raise SandboxError(f"prestart: the program's host said {bytes(said)[:200]!r}, not ready "
-                               f"(stderr: {process.stderr_text()[-500:] or 'none'})")
+            raise SandboxError(
+                f"prestart: the program's host said {bytes(said)[:200]!r}, not ready "
+                f"(stderr: {process.stderr_text()[-500:] or 'none'})"
+            )
 
     await asyncio.wait_for(ready(), LOAD_DEADLINE_S)
     return Prestarted(process, digest(source), user)

@@ -31,8 +31,13 @@ if TYPE_CHECKING:
     import docker
 
 __all__ = [
-    "BoxProcess", "KILLED_EXIT", "START_DEADLINE_S", "hijack_exec", "open_engine_process",
-    "start_box_process", "wrapped",
+    "BoxProcess",
+    "KILLED_EXIT",
+    "START_DEADLINE_S",
+    "hijack_exec",
+    "open_engine_process",
+    "start_box_process",
+    "wrapped",
 ]
 
 START_DEADLINE_S = 30.0
@@ -52,15 +57,14 @@ _WRAPPER = (
     # The target gets its own process group when `setsid -w` is available, so kill() reaps its
     # descendants; the PID echoed is the post-setsid one, which `exec` keeps as the target's.
     "if setsid -w true >/dev/null 2>&1; then "
-    "exec setsid -w sh -c 'echo $$; exec \"$@\"' vf-process \"$@\"; "
-    "fi; echo $$; exec \"$@\""
+    'exec setsid -w sh -c \'echo $$; exec "$@"\' vf-process "$@"; '
+    'fi; echo $$; exec "$@"'
 )
 _SIGNAL = 'kill -"$1" "-$2" 2>/dev/null || kill -"$1" "$2" 2>/dev/null'
 
 Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
 ExitCode = Callable[[], Awaitable[int | None]]
 Signal = Callable[[list[str]], Awaitable[int]]
-
 
 
 def wrapped(argv: list[str]) -> list[str]:
@@ -116,7 +120,9 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
     is gone); `signal` runs a short command in the box and returns its exit code.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, exit_code: ExitCode, signal: Signal) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, exit_code: ExitCode, signal: Signal
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self._exit_code = exit_code
@@ -228,7 +234,9 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
         if text.isdigit():
             self._pid.set_result(int(text))
         else:
-            self._pid.set_exception(SandboxError(f"live process start: the wrapper printed {text[:200]!r}, not its PID"))
+            self._pid.set_exception(
+                SandboxError(f"live process start: the wrapper printed {text[:200]!r}, not its PID")
+            )
         if rest:
             self._stdout.put_nowait(rest)
 
@@ -265,17 +273,23 @@ class BoxProcess(RuntimeProcess):  # type: ignore[misc]  # verifiers ships no ty
             # The engine's word decides: an exec it lost (no exit code) is infrastructure; a process
             # that exited by itself is what the box did.
             fault = StartMissedError if code is None else SandboxError
-            self._pid.set_exception(fault(
-                f"live process start: exited with code {self._returncode} before reporting its PID: "
-                f"{self.stderr_text() or 'no output'}"
-            ))
+            self._pid.set_exception(
+                fault(
+                    f"live process start: exited with code {self._returncode} before reporting its PID: "
+                    f"{self.stderr_text() or 'no output'}"
+                )
+            )
         if not self._done.done():
             self._done.set_result(self._returncode)
 
 
 async def start_box_process(
-    create: Callable[[], Awaitable[str]], connect: Connect, api_version: str, exit_code: Callable[[str], Awaitable[int | None]],
-    signal: Signal, deadline_s: float = START_DEADLINE_S,
+    create: Callable[[], Awaitable[str]],
+    connect: Connect,
+    api_version: str,
+    exit_code: Callable[[str], Awaitable[int | None]],
+    signal: Signal,
+    deadline_s: float = START_DEADLINE_S,
 ) -> BoxProcess:
     """Create an exec (`create` returns its id; its argv must be `wrapped`), start it on a hijacked
     connection and wait for its PID, all within `deadline_s`. A start cut short (deadline,
@@ -293,7 +307,9 @@ async def start_box_process(
             reader, writer = await hijack_exec(connect, api_version, exec_id)
     except TimeoutError as error:
         # Nothing was attached yet; an exec created but never started runs nothing.
-        raise StartMissedError(f"live process start: the engine did not start the exec within {deadline_s:g} s") from error
+        raise StartMissedError(
+            f"live process start: the engine did not start the exec within {deadline_s:g} s"
+        ) from error
 
     async def code() -> int | None:
         return await exit_code(exec_id)
@@ -308,8 +324,15 @@ async def start_box_process(
 
 
 async def open_engine_process(
-    api: docker.APIClient, socket_path: str, container: str, argv: list[str], env: dict[str, str], user: str | None,
-    workdir: str | None, *, wrap: bool = True,
+    api: docker.APIClient,
+    socket_path: str,
+    container: str,
+    argv: list[str],
+    env: dict[str, str],
+    user: str | None,
+    workdir: str | None,
+    *,
+    wrap: bool = True,
 ) -> BoxProcess:
     """`argv` as a live process in `container` over the Engine API (see the module docstring); `wrap`
     False runs `argv` itself as the exec's process (no shell, no process group of its own), which
@@ -323,7 +346,14 @@ async def open_engine_process(
 
     def create() -> str:
         created: dict[str, str] = api.exec_create(
-            container, wrapped(argv) if wrap else argv, stdin=True, stdout=True, stderr=True, environment=env, user=user or "", workdir=workdir,
+            container,
+            wrapped(argv) if wrap else argv,
+            stdin=True,
+            stdout=True,
+            stderr=True,
+            environment=env,
+            user=user or "",
+            workdir=workdir,
         )
         return created["Id"]
 
@@ -350,7 +380,11 @@ async def open_engine_process(
 
     try:
         return await start_box_process(
-            lambda: off_loop(create), connect, api.api_version, lambda exec_id: off_loop(exit_code, exec_id), signal,
+            lambda: off_loop(create),
+            connect,
+            api.api_version,
+            lambda exec_id: off_loop(exit_code, exec_id),
+            signal,
         )
     except EngineRefused as error:
         raise sdk_error(error.status, error.explanation) from error

@@ -37,7 +37,15 @@ from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 from verifiers.v1.utils.scope import run_scope
 
 from arena_kit.runtimes.lean_docker.engine import (
-    CONNECTION_LOST, ENGINE_ERRORS, HangUp, engine_client, engine_fault, engine_socket, exec_sync, image_user, off_loop,
+    CONNECTION_LOST,
+    ENGINE_ERRORS,
+    HangUp,
+    engine_client,
+    engine_fault,
+    engine_socket,
+    exec_sync,
+    image_user,
+    off_loop,
 )
 from arena_kit.box_faults import BoxEvidence, agent_fault, host_oom_kills, over_bound
 from arena_kit.errors import BoxLostError, BoxOomError
@@ -46,7 +54,13 @@ from arena_kit.runtimes.agent_uids import UidLease
 from arena_kit.runtimes.file_watch import unwatch_box, watch_box
 from arena_kit.runtimes.lean_docker.box_files import BoxRoot
 from arena_kit.runtimes.lean_docker.hardening import (
-    AGENT_UID_LABEL, BOX_CAPABILITIES, MASKED_PATHS, host_limits, mounted_image_id, own_uid_binds, reowned,
+    AGENT_UID_LABEL,
+    BOX_CAPABILITIES,
+    MASKED_PATHS,
+    host_limits,
+    mounted_image_id,
+    own_uid_binds,
+    reowned,
 )
 from arena_kit.runtimes.exec_read import read_by_exec
 from arena_kit.runtimes.lean_docker.netns import listener_in_netns
@@ -76,8 +90,14 @@ class LeanDockerRuntime(SeamDockerRuntime):
     """
 
     def __init__(
-        self, config: DockerConfig, name: str | None = None, *, pids_limit: int | None = None,
-        writable: Mapping[str, str] | None = None, workdir_owner: str | None = None, nofile: int | None = None,
+        self,
+        config: DockerConfig,
+        name: str | None = None,
+        *,
+        pids_limit: int | None = None,
+        writable: Mapping[str, str] | None = None,
+        workdir_owner: str | None = None,
+        nofile: int | None = None,
         own_uid: str | None = None,
     ) -> None:
         if config.type != "docker":
@@ -139,7 +159,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
         if owner and uid.isdigit():
             runtime.own_uid, runtime.agent_uid = owner, int(uid)
         runtime.image_env = dict(entry.split("=", 1) for entry in details["Config"]["Env"] or [])
-        runtime.config = config.model_copy(update={"image": details["Config"]["Image"], "workdir": details["Config"]["WorkingDir"] or "/"})
+        runtime.config = config.model_copy(
+            update={"image": details["Config"]["Image"], "workdir": details["Config"]["WorkingDir"] or "/"}
+        )
         runtime.info.id = container
         runtime.info.image = runtime.config.image
         runtime.info.workdir = runtime.config.workdir
@@ -172,7 +194,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
             SandboxError: the engine failed the start (`engine_fault`), or the box exited at once.
         """
         if self.config.gpu:
-            raise SandboxError(f"the lean docker runtime has no GPU support (gpu={self.config.gpu!r}); use the stock runtime")
+            raise SandboxError(
+                f"the lean docker runtime has no GPU support (gpu={self.config.gpu!r}); use the stock runtime"
+            )
         # `engine_client` raises EngineUnreachableError, a SandboxError: it leaves `LeanEnv.run` as
         # itself (not wrapped in an EnvError) and `arena.retries` matches it by type.
         api = (await off_loop(engine_client)).api
@@ -195,14 +219,28 @@ class LeanDockerRuntime(SeamDockerRuntime):
         state = container.get("State") or {}
         if not state.get("Running") or not state.get("Pid"):
             # The box's init (`sleep infinity`) is not running: an image without `sleep`, say.
-            raise SandboxError(f"box start: the box exited at once (exit {state.get('ExitCode')}: {state.get('Error') or 'no error given'})")
+            raise SandboxError(
+                f"box start: the box exited at once (exit {state.get('ExitCode')}: {state.get('Error') or 'no error given'})"
+            )
         self.image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
         if not root:
             try:
                 code, _, err = await off_loop(
-                    exec_sync, api, self.container,
-                    ["sh", "-c", 'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi', "vf-workdir", str(self.config.workdir), user],
-                    {}, "0", None, None,
+                    exec_sync,
+                    api,
+                    self.container,
+                    [
+                        "sh",
+                        "-c",
+                        'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi',
+                        "vf-workdir",
+                        str(self.config.workdir),
+                        user,
+                    ],
+                    {},
+                    "0",
+                    None,
+                    None,
                 )
             except ENGINE_ERRORS as error:
                 raise engine_fault("workdir setup", error) from error
@@ -240,7 +278,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
         logger.info("lean docker: started container %s (image=%s)", self.container, self.config.image)
 
     def _own_uid_binds(self, api: docker.APIClient) -> list[str]:
-        self._lease, binds = own_uid_binds(api, self.config.image, str(self.own_uid), {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"})
+        self._lease, binds = own_uid_binds(
+            api, self.config.image, str(self.own_uid), {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}
+        )
         self.agent_uid = self._lease.uid
         return binds
 
@@ -250,9 +290,19 @@ class LeanDockerRuntime(SeamDockerRuntime):
             return f"{self.agent_uid}:{self.agent_uid}"
         return self.user or ""
 
-    def _create(self, api: docker.APIClient, restricted: bool, make_workdir: bool, binds: list[str] | None = None) -> dict[str, Any]:
-        limits = host_limits(self.config.memory, self.config.cpu, self.created_pids_limit, self.created_nofile, binds,
-                             None if self.writable is None else {path: reowned(options, self.agent_uid) for path, options in self.writable.items()})
+    def _create(
+        self, api: docker.APIClient, restricted: bool, make_workdir: bool, binds: list[str] | None = None
+    ) -> dict[str, Any]:
+        limits = host_limits(
+            self.config.memory,
+            self.config.cpu,
+            self.created_pids_limit,
+            self.created_nofile,
+            binds,
+            None
+            if self.writable is None
+            else {path: reowned(options, self.agent_uid) for path, options in self.writable.items()},
+        )
         if restricted:
             host_config = api.create_host_config(network_mode="none", **limits)
         else:
@@ -262,9 +312,14 @@ class LeanDockerRuntime(SeamDockerRuntime):
         host_config["MaskedPaths"] = list(MASKED_PATHS)
         owned = {AGENT_UID_LABEL: f"{self.own_uid}:{self.agent_uid}"} if self.agent_uid is not None else {}
         api.create_container(
-            self.config.image, entrypoint=["sleep"], command=["infinity"], name=self.container,
-            labels={**self.labels, **owned, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}, environment=dict(self.env),
-            working_dir=self.config.workdir if make_workdir else None, host_config=host_config,
+            self.config.image,
+            entrypoint=["sleep"],
+            command=["infinity"],
+            name=self.container,
+            labels={**self.labels, **owned, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"},
+            environment=dict(self.env),
+            working_dir=self.config.workdir if make_workdir else None,
+            host_config=host_config,
             ports=None if restricted else [SERVICE_PORT],
         )
         assert self.container is not None
@@ -291,7 +346,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
         if self.network_restricted:
             raise SandboxError(
                 "a restricted lean box has no network to publish a port on; serve tools on the host "
-                "(shared toolsets) or select the stock runtime with `[env] docker = \"stock\"`"
+                '(shared toolsets) or select the stock runtime with `[env] docker = "stock"`'
             )
         url: str = await super().expose(port)
         return url
@@ -312,7 +367,15 @@ class LeanDockerRuntime(SeamDockerRuntime):
         hang_up = HangUp()
         try:
             return await off_loop(
-                exec_sync, self._api, self.container, argv, self._exec_env(env), self._engine_user(), self.config.workdir, stdin, hang_up
+                exec_sync,
+                self._api,
+                self.container,
+                argv,
+                self._exec_env(env),
+                self._engine_user(),
+                self.config.workdir,
+                stdin,
+                hang_up,
             )
         except asyncio.CancelledError:
             hang_up()  # frees the executor thread and the engine connection; the box's process runs on, as on the stock path
@@ -324,8 +387,12 @@ class LeanDockerRuntime(SeamDockerRuntime):
         if isinstance(error, CONNECTION_LOST) and await self.alive():
             # The engine answers and reports the box running: the stream closed at the box's end
             # (an exec whose process quit before taking all its stdin), no lost engine.
-            return SandboxError(f"in the running box: {operation}: the exec stream closed ({type(error).__name__}: {error})")
-        if isinstance(error, docker.errors.NotFound) and not isinstance(fault := engine_fault(operation, error), BoxLostError):
+            return SandboxError(
+                f"in the running box: {operation}: the exec stream closed ({type(error).__name__}: {error})"
+            )
+        if isinstance(error, docker.errors.NotFound) and not isinstance(
+            fault := engine_fault(operation, error), BoxLostError
+        ):
             # An exec instance is removed with its container: the engine's word on the container
             # names the real loss ("No such container"), which a missing exec alone does not.
             try:
@@ -355,7 +422,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
         state = details.get("State") or {}
         running = bool(state.get("Running"))
         kills = host_oom_kills(int(state.get("Pid") or 0), str(details.get("Id") or "")) if running else None
-        return BoxEvidence(running=running, oom_killed=bool(state.get("OOMKilled")), oom_kills=kills, over_bound=stopped)
+        return BoxEvidence(
+            running=running, oom_killed=bool(state.get("OOMKilled")), oom_kills=kills, over_bound=stopped
+        )
 
     async def _in_box_failure(self, message: str) -> SandboxError:
         """A failed in-box read or write, whose `message` quotes the box's own stderr: marked "in the
@@ -414,7 +483,13 @@ class LeanDockerRuntime(SeamDockerRuntime):
             raise SandboxError("the lean docker box is not started")
         try:
             return await open_engine_process(
-                self._api, path, self.container, argv, self._exec_env(self.process_env(env)), self._engine_user(), self.config.workdir
+                self._api,
+                path,
+                self.container,
+                argv,
+                self._exec_env(self.process_env(env)),
+                self._engine_user(),
+                self.config.workdir,
             )
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("live process start", error) from error
@@ -452,8 +527,16 @@ class LeanDockerRuntime(SeamDockerRuntime):
             # engine's defaults and the box's env); a run's exec env goes over it as an exec's would.
             # Unwrapped: the host is the exec's process, so the engine's exit code is the program's
             # (a kill signal reads as 128+N, as `arena_kit.box_faults` reads an exec's).
-            process = await open_engine_process(self._api, path, self.container, ["python3", "-I", "-c", prestart.HOST],
-                                                {}, self._engine_user(), self.config.workdir, wrap=False)
+            process = await open_engine_process(
+                self._api,
+                path,
+                self.container,
+                ["python3", "-I", "-c", prestart.HOST],
+                {},
+                self._engine_user(),
+                self.config.workdir,
+                wrap=False,
+            )
         except ENGINE_ERRORS as error:
             raise await self._engine_failure("prestart", error) from error
         try:
@@ -465,7 +548,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
             raise
         self._prestarted = loaded
 
-    async def run_prestarted(self, source: bytes, path: str, args: list[str], env: dict[str, str]) -> ProgramResult | None:
+    async def run_prestarted(
+        self, source: bytes, path: str, args: list[str], env: dict[str, str]
+    ) -> ProgramResult | None:
         """The main program `source` run as `python3 -I path *args` with `env` would run, in the process
         `prestart` loaded, classified as `run_program` classifies it; None (nothing run) when no program
         waits, or it is another source, another user's, or already ended: then run the exec.
@@ -476,13 +561,19 @@ class LeanDockerRuntime(SeamDockerRuntime):
         loaded, self._prestarted = self._prestarted, None
         if loaded is None:
             return None
-        if loaded.digest != prestart.digest(source) or loaded.user != self.user or await loaded.process.poll() is not None:
+        if (
+            loaded.digest != prestart.digest(source)
+            or loaded.user != self.user
+            or await loaded.process.poll() is not None
+        ):
             with contextlib.suppress(Exception):
                 await loaded.process.abort()
             return None
         self.ran_prestarted = True
         try:
-            result = await prestart.run(loaded, path, args, self._exec_env(self.process_env(env)), str(self.config.workdir))
+            result = await prestart.run(
+                loaded, path, args, self._exec_env(self.process_env(env)), str(self.config.workdir)
+            )
         except CONNECTION_LOST as error:  # the run line did not reach a host that died or lost its stream
             raise await self._engine_failure("prestarted run", error) from error
         if loaded.process.engine_exit_code is None:
@@ -492,7 +583,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
             raise await self._in_box_failure("prestarted run: the exec stream ended without an exit code")
         return await self._main_program_result(result)
 
-    async def run_program_with_file(self, path: str, data: bytes, argv: list[str], env: dict[str, str]) -> ProgramResult:
+    async def run_program_with_file(
+        self, path: str, data: bytes, argv: list[str], env: dict[str, str]
+    ) -> ProgramResult:
         """`write(path, data)` then `run_program(argv, env)` in one exec, one exec fewer per rollout
         (the `arena-bash` runner): the program runs with stdin from /dev/null, as an exec without
         stdin has it. Like `run_program`, never replayed.
@@ -506,7 +599,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
             await self._run_after_write(path, data, 'exec "$@" </dev/null', argv, self.process_env(env))
         )
 
-    async def prepare_uv_script(self, script: str | bytes, env: dict[str, str] | None = None, *, activate: bool = True) -> list[str]:
+    async def prepare_uv_script(
+        self, script: str | bytes, env: dict[str, str] | None = None, *, activate: bool = True
+    ) -> list[str]:
         """verifiers' `prepare_uv_script` with its write and its `mv`+`uv sync` in one exec (one exec
         fewer per rollout for the claude_code and codex ACP runners): the same script directory (per
         user), temporary file, command, env and cache, then verifiers' own method builds the argv from
@@ -529,7 +624,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
                         f"&& uv python find --script {shlex.quote(path)} --no-config"
                     )
                     command = f"mv -f {shlex.quote(tmp)} {shlex.quote(path)} && {{ cat {baked} 2>/dev/null || {{ {sync}; }}; }}"
-                    result = await self._run_after_write(tmp, data, command, [], self.process_env({**(env or {}), "UV_OFFLINE": "false"}))
+                    result = await self._run_after_write(
+                        tmp, data, command, [], self.process_env({**(env or {}), "UV_OFFLINE": "false"})
+                    )
                     if result.exit_code != 0:
                         raise RuntimeError(f"failed to prepare uv script: {result.stderr.strip()[-2000:]}")
                     self.uv_interpreters[path] = result.stdout.strip().splitlines()[-1]
@@ -555,7 +652,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
         mark = f"{written}\n".encode()
         if not out.startswith(mark):
             raise await self._in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
-        return ProgramResult(code, out[len(mark):].decode(errors="replace"), err.decode(errors="replace"))
+        return ProgramResult(code, out[len(mark) :].decode(errors="replace"), err.decode(errors="replace"))
 
     async def run_background(self, argv: list[str], env: dict[str, str], log: str) -> None:
         if self._api is None or self.container is None:

@@ -35,7 +35,9 @@ __all__ = ["BASE", "DENIED", "profile", "profile_json", "profile_path"]
 
 BASE = Path(__file__).with_name("docker-default.json")
 DENIED: dict[str, int] = {
-    "io_uring_setup": errno.ENOSYS, "io_uring_enter": errno.ENOSYS, "io_uring_register": errno.ENOSYS,
+    "io_uring_setup": errno.ENOSYS,
+    "io_uring_enter": errno.ENOSYS,
+    "io_uring_register": errno.ENOSYS,
     "modify_ldt": errno.ENOSYS,
 }
 """System call → the errno a box gets for it."""
@@ -55,8 +57,17 @@ def profile() -> dict[str, Any]:
         rules.append(rule)
     for code in sorted(set(DENIED.values())):
         names = sorted(name for name, errno_ret in DENIED.items() if errno_ret == code)
-        rules.append({"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": code, "args": [],
-                      "comment": "Arena: refused in every box (arena_kit.runtimes.seccomp)", "includes": {}, "excludes": {}})
+        rules.append(
+            {
+                "names": names,
+                "action": "SCMP_ACT_ERRNO",
+                "errnoRet": code,
+                "args": [],
+                "comment": "Arena: refused in every box (arena_kit.runtimes.seccomp)",
+                "includes": {},
+                "excludes": {},
+            }
+        )
     result["syscalls"] = rules
     return result
 

@@ -17,7 +17,9 @@ asked: list[dict] = []
 class Gate(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        asked.append({"authorization": self.headers.get("Authorization"), "type": self.headers.get("Content-Type"), **body})
+        asked.append(
+            {"authorization": self.headers.get("Authorization"), "type": self.headers.get("Content-Type"), **body}
+        )
         out = json.dumps({"action": decisions[body["tool_call_id"]]}).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(out)))
@@ -46,18 +48,36 @@ def exchange(packet: dict) -> None:
 
 
 agent = os.path.join(here, "scripted_agent.py")
-config = {"command": [sys.executable, agent], "user_contents": ["do the task", [{"type": "text", "text": "part two"}]],
-          "mcp_urls": {"tools": "http://127.0.0.1:9/mcp", "more": "http://127.0.0.1:9/more"}, "mcp_headers": {"tools": {"X-Key": "v"}},
-          "system_prompt": "be brief", "session_meta": {"claudeCode": {"options": {"strictMcpConfig": True}}},
-          "client_capabilities": {"_meta": {"jetbrains": {"air": {"version": 1}}}},
-          "tool_interception": {"url": f"http://127.0.0.1:{server.server_address[1]}/tool", "secret": "s3cret"}}
+config = {
+    "command": [sys.executable, agent],
+    "user_contents": ["do the task", [{"type": "text", "text": "part two"}]],
+    "mcp_urls": {"tools": "http://127.0.0.1:9/mcp", "more": "http://127.0.0.1:9/more"},
+    "mcp_headers": {"tools": {"X-Key": "v"}},
+    "system_prompt": "be brief",
+    "session_meta": {"claudeCode": {"options": {"strictMcpConfig": True}}},
+    "client_capabilities": {"_meta": {"jetbrains": {"air": {"version": 1}}}},
+    "tool_interception": {"url": f"http://127.0.0.1:{server.server_address[1]}/tool", "secret": "s3cret"},
+}
 if variant.startswith("claude"):  # as verifiers' claude_code harness configures its adapter
-    config.update(command=["/var/tmp/vf-node/bin/node", "/var/tmp/vf-claude-agent-acp-2.1.278-0.79.0/packages/node_modules/.bin/claude-agent-acp"],
-                  system_prompt="", client_capabilities={}, mcp_headers={},
-                  session_meta={"claudeCode": {"options": {"strictMcpConfig": True, "disallowedTools": ["WebSearch"], "extraArgs": {"name": "trace-1"}}},
-                                "systemPrompt": {"append": "be brief"}})
+    config.update(
+        command=[
+            "/var/tmp/vf-node/bin/node",
+            "/var/tmp/vf-claude-agent-acp-2.1.278-0.79.0/packages/node_modules/.bin/claude-agent-acp",
+        ],
+        system_prompt="",
+        client_capabilities={},
+        mcp_headers={},
+        session_meta={
+            "claudeCode": {
+                "options": {"strictMcpConfig": True, "disallowedTools": ["WebSearch"], "extraArgs": {"name": "trace-1"}}
+            },
+            "systemPrompt": {"append": "be brief"},
+        },
+    )
 if variant == "bare":
-    config.update(mcp_urls={}, mcp_headers={}, system_prompt="", session_meta={}, client_capabilities={}, tool_interception=None)
+    config.update(
+        mcp_urls={}, mcp_headers={}, system_prompt="", session_meta={}, client_capabilities={}, tool_interception=None
+    )
 exchange({"id": 1, "operation": "steer", "message": "early"})
 exchange({"id": 2, "operation": "prompt", "config": config})
 exchange({"id": 3, "operation": "steer", "message": "go on", "message_id": "x"})

@@ -23,16 +23,34 @@ def read() -> dict | None:
 
 
 def chunk(text: str, message_id: str, **meta: dict) -> dict:
-    update = {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "content": {"type": "text", "text": text}}
-    return {"method": "session/update", "params": {"sessionId": "s-1", "update": {**update, **meta.get("update", {})}, **meta.get("note", {})}}
+    update = {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": message_id,
+        "content": {"type": "text", "text": text},
+    }
+    return {
+        "method": "session/update",
+        "params": {"sessionId": "s-1", "update": {**update, **meta.get("update", {})}, **meta.get("note", {})},
+    }
 
 
 def ask(call: str) -> bool:
     """One permission ask; True when the client cancelled the turn instead of answering alone."""
     global next_id
-    send({"id": next_id, "method": "session/request_permission", "params": {
-        "sessionId": "s-1", "toolCall": {"toolCallId": call, "rawInput": {"command": f"ls {call}"}, "title": call},
-        "options": [{"optionId": "a1", "name": "Allow", "kind": "allow_once"}, {"optionId": "r1", "name": "Reject", "kind": "reject_once"}]}})
+    send(
+        {
+            "id": next_id,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "s-1",
+                "toolCall": {"toolCallId": call, "rawInput": {"command": f"ls {call}"}, "title": call},
+                "options": [
+                    {"optionId": "a1", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "r1", "name": "Reject", "kind": "reject_once"},
+                ],
+            },
+        }
+    )
     next_id += 1
     answer, cancelled = None, False
     while answer is None or (answer.get("result") == {"outcome": {"outcome": "cancelled"}} and not cancelled):
@@ -64,8 +82,16 @@ def prompt(request_id: int) -> None:
 while (message := read()) is not None:
     method = message.get("method")
     if method == "initialize":
-        send({"id": message["id"], "result": {"protocolVersion": 1, "_meta": {"steering": {"supported": True}}, "agentCapabilities": {
-            "promptCapabilities": {"image": True}, "sessionCapabilities": {"close": {}}}}})
+        send(
+            {
+                "id": message["id"],
+                "result": {
+                    "protocolVersion": 1,
+                    "_meta": {"steering": {"supported": True}},
+                    "agentCapabilities": {"promptCapabilities": {"image": True}, "sessionCapabilities": {"close": {}}},
+                },
+            }
+        )
     elif method == "session/new":
         send({"id": message["id"], "result": {"sessionId": "s-1"}})
     elif method == "session/prompt":

@@ -10,8 +10,15 @@ import os
 import sys
 
 log = open(os.environ["CODEX_LOG"], "a")  # noqa: SIM115 - held for the process's life
-log.write(json.dumps({"argv": sys.argv[1:], "env": {k: os.environ.get(k) for k in (
-    "CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_HOME")}}) + "\n")
+log.write(
+    json.dumps(
+        {
+            "argv": sys.argv[1:],
+            "env": {k: os.environ.get(k) for k in ("CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_HOME")},
+        }
+    )
+    + "\n"
+)
 turns = 0
 
 
@@ -21,17 +28,32 @@ def send(message: dict) -> None:
 
 
 def delta(turn: str, item: str, text: str) -> None:
-    send({"method": "item/agentMessage/delta", "params": {"threadId": "th-1", "turnId": turn, "itemId": item, "delta": text}})
+    send(
+        {
+            "method": "item/agentMessage/delta",
+            "params": {"threadId": "th-1", "turnId": turn, "itemId": item, "delta": text},
+        }
+    )
 
 
 def completed(turn: str, status: str, error: dict | None = None) -> None:
-    send({"method": "turn/completed", "params": {"threadId": "th-1", "turn": {"id": turn, "status": status, "error": error}}})
+    send(
+        {
+            "method": "turn/completed",
+            "params": {"threadId": "th-1", "turn": {"id": turn, "status": status, "error": error}},
+        }
+    )
 
 
-RESULTS = {"initialize": {"userAgent": "scripted"}, "account/read": {"account": None, "requiresOpenaiAuth": True},
-           "config/read": {"config": {}}, "skills/list": {"data": []}, "thread/start": {"thread": {"id": "th-1", "model": "m"}},
-           "model/list": {"data": [{"id": "known", "defaultReasoningEffort": "high"}], "nextCursor": None},
-           "turn/steer": {"turnId": "steered"}}
+RESULTS = {
+    "initialize": {"userAgent": "scripted"},
+    "account/read": {"account": None, "requiresOpenaiAuth": True},
+    "config/read": {"config": {}},
+    "skills/list": {"data": []},
+    "thread/start": {"thread": {"id": "th-1", "model": "m"}},
+    "model/list": {"data": [{"id": "known", "defaultReasoningEffort": "high"}], "nextCursor": None},
+    "turn/steer": {"turnId": "steered"},
+}
 waiting: str | None = None
 for line in sys.stdin:
     log.write(line)
@@ -59,12 +81,17 @@ for line in sys.stdin:
         waiting = turn
         continue
     if "fail" in text:
-        error = {"message": "stream disconnected", "codexErrorInfo": {"responseStreamDisconnected": {"httpStatusCode": None}}}
+        error = {
+            "message": "stream disconnected",
+            "codexErrorInfo": {"responseStreamDisconnected": {"httpStatusCode": None}},
+        }
         send({"method": "error", "params": {"threadId": "th-1", "turnId": turn, "willRetry": False, "error": error}})
         completed(turn, "failed", error)
         continue
     delta(turn, "a-2", "final ")
     delta(turn, "a-2", "reply")
-    send({"method": "turn/completed", "params": {"threadId": "other", "turn": {"id": "x", "status": "failed"}}})  # another thread's
+    send(
+        {"method": "turn/completed", "params": {"threadId": "other", "turn": {"id": "x", "status": "failed"}}}
+    )  # another thread's
     completed(turn, "completed")
 log.write("EOF\n")

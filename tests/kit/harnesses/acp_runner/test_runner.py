@@ -19,6 +19,8 @@ def test_the_swap_recognises_the_verifiers_runner_it_was_compared_against_and_no
 
 def test_the_program_imports_only_the_standard_library():
     tree = ast.parse(acp_runner.RUNNER_SOURCE)
-    modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    modules = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
     modules |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert modules and modules <= set(sys.stdlib_module_names) | {"__future__"}, modules - set(sys.stdlib_module_names)

@@ -18,17 +18,40 @@ HERE = Path(__file__).parent
 
 def _run(image: str, variant: str, runner: str, tmp_path: Path) -> tuple[list[dict], list[dict]]:
     """(the packets the driver got back, then its gate log; the lines the agent read), one box per run."""
-    verifiers = f'"$(cat /opt/vf-uv/arena-interpreters/vf-scripts/{REPLACES_SHA256})" /opt/vf-scripts/{REPLACES_SHA256}.py'
+    verifiers = (
+        f'"$(cat /opt/vf-uv/arena-interpreters/vf-scripts/{REPLACES_SHA256})" /opt/vf-scripts/{REPLACES_SHA256}.py'
+    )
     argv = verifiers if runner == "verifiers" else "python3 -I /arena/runner.py"
     (tmp_path / "runner.py").write_bytes(RUNNER_SOURCE)  # what the lean box runs from its argv (`python3 -I -c`)
     script = f"cd /tmp && AGENT_LOG=/tmp/agent.log python3 /x/drive_runner.py {variant} {argv} && echo --- && cat /tmp/agent.log"
     done = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "--label", "arena.managed=true",
-         "-v", f"{HERE}:/x:ro", "-v", f"{tmp_path}:/arena:ro", "--entrypoint", "sh", image, "-c", script],
-        capture_output=True, text=True, timeout=120)
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--label",
+            "arena.managed=true",
+            "-v",
+            f"{HERE}:/x:ro",
+            "-v",
+            f"{tmp_path}:/arena:ro",
+            "--entrypoint",
+            "sh",
+            image,
+            "-c",
+            script,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     host, agent = done.stdout.split("---\n")
-    return [json.loads(line) for line in host.splitlines()], [json.loads(line) for line in agent.splitlines() if line != "EOF"]
+    return [json.loads(line) for line in host.splitlines()], [
+        json.loads(line) for line in agent.splitlines() if line != "EOF"
+    ]
 
 
 def _segments(agent: list[dict]) -> list[list[str]]:
@@ -56,7 +79,10 @@ def test_the_stdlib_runner_answers_the_host_and_the_agent_as_verifiers_runner_do
     methods = [line.get("method") for line in agent]
     assert methods.count("session/prompt") == 2 and "session/close" in methods and "_session/steering" in methods
     if variant == "stop":
-        assert [r["result"]["stop_reason"] for r in replies] == ["cancelled", "cancelled"] and "session/cancel" in methods
+        assert [r["result"]["stop_reason"] for r in replies] == [
+            "cancelled",
+            "cancelled",
+        ] and "session/cancel" in methods
     elif variant == "full":
         assert [r["result"]["reply"] for r in replies] == ["final reply", "final reply"]
         assert {a["tool_call_id"] for a in packets[-1]["gate"]} == {"c-allow", "c-deny", "c-stop"}

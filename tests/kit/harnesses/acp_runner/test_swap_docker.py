@@ -20,7 +20,9 @@ pytestmark = pytest.mark.docker
 
 def _box(image: str) -> vf.Runtime:
     config = vf.DockerConfig(image=image, allow=[], memory=1.0, cpu=1.0)
-    return LeanDockerRuntime(config, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent").with_user("agent")
+    return LeanDockerRuntime(config, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent").with_user(
+        "agent"
+    )
 
 
 def test_a_lean_box_runs_the_stdlib_runner_in_place_of_verifiers_from_its_argv(images):

@@ -39,8 +39,12 @@ def test_the_same_sources_give_the_same_bytes_and_a_changed_module_other_bytes(t
 
 def test_the_bundle_imports_only_the_standard_library_and_runs_its_loop_last() -> None:
     tree = ast.parse(program_source())
-    modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    modules |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    modules = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    modules |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert modules - {"__future__"} <= set(sys.stdlib_module_names), modules - set(sys.stdlib_module_names)
     last = tree.body[-1]
     assert isinstance(last, ast.If) and ast.unparse(last.test) == "__name__ == '__main__'"
@@ -54,8 +58,10 @@ def test_every_program_module_is_bundled_and_under_300_lines() -> None:
 
 
 def test_the_bundle_keeps_one_future_import_and_drops_the_modules_imports_of_each_other(tmp_path: Path) -> None:
-    sources = {"a": '"""A does a."""\nfrom __future__ import annotations\n\nimport json\nX = json.dumps(1)\n',
-               "b": f'"""B does b."""\nfrom __future__ import annotations\n\nimport json\nfrom {PACKAGE}.a import (\n    X,\n)\nY = X\n'}
+    sources = {
+        "a": '"""A does a."""\nfrom __future__ import annotations\n\nimport json\nX = json.dumps(1)\n',
+        "b": f'"""B does b."""\nfrom __future__ import annotations\n\nimport json\nfrom {PACKAGE}.a import (\n    X,\n)\nY = X\n',
+    }
     text = bundle(_write(tmp_path, sources), PACKAGE, ("a", "b")).decode()
     assert text.count("from __future__ import annotations") == 1 and PACKAGE not in text.split('"""', 2)[2]
     assert "# --- a: A does a." in text and "# --- b: B does b." in text
@@ -66,7 +72,10 @@ def test_the_bundle_keeps_one_future_import_and_drops_the_modules_imports_of_eac
 
 REFUSED = {
     "a-later-module": ({"a": f"from {PACKAGE}.b import Y\n", "b": "Y = 1\n"}, "names no module spliced before"),
-    "an-import-in-a-function": ({"a": "X = 1\n", "b": f"def f():\n    from {PACKAGE}.a import X\n    return X\n"}, "at module level"),
+    "an-import-in-a-function": (
+        {"a": "X = 1\n", "b": f"def f():\n    from {PACKAGE}.a import X\n    return X\n"},
+        "at module level",
+    ),
     "a-renamed-name": ({"a": "X = 1\n", "b": f"from {PACKAGE}.a import X as Z\n"}, "renames"),
     "a-name-bound-twice": ({"a": "def run():\n    pass\n", "b": "from subprocess import run\n"}, "'run' is bound"),
     "a-relative-import": ({"a": "X = 1\n", "b": "from .a import X\n"}, "write `from"),

@@ -44,8 +44,11 @@ def test_every_policy_rolls_out_on_the_lean_path_as_on_verifiers_bash_harness_an
     ref_rollouts, lean_rollouts = reference.rollouts, lean.rollouts
     assert [(r.policy, r.task) for r in lean_rollouts] == [(r.policy, r.task) for r in ref_rollouts]
     assert all(r.ok and not r.errors for r in ref_rollouts), [(r.policy, r.errors) for r in ref_rollouts if r.errors]
-    problems = {f"{side} {r.policy} on {r.task}": differences(r, other)
-                for side, sweep in (("lean", lean), ("pooled", pooled)) for r, other in zip(ref_rollouts, sweep.rollouts)}
+    problems = {
+        f"{side} {r.policy} on {r.task}": differences(r, other)
+        for side, sweep in (("lean", lean), ("pooled", pooled))
+        for r, other in zip(ref_rollouts, sweep.rollouts)
+    }
     assert not {k: v for k, v in problems.items() if v}
     # The comparison is not vacuous: the sweep ran real tools, scored apart, and audited cheaters.
     assert sum(len(r.tool_calls()) for r in lean_rollouts) > len(policies) * TASKS

@@ -46,11 +46,15 @@ class FakeTrace:
     id: str = "trace-1"
 
 
-def _launch(harness: BashHarness, data: vf.TaskData, gate: str | None) -> tuple[list[str], dict[str, str], RecordingRuntime]:
+def _launch(
+    harness: BashHarness, data: vf.TaskData, gate: str | None
+) -> tuple[list[str], dict[str, str], RecordingRuntime]:
     runtime = RecordingRuntime()
     ctx = ModelContext(model="arena/m", client=vf.EvalClientConfig(base_url="http://x/v1"))
     mcp = {"log_search": "http://127.0.0.1:9/mcp?route=r"}
-    asyncio.run(harness.launch(ctx, FakeTrace(), runtime, "http://host/v1", "secret", mcp, data, tool_interception_url=gate))
+    asyncio.run(
+        harness.launch(ctx, FakeTrace(), runtime, "http://host/v1", "secret", mcp, data, tool_interception_url=gate)
+    )
     [(argv, env)] = runtime.runs
     return argv, env, runtime
 
@@ -114,4 +118,6 @@ def test_the_id_arena_bash_resolves_to_the_lean_harness_with_bash_knobs() -> Non
     assert harness_config_type("arena-bash") is BashHarnessConfig
     agent = vf.AgentConfig.model_validate({"harness": {"id": "arena-bash", "edit": False, "tool_timeout": 30}})
     assert isinstance(agent.harness, BashHarnessConfig) and agent.harness.edit is False
-    assert LeanBashHarness.SUPPORTS_TOOL_INTERCEPTION and LeanBashHarness.SUPPORTS_MCP and LeanBashHarness.SUPPORTS_RESUME
+    assert (
+        LeanBashHarness.SUPPORTS_TOOL_INTERCEPTION and LeanBashHarness.SUPPORTS_MCP and LeanBashHarness.SUPPORTS_RESUME
+    )

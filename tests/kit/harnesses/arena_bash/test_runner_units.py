@@ -43,15 +43,28 @@ def test_tool_output_is_truncated_exactly_as_verifiers_truncates_it(text: str) -
 
 def _chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> dict[str, Any]:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
-    return {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": choices, "usage": usage}
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": choices,
+        "usage": usage,
+    }
 
 
 STREAMS = {
     "tool-call": [
         _chunk({"role": "assistant"}),
-        _chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "bash", "arguments": ""}}]}),
-        _chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"command\": "}}]}),
-        _chunk({"tool_calls": [{"index": 0, "function": {"arguments": "\"ls\"}"}}]}, "tool_calls"),
+        _chunk(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "call_1", "type": "function", "function": {"name": "bash", "arguments": ""}}
+                ]
+            }
+        ),
+        _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"command": '}}]}),
+        _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"ls"}'}}]}, "tool_calls"),
     ],
     "text-with-reasoning": [
         _chunk({"role": "assistant", "content": "", "reasoning_content": "think "}),
@@ -60,8 +73,21 @@ STREAMS = {
     ],
     "text-and-two-calls": [
         _chunk({"role": "assistant", "content": "Running."}),
-        _chunk({"tool_calls": [{"index": 0, "id": "a", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}),
-        _chunk({"tool_calls": [{"index": 1, "id": "b", "type": "function", "function": {"name": "edit", "arguments": "{}"}}]}, "tool_calls"),
+        _chunk(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "a", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+                ]
+            }
+        ),
+        _chunk(
+            {
+                "tool_calls": [
+                    {"index": 1, "id": "b", "type": "function", "function": {"name": "edit", "arguments": "{}"}}
+                ]
+            },
+            "tool_calls",
+        ),
     ],
 }
 
@@ -110,8 +136,12 @@ def test_mcp_content_becomes_chat_content_as_verifiers_converts_it() -> None:
 
 def test_the_runner_imports_only_the_standard_library() -> None:
     tree = ast.parse(RUNNER_SOURCE)
-    modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    modules |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    modules = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    modules |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert modules - {"__future__"} <= set(sys.stdlib_module_names), modules - set(sys.stdlib_module_names)
 
 

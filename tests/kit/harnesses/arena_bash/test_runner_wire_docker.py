@@ -25,19 +25,21 @@ from arena_testkit.lean_harness import FORBIDDEN, RUNNER, WireServer, serve_wire
 pytestmark = pytest.mark.docker
 
 IMAGE = "arena/fault-localisation:latest"
-EVERYTHING = ScriptedPolicy([
-    RunShell("echo out; echo err >&2; printf 'caf\\xc3\\xa9 \\t tab\\n'; exit 3"),
-    CallTool("note", {"text": "hello from the policy"}),
-    RunShell("python3 -c \"print('é' * 15001); print('tail')\""),  # 30 kB: truncated mid-character
-    RunShell("printf 'one two two' > f.txt"),
-    CallTool("edit", {"path": "f.txt", "old_str": "two", "new_str": "2"}),  # found twice: an error
-    CallTool("edit", {"path": "f.txt", "old_str": "one", "new_str": "1"}),
-    CallTool("edit", {"path": "missing.txt", "old_str": "x", "new_str": "y"}),
-    CallTool("edit", {"path": "f.txt", "old_str": "", "new_str": "y"}),
-    RunShell(f"echo {FORBIDDEN} > bad.txt"),  # denied by the gate: must not run
-    RunShell("cat f.txt; ls; ls /tmp"),
-    Answer("DONE"),
-])
+EVERYTHING = ScriptedPolicy(
+    [
+        RunShell("echo out; echo err >&2; printf 'caf\\xc3\\xa9 \\t tab\\n'; exit 3"),
+        CallTool("note", {"text": "hello from the policy"}),
+        RunShell("python3 -c \"print('é' * 15001); print('tail')\""),  # 30 kB: truncated mid-character
+        RunShell("printf 'one two two' > f.txt"),
+        CallTool("edit", {"path": "f.txt", "old_str": "two", "new_str": "2"}),  # found twice: an error
+        CallTool("edit", {"path": "f.txt", "old_str": "one", "new_str": "1"}),
+        CallTool("edit", {"path": "missing.txt", "old_str": "x", "new_str": "y"}),
+        CallTool("edit", {"path": "f.txt", "old_str": "", "new_str": "y"}),
+        RunShell(f"echo {FORBIDDEN} > bad.txt"),  # denied by the gate: must not run
+        RunShell("cat f.txt; ls; ls /tmp"),
+        Answer("DONE"),
+    ]
+)
 
 
 @pytest.fixture
@@ -48,13 +50,32 @@ def wire_server() -> Iterator[WireServer]:
 
 def _in_box(program: str, args: list[str]) -> subprocess.CompletedProcess[str]:
     """Run `program` (a shell snippet ending in `"$@"`) with `args` in a fresh container."""
-    command = ["docker", "run", "--rm", "--network", "host", "--label", "arena.managed=true",
-               "-v", f"{RUNNER}:/opt/lean/runner.py:ro", "-w", "/app", "--entrypoint", "sh", IMAGE,
-               "-c", program, "program", *args]
+    command = [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "host",
+        "--label",
+        "arena.managed=true",
+        "-v",
+        f"{RUNNER}:/opt/lean/runner.py:ro",
+        "-w",
+        "/app",
+        "--entrypoint",
+        "sh",
+        IMAGE,
+        "-c",
+        program,
+        "program",
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
-def test_in_the_image_the_lean_runner_sends_the_baked_reference_programs_requests_byte_for_byte(wire_server: WireServer) -> None:
+def test_in_the_image_the_lean_runner_sends_the_baked_reference_programs_requests_byte_for_byte(
+    wire_server: WireServer,
+) -> None:
     from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE
 
     script = f"/tmp/vf-scripts/{hashlib.sha256(CHAT_PROGRAM_SOURCE.encode()).hexdigest()}.py"
@@ -63,11 +84,18 @@ def test_in_the_image_the_lean_runner_sends_the_baked_reference_programs_request
     wires = {}
     with running_toolset("arena_smoke.toolset") as tools:
         for name, program in (("reference", reference), ("lean", lean)):
-            args = [f"--base-url={wire_server.base_url}", "--api-key=rollout-secret", "--model=arena/lean-everything",
-                    "--bash", f"--tool-interception-url={wire_server.gate_url}", "--compaction", "--edit",
-                    "--system-prompt=You are a coding agent.",
-                    "--mcp-config=" + json.dumps({"mcpServers": {"smoke": {"url": tools.url(name), "timeout": 600.0}}}),
-                    "--prompt=Do the task."]
+            args = [
+                f"--base-url={wire_server.base_url}",
+                "--api-key=rollout-secret",
+                "--model=arena/lean-everything",
+                "--bash",
+                f"--tool-interception-url={wire_server.gate_url}",
+                "--compaction",
+                "--edit",
+                "--system-prompt=You are a coding agent.",
+                "--mcp-config=" + json.dumps({"mcpServers": {"smoke": {"url": tools.url(name), "timeout": 600.0}}}),
+                "--prompt=Do the task.",
+            ]
             done = _in_box(program, args)
             assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
             wires[name] = wire_server.take()

@@ -56,10 +56,10 @@ def test_a_regular_file_is_read_without_an_exec_and_as_the_exec_reads_it(images)
             await _sh(box, "ln -s /app/data/blob.bin /tmp/link")
             with counting_execs() as execs:
                 answers = [
-                    await box.read("data/blob.bin") == payload,              # the workdir's tmpfs, relative
+                    await box.read("data/blob.bin") == payload,  # the workdir's tmpfs, relative
                     await box.read("/app/data/blob.bin", max_bytes=len(payload)) == payload,
-                    await box.read("/tmp/link") == payload,                  # a link inside the box
-                    await box.read("/etc/os-release") != b"",                # the read-only image root
+                    await box.read("/tmp/link") == payload,  # a link inside the box
+                    await box.read("/etc/os-release") != b"",  # the read-only image root
                     await _raises(box.read("data/blob.bin", max_bytes=10)),
                 ]
             return answers, execs
@@ -75,13 +75,19 @@ def test_links_and_dots_the_agent_plants_never_reach_the_host_s_files(images, tm
     secret = Path(f"/tmp/arena-host-only-{uuid.uuid4().hex}")
     secret.write_text("HOST")
     try:
+
         async def scenario() -> tuple[list[str], list[bytes], list[list[str]]]:
             async with _started(images) as box:
-                await _sh(box, f"cd /app && ln -s {secret} abs && ln -s ../../../../../..{secret} rel && "
-                               f"ln -s /proc/self/root{secret} magic && ln -s /proc/1/root{secret} init && "
-                               f"mkdir d && ln -s / d/up")
-                missing = [await _raises(box.read(path)) for path in
-                           ("abs", "rel", "magic", "init", f"../../../../..{secret}", f"d/up{secret}")]
+                await _sh(
+                    box,
+                    f"cd /app && ln -s {secret} abs && ln -s ../../../../../..{secret} rel && "
+                    f"ln -s /proc/self/root{secret} magic && ln -s /proc/1/root{secret} init && "
+                    f"mkdir d && ln -s / d/up",
+                )
+                missing = [
+                    await _raises(box.read(path))
+                    for path in ("abs", "rel", "magic", "init", f"../../../../..{secret}", f"d/up{secret}")
+                ]
                 await _sh(box, f"echo BOX > {secret}")
                 with counting_execs() as execs:
                     own = [await box.read(path) for path in ("abs", "rel", f"../../../..{secret}")]
@@ -118,10 +124,13 @@ def test_kernel_files_and_oversized_ones_are_the_exec_s_to_read(images, monkeypa
 
     async def scenario() -> tuple[list[Any], list[list[str]], str]:
         async with _started(images) as box:
-            await _sh(box, "ln -s /proc/sys/kernel/hostname /app/name && ln -s /proc/kmsg /app/log && "
-                           "ln -s /sys/kernel/mm/transparent_hugepage/enabled /app/sys && "
-                           "head -c 5000 /dev/zero > /app/big && head -c 3000 /dev/zero > /app/small && "
-                           "truncate -s 1T /app/sparse")
+            await _sh(
+                box,
+                "ln -s /proc/sys/kernel/hostname /app/name && ln -s /proc/kmsg /app/log && "
+                "ln -s /sys/kernel/mm/transparent_hugepage/enabled /app/sys && "
+                "head -c 5000 /dev/zero > /app/big && head -c 3000 /dev/zero > /app/small && "
+                "truncate -s 1T /app/sparse",
+            )
             boxed = (await box.run(["cat", "/proc/sys/kernel/hostname"], {})).stdout.encode()
             with counting_execs() as execs:
                 answers = [
@@ -137,7 +146,9 @@ def test_kernel_files_and_oversized_ones_are_the_exec_s_to_read(images, monkeypa
 
     answers, execs, boxed = asyncio.run(scenario())
     assert answers[0] == boxed.encode() and boxed.strip() != socket.gethostname()  # the box's name, not the host's
-    assert "Operation not permitted" in answers[1] or "Permission denied" in answers[1]  # the box's root may not read it
+    assert (
+        "Operation not permitted" in answers[1] or "Permission denied" in answers[1]
+    )  # the box's root may not read it
     assert answers[2] is True and "over the 8192 byte limit" in answers[3] and answers[4] is True
     names = ["name", "log", "big", "sparse", "sys"]
     assert [[arg for arg in argv if arg in names][-1] for argv in execs] == names
@@ -148,7 +159,11 @@ def test_a_path_no_exec_could_take_is_not_read_from_the_host(images):
         async with _started(images) as box:
             root = box._root
             assert root is not None
-            return [root.read("/etc/os-release\x00/../../etc/passwd"), root.read("/app/\ud800"), root.read("/etc/os-release")]
+            return [
+                root.read("/etc/os-release\x00/../../etc/passwd"),
+                root.read("/app/\ud800"),
+                root.read("/etc/os-release"),
+            ]
 
     cut, surrogate, plain = asyncio.run(scenario())
     assert cut is None and surrogate is None and plain  # the last: the same root reads a plain path
@@ -166,7 +181,9 @@ def test_a_read_as_another_user_is_the_exec_s_with_that_user_s_permissions(image
     as_root, as_nobody, execs = asyncio.run(scenario())
     assert as_root == b"private\n"
     assert "Permission denied" in as_nobody
-    assert [argv[4:6] for argv in execs] == [["sh", "-c"]]  # nobody's read (bounded: `timeout ... cat | head -c`), not root's
+    assert [argv[4:6] for argv in execs] == [
+        ["sh", "-c"]
+    ]  # nobody's read (bounded: `timeout ... cat | head -c`), not root's
 
 
 def test_a_root_is_read_only_while_its_box_s_init_lives_and_only_for_a_box_s_pid(images):

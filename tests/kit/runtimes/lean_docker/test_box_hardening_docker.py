@@ -36,9 +36,17 @@ print(json.dumps({
 
 def test_two_boxes_of_one_spec_share_no_uid_and_keep_their_limits(images):
     async def scenario() -> tuple[list[dict], dict]:
-        boxes = [LeanDockerRuntime(vf.DockerConfig(image=images["harness"], allow=[]), pids_limit=128, nofile=NOFILE,
-                                   writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent", own_uid="agent")
-                 for _ in range(2)]
+        boxes = [
+            LeanDockerRuntime(
+                vf.DockerConfig(image=images["harness"], allow=[]),
+                pids_limit=128,
+                nofile=NOFILE,
+                writable=ISOLATION.writable("/app", "agent"),
+                workdir_owner="agent",
+                own_uid="agent",
+            )
+            for _ in range(2)
+        ]
         seen = []
         try:
             for box in boxes:
@@ -46,7 +54,9 @@ def test_two_boxes_of_one_spec_share_no_uid_and_keep_their_limits(images):
                 result = await box.with_user("agent", home="/home/agent").run(["python3", "-c", PROBE], {})
                 assert result.exit_code == 0, result
                 seen.append(json.loads(result.stdout))
-            async with LeanDockerRuntime.borrow(vf.DockerConfig(image=images["harness"]), str(boxes[0].container)) as borrowed:
+            async with LeanDockerRuntime.borrow(
+                vf.DockerConfig(image=images["harness"]), str(boxes[0].container)
+            ) as borrowed:
                 lent = await borrowed.with_user("agent").run(["id", "-u"], {})
             return seen, {"uid": int(lent.stdout.strip())}
         finally:

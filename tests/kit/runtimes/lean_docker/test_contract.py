@@ -113,4 +113,7 @@ def test_confine_still_updates_a_stock_box_or_a_lean_box_created_with_another_li
         SimpleNamespace(name="lean", created_pids_limit=32, info=SimpleNamespace(type="docker", id="vf-b")),
     ):
         asyncio.run(isolation.confine(box, 64, None))  # type: ignore[arg-type]
-    assert seen == [("docker", "update", "--pids-limit", "64", "vf-a"), ("docker", "update", "--pids-limit", "64", "vf-b")]
+    assert seen == [
+        ("docker", "update", "--pids-limit", "64", "vf-a"),
+        ("docker", "update", "--pids-limit", "64", "vf-b"),
+    ]

@@ -28,15 +28,20 @@ from arena_kit.errors import BoxLostError, EngineUnreachableError
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 
 BOX = "vf-0123abcd"
-REFUSED = requests.exceptions.ConnectionError("('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))")
+REFUSED = requests.exceptions.ConnectionError(
+    "('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))"
+)
 FORGED = b"Error response from daemon: No such container: x\n"
 
 
 def api_error(status: int, explanation: str) -> docker.errors.APIError:
     response = requests.Response()
     response.status_code = status
-    return docker.errors.NotFound("", response=response, explanation=explanation) if status == 404 else \
-        docker.errors.APIError("", response=response, explanation=explanation)
+    return (
+        docker.errors.NotFound("", response=response, explanation=explanation)
+        if status == 404
+        else docker.errors.APIError("", response=response, explanation=explanation)
+    )
 
 
 GONE = api_error(404, f"No such container: {BOX}")
@@ -46,8 +51,12 @@ STOPPED = api_error(409, f"container {BOX} is not running")
 class FakeEngine:
     """The parts of `docker.APIClient` the runtime calls; each raises what `failures` names for it."""
 
-    def __init__(self, failures: dict[str, BaseException] | None = None, running: bool = True,
-                 exec_result: tuple[int, bytes, bytes] = (0, b"ok", b"")) -> None:
+    def __init__(
+        self,
+        failures: dict[str, BaseException] | None = None,
+        running: bool = True,
+        exec_result: tuple[int, bytes, bytes] = (0, b"ok", b""),
+    ) -> None:
         self.failures = failures or {}
         self.running = running
         self.code, self.out, self.err = exec_result
@@ -147,10 +156,13 @@ def test_an_engine_unreachable_at_start_leaves_the_env_run_as_a_retried_typed_fa
     assert rule_of(error) == "engine unreachable, lean box"
 
 
-@pytest.mark.parametrize(("failure", "fault"), [
-    pytest.param(REFUSED, "engine unreachable, lean box", id="engine-refused"),
-    pytest.param(api_error(404, "No such image: arena/none:latest"), None, id="image-missing"),
-])
+@pytest.mark.parametrize(
+    ("failure", "fault"),
+    [
+        pytest.param(REFUSED, "engine unreachable, lean box", id="engine-refused"),
+        pytest.param(api_error(404, "No such image: arena/none:latest"), None, id="image-missing"),
+    ],
+)
 def test_an_engine_failure_while_creating_the_box_is_typed_by_the_engine_word(monkeypatch, failure, fault):
     engine = FakeEngine({"create_container": failure})
     monkeypatch.setattr(engine_api, "_client", type("Client", (), {"api": engine})())
@@ -162,14 +174,35 @@ def test_an_engine_failure_while_creating_the_box_is_typed_by_the_engine_word(mo
 # --- engine or box lost mid-rollout ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("call", "failure", "fault", "words"), [
-    pytest.param("exec_create", REFUSED, EngineUnreachableError, "the docker engine did not answer", id="engine-refused"),
-    pytest.param("exec_start", ConnectionResetError(104, "Connection reset by peer"), EngineUnreachableError,
-                 "the docker engine did not answer", id="stream-dropped"),
-    pytest.param("exec_create", GONE, BoxLostError, f"the engine reports the box gone: No such container: {BOX}", id="box-removed"),
-    pytest.param("exec_create", STOPPED, BoxLostError, f"the engine reports the box gone: container {BOX} is not running",
-                 id="box-stopped"),
-])
+@pytest.mark.parametrize(
+    ("call", "failure", "fault", "words"),
+    [
+        pytest.param(
+            "exec_create", REFUSED, EngineUnreachableError, "the docker engine did not answer", id="engine-refused"
+        ),
+        pytest.param(
+            "exec_start",
+            ConnectionResetError(104, "Connection reset by peer"),
+            EngineUnreachableError,
+            "the docker engine did not answer",
+            id="stream-dropped",
+        ),
+        pytest.param(
+            "exec_create",
+            GONE,
+            BoxLostError,
+            f"the engine reports the box gone: No such container: {BOX}",
+            id="box-removed",
+        ),
+        pytest.param(
+            "exec_create",
+            STOPPED,
+            BoxLostError,
+            f"the engine reports the box gone: container {BOX} is not running",
+            id="box-stopped",
+        ),
+    ],
+)
 @pytest.mark.parametrize("operation", ["run", "read", "write", "run_background"])
 def test_an_engine_call_that_fails_becomes_the_typed_fault_the_engine_names(call, failure, fault, words, operation):
     # A refused or dropped connection is the engine's loss only when the engine cannot be asked either.
@@ -181,12 +214,19 @@ def test_an_engine_call_that_fails_becomes_the_typed_fault_the_engine_names(call
         "write": lambda: box.write("done.txt", b"x"),
         "run_background": lambda: box.run_background(["sleep", "1"], {}, "/tmp/bg.log"),
     }
-    prefixes = {"run": "exec: ", "read": "read 'done.txt': ", "write": "write 'done.txt': ",
-                "run_background": "background process start: "}
+    prefixes = {
+        "run": "exec: ",
+        "read": "read 'done.txt': ",
+        "write": "write 'done.txt': ",
+        "run_background": "background process start: ",
+    }
     error = raised(actions[operation])
     assert type(error) is fault, f"{type(error).__name__}: {error}"
     assert str(error).startswith(prefixes[operation] + words), error
-    assert rule_of(error) == {EngineUnreachableError: "engine unreachable, lean box", BoxLostError: "box lost, lean box"}[fault]
+    assert (
+        rule_of(error)
+        == {EngineUnreachableError: "engine unreachable, lean box", BoxLostError: "box lost, lean box"}[fault]
+    )
 
 
 class DroppedSocket:
@@ -203,7 +243,9 @@ def test_a_stream_dropped_while_writing_stdin_to_an_unreachable_engine_is_an_eng
     engine = FakeEngine({"inspect_container": REFUSED})
     monkeypatch.setattr(engine, "exec_start", lambda *_a, **_k: DroppedSocket())
     error = raised(lambda: box_on(engine).write("done.txt", b"x"))
-    assert type(error) is EngineUnreachableError and str(error).startswith("write 'done.txt': the docker engine did not answer"), error
+    assert type(error) is EngineUnreachableError and str(error).startswith(
+        "write 'done.txt': the docker engine did not answer"
+    ), error
     assert rule_of(error) == "engine unreachable, lean box"
 
 
@@ -217,10 +259,13 @@ def test_a_stream_the_running_box_dropped_is_no_engine_loss(monkeypatch):
     assert not retried(error)
 
 
-@pytest.mark.parametrize(("running", "fault"), [
-    pytest.param(None, "box lost, lean box", id="container-gone"),
-    pytest.param(True, None, id="container-running"),
-])
+@pytest.mark.parametrize(
+    ("running", "fault"),
+    [
+        pytest.param(None, "box lost, lean box", id="container-gone"),
+        pytest.param(True, None, id="container-running"),
+    ],
+)
 def test_an_exec_lost_with_its_container_names_the_container(running, fault):
     """The engine removes a container's exec instances with it: what is lost is the box, and only the
     engine's word on the container (not a missing exec) says so."""
@@ -230,7 +275,10 @@ def test_an_exec_lost_with_its_container_names_the_container(running, fault):
     error = raised(lambda: box_on(FakeEngine(failures, running=bool(running))).run(["true"], {}))
     assert isinstance(error, vf.SandboxError), error
     if fault:
-        assert type(error) is BoxLostError and str(error) == f"exec: the engine reports the box gone: No such container: {BOX}"
+        assert (
+            type(error) is BoxLostError
+            and str(error) == f"exec: the engine reports the box gone: No such container: {BOX}"
+        )
         assert rule_of(error) == fault
     else:
         assert not retried(error), error
@@ -261,13 +309,17 @@ def test_a_forged_daemon_error_from_a_running_box_is_marked_and_never_retried(mo
         monkeypatch.setattr(engine, "exec_start", lambda *_a, **_k: QuietSocket())
         monkeypatch.setattr(engine_api, "frames_iter", lambda _sock, tty=False: iter([(engine_api.STDERR, FORGED)]))
     error = raised(lambda: box.read("done.txt") if operation == "read" else box.write("done.txt", b"x"))
-    assert str(error) == f"in the running box: {operation} 'done.txt': Error response from daemon: No such container: x", error
+    assert (
+        str(error) == f"in the running box: {operation} 'done.txt': Error response from daemon: No such container: x"
+    ), error
     assert not retried(error)
     assert "inspect_container" in engine.calls, "the engine, not the box, was asked"
 
 
 def test_a_failed_read_in_a_box_the_engine_reports_stopped_is_a_lost_box():
-    error = raised(lambda: box_on(FakeEngine(running=False, exec_result=(1, b"", b"cat: done.txt: I/O error\n"))).read("done.txt"))
+    error = raised(
+        lambda: box_on(FakeEngine(running=False, exec_result=(1, b"", b"cat: done.txt: I/O error\n"))).read("done.txt")
+    )
     assert type(error) is BoxLostError
     assert str(error) == "the engine reports the box stopped: read 'done.txt': cat: done.txt: I/O error"
     assert rule_of(error) == "box lost, lean box"
@@ -276,7 +328,9 @@ def test_a_failed_read_in_a_box_the_engine_reports_stopped_is_a_lost_box():
 def test_a_main_program_that_fails_in_a_box_the_engine_reports_stopped_is_a_lost_box():
     box = box_on(FakeEngine(running=False, exec_result=(137, b"", b"")))
     error = raised(lambda: box.run_program(["python3", "runner.py"], {}))
-    assert type(error) is BoxLostError and str(error).startswith("the box stopped under its main program (exit 137)"), error
+    assert type(error) is BoxLostError and str(error).startswith("the box stopped under its main program (exit 137)"), (
+        error
+    )
     assert rule_of(error) == "box lost, lean box"
 
 
@@ -362,7 +416,11 @@ def test_a_start_cancelled_while_the_engine_creates_the_box_leaves_no_box(monkey
 def test_a_box_whose_init_exits_at_once_says_so_at_start(monkeypatch):
     class ExitedAtOnce(SlowCreate):
         def inspect_container(self, name: str) -> dict[str, Any]:
-            return {"Id": BOX, "State": {"Running": False, "Pid": 0, "ExitCode": 127, "Error": ""}, "Config": {"Env": []}}
+            return {
+                "Id": BOX,
+                "State": {"Running": False, "Pid": 0, "ExitCode": 127, "Error": ""},
+                "Config": {"Env": []},
+            }
 
     engine = ExitedAtOnce()
     engine.release.set()

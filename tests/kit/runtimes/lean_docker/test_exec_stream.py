@@ -62,7 +62,11 @@ def test_output_that_arrives_with_the_upgrade_answer_is_kept(sock_path: Path) ->
         conn.sendall(frame(1, b"more\n"))
 
     for api in serve(sock_path, answer):
-        assert _exec_sync(api, "box", ["cat", "answer.txt"], {}, None, None, None) == (0, b"the answer file\nmore\n", b"warn")
+        assert _exec_sync(api, "box", ["cat", "answer.txt"], {}, None, None, None) == (
+            0,
+            b"the answer file\nmore\n",
+            b"warn",
+        )
 
 
 def test_a_large_output_in_small_frames_is_read_whole(sock_path: Path) -> None:
@@ -81,7 +85,9 @@ def test_a_large_output_in_small_frames_is_read_whole(sock_path: Path) -> None:
 def test_an_engine_refusal_is_the_sdk_error_with_the_engine_message(sock_path: Path) -> None:
     def answer(conn: socket.socket) -> None:
         body = b'{"message":"No such exec instance: e1"}'
-        conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        conn.sendall(
+            b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+        )
 
     for api in serve(sock_path, answer):
         with pytest.raises(docker.errors.NotFound) as caught:

@@ -39,8 +39,14 @@ time.sleep(float(sys.argv[2]))
 
 
 def _box(image: str) -> LeanDockerRuntime:
-    return LeanDockerRuntime(vf.DockerConfig(image=image, allow=[]), pids_limit=64, nofile=64,
-                             writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent", own_uid="agent")
+    return LeanDockerRuntime(
+        vf.DockerConfig(image=image, allow=[]),
+        pids_limit=64,
+        nofile=64,
+        writable=ISOLATION.writable("/app", "agent"),
+        workdir_owner="agent",
+        own_uid="agent",
+    )
 
 
 def test_a_box_mapping_past_its_share_is_stopped_and_its_neighbour_runs_on(images):
@@ -53,8 +59,14 @@ def test_a_box_mapping_past_its_share_is_stopped_and_its_neighbour_runs_on(image
                 agent = attacker.with_user("agent", home="/home/agent")
                 await neighbour.with_user("agent").run_background(["sleep", "300"], {}, "/tmp/neighbour.log")
                 started = time.monotonic()
-                mapped = await asyncio.wait_for(agent.run(["python3", "-c", MAPPER, str(MAPPINGS), str(HOLD_S)], {}), HOLD_S + 30)
-                seen: dict[str, object] = {"exit": mapped.exit_code, "seconds": time.monotonic() - started, "stderr": mapped.stderr[-300:]}
+                mapped = await asyncio.wait_for(
+                    agent.run(["python3", "-c", MAPPER, str(MAPPINGS), str(HOLD_S)], {}), HOLD_S + 30
+                )
+                seen: dict[str, object] = {
+                    "exit": mapped.exit_code,
+                    "seconds": time.monotonic() - started,
+                    "stderr": mapped.stderr[-300:],
+                }
                 seen["alive"] = await attacker.alive()
                 seen["after"] = (await agent.run(["true"], {})).exit_code
                 seen["neighbour"] = (await neighbour.run(["pgrep", "-f", "sleep 300"], {})).exit_code

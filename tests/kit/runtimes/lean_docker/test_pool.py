@@ -102,7 +102,7 @@ def test_pool_size_is_n_or_the_eval_concurrency_with_headroom_or_learnt():
 
 def test_a_pool_needs_the_lean_path_and_a_size_of_at_least_zero():
     assert LeanEnvConfig(taskset={"id": "arena-smoke"}).pool == 0  # off unless asked for
-    with pytest.raises(ValueError, match="needs `docker = \"lean\"`"):
+    with pytest.raises(ValueError, match='needs `docker = "lean"`'):
         LeanEnvConfig(taskset={"id": "arena-smoke"}, pool=2, docker="stock")
     with pytest.raises(ValueError):
         LeanEnvConfig(taskset={"id": "arena-smoke"}, pool=-1)
@@ -112,7 +112,10 @@ def test_specs_differing_in_any_field_key_apart_and_equal_specs_key_alike():
     assert SPEC.key != OTHER.key
     assert SPEC.key != BoxSpec(SPEC.config, pids_limit=256, env={"A": "2"}).key
     assert SPEC.key != BoxSpec(SPEC.config, pids_limit=256, env={"A": "1"}, writable={"/tmp": "size=1m"}).key
-    assert SPEC.key == BoxSpec(DockerConfig(image="arena/harness:latest", allow=[], memory=1.0), pids_limit=256, env={"A": "1"}).key
+    assert (
+        SPEC.key
+        == BoxSpec(DockerConfig(image="arena/harness:latest", allow=[], memory=1.0), pids_limit=256, env={"A": "1"}).key
+    )
     box = SPEC.box()
     assert (box.config.memory, box.created_pids_limit, box.env) == (1.0, 256, {"A": "1"})
 

@@ -31,8 +31,23 @@ pytestmark = pytest.mark.docker
 
 IMAGE = "arena/harness:latest"
 SAME = {
-    "HostConfig": ("NetworkMode", "Memory", "NanoCpus", "PidsLimit", "CapDrop", "CapAdd", "SecurityOpt", "ReadonlyRootfs",
-                   "Tmpfs", "PortBindings", "Privileged", "IpcMode", "PidMode", "Ulimits", "MaskedPaths"),
+    "HostConfig": (
+        "NetworkMode",
+        "Memory",
+        "NanoCpus",
+        "PidsLimit",
+        "CapDrop",
+        "CapAdd",
+        "SecurityOpt",
+        "ReadonlyRootfs",
+        "Tmpfs",
+        "PortBindings",
+        "Privileged",
+        "IpcMode",
+        "PidMode",
+        "Ulimits",
+        "MaskedPaths",
+    ),
     "Config": ("Image", "Env", "WorkingDir", "Entrypoint", "Cmd", "User"),
 }
 """What must match between a pooled and an unpooled box of one spec (names, ids and clocks differ)."""
@@ -50,8 +65,14 @@ def image() -> str:
 
 def spec_of(image: str, allow: list[str] | None = None) -> BoxSpec:
     config = vf.DockerConfig(image=image, allow=[] if allow is None else allow, memory=1.0, cpu=1.0)
-    return BoxSpec(config, pids_limit=77, nofile=300, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent",
-                   env={"ARENA_TASK": "x"})
+    return BoxSpec(
+        config,
+        pids_limit=77,
+        nofile=300,
+        writable=ISOLATION.writable("/app", "agent"),
+        workdir_owner="agent",
+        env={"ARENA_TASK": "x"},
+    )
 
 
 def shape(inspected: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +108,9 @@ def test_a_pooled_box_has_the_limits_mounts_caps_env_and_network_of_an_unpooled_
     assert shape(pooled) == shape(unpooled)
     assert pooled["Config"]["Labels"][POOL_LABEL] and POOL_LABEL not in unpooled["Config"]["Labels"]
     if not allow:
-        assert pooled["HostConfig"]["NetworkMode"] == "none" and said.split()[-1] == "1"  # the route table's header only
+        assert (
+            pooled["HostConfig"]["NetworkMode"] == "none" and said.split()[-1] == "1"
+        )  # the route table's header only
 
 
 def test_a_pooled_box_killed_before_its_claim_is_removed_and_never_used(image):
@@ -148,11 +171,13 @@ def test_the_reaper_removes_the_warm_boxes_a_sigkilled_eval_left(image):
     assert leftovers_since(run, since) == []
 
 
-SCRIPT = ScriptedPolicy([
-    RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"),
-    CallTool("note", {"text": "hello from the policy"}),
-    Answer("DONE"),
-])
+SCRIPT = ScriptedPolicy(
+    [
+        RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"),
+        CallTool("note", {"text": "hello from the policy"}),
+        Answer("DONE"),
+    ]
+)
 
 
 @pytest.mark.slow
@@ -160,18 +185,31 @@ def test_a_scripted_rollout_scores_the_same_from_a_warm_box(image, tmp_path: Pat
     outcomes = {}
     with start_in_thread(policies={"arena/pool-smoke": SCRIPT}) as server:
         for pool in (0, 2):
-            request = smoke_request(server.url, "arena/pool-smoke", image, tmp_path, f"pool-{pool}-{uuid.uuid4().hex[:8]}",
-                                    runtime_args={"allow": []}, env_args={"pool": pool}, max_concurrent=1)
+            request = smoke_request(
+                server.url,
+                "arena/pool-smoke",
+                image,
+                tmp_path,
+                f"pool-{pool}-{uuid.uuid4().hex[:8]}",
+                runtime_args={"allow": []},
+                env_args={"pool": pool},
+                max_concurrent=1,
+            )
             # vf-eval imports this checkout's Arena (as this process does), not whichever one is installed
-            request = dataclasses.replace(request, env={"PYTHONPATH": os.pathsep.join([request.env["PYTHONPATH"], *sys.path])})
+            request = dataclasses.replace(
+                request, env={"PYTHONPATH": os.pathsep.join([request.env["PYTHONPATH"], *sys.path])}
+            )
             outcomes[pool] = run_path(request, "lean", rollouts=3)
     for outcome in outcomes.values():
         outcome.raise_for_failures()
     plain, pooled = outcomes[0].episodes, outcomes[2].episodes
     assert len(pooled) == 3
-    assert {json.dumps([e.rewards, e.metrics, e.stop_condition], sort_keys=True) for e in pooled} == \
-           {json.dumps([e.rewards, e.metrics, e.stop_condition], sort_keys=True) for e in plain}
+    assert {json.dumps([e.rewards, e.metrics, e.stop_condition], sort_keys=True) for e in pooled} == {
+        json.dumps([e.rewards, e.metrics, e.stop_condition], sort_keys=True) for e in plain
+    }
     assert pooled[0].rewards["wrote_file"]["score"] == 1.0
     assert "arena_box" not in plain[0].info
     assert sum(e.info["arena_box"]["pooled"] for e in pooled) >= 2  # the rollouts after the first at least
-    assert docker.from_env().api.containers(all=True, filters={"label": f"verifiers.run={outcomes[2].run_dir.name}"}) == []
+    assert (
+        docker.from_env().api.containers(all=True, filters={"label": f"verifiers.run={outcomes[2].run_dir.name}"}) == []
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arena_kit.runtimes.lean_docker.prestart import HOST, READY
 
-PROGRAM = b'''
+PROGRAM = b"""
 import json, os, sys
 LOADED = "imports and definitions ran"
 def main(argv):
@@ -22,29 +22,47 @@ def main(argv):
     raise SystemExit(int(argv[-1]))
 if __name__ == "__main__":
     print("the entry point ran at load")
-'''
+"""
 
 
 def _host(tmp_path: Path, *lines: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
     stdin = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
-    return subprocess.run([sys.executable, "-I", "-c", HOST], input=stdin, capture_output=True, timeout=60,
-                          env={**os.environ, "BOX_VAR": "box"}, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-I", "-c", HOST],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "BOX_VAR": "box"},
+        cwd=tmp_path,
+    )
 
 
 def test_the_host_loads_the_program_then_runs_it_as_its_exec_would(tmp_path: Path) -> None:
     workdir = tmp_path / "app"
     workdir.mkdir()
     load = {"source": PROGRAM.decode(), "name": "<program>"}
-    run = {"path": "/tmp/vf-scripts-arena/runner.py", "args": ["--flag", "3"], "env": {"RUN_VAR": "run"}, "cwd": str(workdir)}
+    run = {
+        "path": "/tmp/vf-scripts-arena/runner.py",
+        "args": ["--flag", "3"],
+        "env": {"RUN_VAR": "run"},
+        "cwd": str(workdir),
+    }
     done = _host(tmp_path, load, run)
     pid, rest = done.stdout.split(b"\n", 1)
     assert pid.decode().isdigit()
     assert rest.startswith(READY) and b"entry point ran" not in rest
-    report = json.loads(rest[len(READY):])
+    report = json.loads(rest[len(READY) :])
     assert done.returncode == 3, done.stderr
-    assert report == {"argv": ["--flag", "3"], "sys_argv": ["/tmp/vf-scripts-arena/runner.py", "--flag", "3"],
-                      "cwd": str(workdir), "env": "run", "kept": "box", "stdin": "", "null": True,
-                      "loaded": "imports and definitions ran"}
+    assert report == {
+        "argv": ["--flag", "3"],
+        "sys_argv": ["/tmp/vf-scripts-arena/runner.py", "--flag", "3"],
+        "cwd": str(workdir),
+        "env": "run",
+        "kept": "box",
+        "stdin": "",
+        "null": True,
+        "loaded": "imports and definitions ran",
+    }
 
 
 def test_a_host_whose_stdin_closes_before_its_run_runs_nothing(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 pytestmark = pytest.mark.docker
 
 PATH = "/tmp/vf-scripts-arena/probe.py"
-PROBE = b'''
+PROBE = b"""
 import json, os, sys
 def main(argv):
     if argv[0] == "kill":
@@ -33,7 +33,7 @@ def main(argv):
                       "env": dict(os.environ), "stdin": os.path.samestat(os.fstat(0), os.stat(os.devnull))}))
 if __name__ == "__main__":
     main(sys.argv[1:])
-'''
+"""
 ENV = {"RUN_VAR": "run", "A": "1"}
 
 
@@ -44,8 +44,14 @@ def image(images: dict[str, str]) -> str:
 
 def spec_of(image: str, prestart: bytes | None = PROBE) -> BoxSpec:
     config = vf.DockerConfig(image=image, allow=[], memory=1.0, cpu=1.0)
-    return BoxSpec(config, pids_limit=77, writable=ISOLATION.writable("/app", "agent"), workdir_owner="agent",
-                   env={"ARENA_TASK": "x"}, prestart=prestart)
+    return BoxSpec(
+        config,
+        pids_limit=77,
+        writable=ISOLATION.writable("/app", "agent"),
+        workdir_owner="agent",
+        env={"ARENA_TASK": "x"},
+        prestart=prestart,
+    )
 
 
 async def _claimed(image: str, prestart: bytes | None = PROBE) -> AsyncIterator[tuple[BoxPool, LeanDockerRuntime]]:
@@ -64,8 +70,9 @@ async def _claimed(image: str, prestart: bytes | None = PROBE) -> AsyncIterator[
 async def _exec_path(box: LeanDockerRuntime, args: list[str]) -> vf.ProgramResult:
     """How `LeanBashHarness.launch` runs its runner for an agent user: root writes it, then drops to the agent."""
     drop = ["setpriv", "--reuid=agent", "--regid=agent", "--init-groups", "--"]
-    return await box.with_user(None).run_program_with_file(PATH, PROBE, [*drop, "python3", "-I", PATH, *args],
-                                                           {**ENV, "HOME": "/home/agent"})
+    return await box.with_user(None).run_program_with_file(
+        PATH, PROBE, [*drop, "python3", "-I", PATH, *args], {**ENV, "HOME": "/home/agent"}
+    )
 
 
 def test_a_prestarted_program_runs_as_the_harness_s_exec_runs_it(image: str) -> None:
@@ -125,7 +132,9 @@ def test_a_run_whose_engine_stream_is_lost_is_the_engine_s_fault_never_the_agent
                 await running
             assert not isinstance(raised.value, AgentKilledBoxError)
             # Gone within a few seconds (a killed process lingers until the engine's shim reaps it).
-            gone = 'for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || { echo gone; exit; }; sleep 0.1; done; echo running'
+            gone = (
+                'for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || { echo gone; exit; }; sleep 0.1; done; echo running'
+            )
             probe = await box.run(["sh", "-c", gone, "sh", str(loaded.process.pid)], {})
             assert probe.stdout.strip() == "gone"
 

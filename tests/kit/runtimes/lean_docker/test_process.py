@@ -74,7 +74,9 @@ async def start(engine: Engine, script: Callable[[], Awaitable[Any]], deadline_s
 
     player = asyncio.create_task(script())
     try:
-        return await lp.start_box_process(create, engine.connect, "1.41", lambda _id: engine.exit_code(), engine.signal, deadline_s)
+        return await lp.start_box_process(
+            create, engine.connect, "1.41", lambda _id: engine.exit_code(), engine.signal, deadline_s
+        )
     finally:
         await asyncio.sleep(0)
         if player.done() and player.exception() is not None:
@@ -173,7 +175,7 @@ def test_kill_and_terminate_signal_the_in_box_process_group_and_do_nothing_once_
         engine.close()
         code = await process.wait()
         await process.kill()
-        return sent, code, engine.signals[len(sent):], await process.poll()
+        return sent, code, engine.signals[len(sent) :], await process.poll()
 
     sent, code, after, polled = run(scenario())
     assert sent == [lp.signal_argv("TERM", 99), lp.signal_argv("KILL", 99)]
@@ -228,8 +230,12 @@ def test_an_engine_that_refuses_the_start_raises_its_own_message_and_status():
         async def play() -> None:
             await engine.request()
             body = json.dumps({"message": "Container vf-x is not running"}).encode()
-            await engine.send(b"HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\nContent-Length: "
-                              + str(len(body)).encode() + b"\r\n\r\n" + body)
+            await engine.send(
+                b"HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(body)).encode()
+                + b"\r\n\r\n"
+                + body
+            )
 
         await start(engine, play)
 
@@ -310,7 +316,9 @@ def test_the_harness_start_gate_of_vf_hooks_does_not_apply_to_lean_starts_which_
 
 def test_the_wrapper_prints_the_targets_pid_first_then_execs_it_as_leader_of_its_own_group():
     script = 'echo "self=$$ group=$(ps -o pgid= -p $$ | tr -d " ")"; echo "args=$#:$1:$2"'
-    done = subprocess.run(lp.wrapped(["sh", "-c", script, "x", "a b", "c"]), capture_output=True, text=True, timeout=10, check=True)
+    done = subprocess.run(
+        lp.wrapped(["sh", "-c", script, "x", "a b", "c"]), capture_output=True, text=True, timeout=10, check=True
+    )
     pid_line, target, args = done.stdout.splitlines()
     assert pid_line.isdigit()
     assert target == f"self={pid_line} group={pid_line}"  # exec kept the PID; setsid made it a group leader
@@ -337,7 +345,9 @@ def test_a_live_process_in_a_lean_box_talks_is_killed_with_its_group_and_ends_wi
             group = await box.open_process(["sh", "-c", "sleep 300 & sleep 300"], {})
             await group.kill()
             killed = await group.wait()
-            left = (await box.run(["sh", "-c", "ps -eo stat=,args= | awk '$1 !~ /^Z/ && $2 == \"sleep\" && $3 == 300'"], {})).stdout
+            left = (
+                await box.run(["sh", "-c", "ps -eo stat=,args= | awk '$1 !~ /^Z/ && $2 == \"sleep\" && $3 == 300'"], {})
+            ).stdout
             exec_ids = [e for e in (engine_client().api.inspect_container(box.container)["ExecIDs"] or [])]
         finally:
             await box.stop()
@@ -369,15 +379,25 @@ def test_a_live_harness_rollout_on_the_lean_path_scores_full_and_runs_no_docker_
     from arena_kit.scripted import ScriptedPolicy
     from arena_testkit.lean_evals import run_path, smoke_request
 
-    script = ScriptedPolicy([RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"), CallTool("note", {"text": "n"}), Answer("DONE")])
+    script = ScriptedPolicy(
+        [RunShell("echo arena-smoke-ok > smoke.txt && cat smoke.txt"), CallTool("note", {"text": "n"}), Answer("DONE")]
+    )
     calls, shims = tmp_path / "docker-calls", tmp_path / "bin"
     shims.mkdir()
-    (shims / "docker").write_text(f"#!/bin/sh\necho \"$*\" >> {calls}\nexec {shutil.which('docker')} \"$@\"\n")
+    (shims / "docker").write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {shutil.which("docker")} "$@"\n')
     (shims / "docker").chmod(0o755)
     with start_in_thread(policies={"arena/lean-process": script}) as server:
-        request = smoke_request(server.url, "arena/lean-process", images["harness"], tmp_path, f"process-{harness}-{uuid.uuid4().hex[:8]}",
-                                runtime_args={"allow": []})
-        request = dataclasses.replace(request, harness=harness, env={**request.env, "PATH": f"{shims}:{os.environ['PATH']}"})
+        request = smoke_request(
+            server.url,
+            "arena/lean-process",
+            images["harness"],
+            tmp_path,
+            f"process-{harness}-{uuid.uuid4().hex[:8]}",
+            runtime_args={"allow": []},
+        )
+        request = dataclasses.replace(
+            request, harness=harness, env={**request.env, "PATH": f"{shims}:{os.environ['PATH']}"}
+        )
         outcome = run_path(request, "lean")
     outcome.raise_for_failures()
     [episode] = outcome.episodes

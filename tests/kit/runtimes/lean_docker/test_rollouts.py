@@ -42,7 +42,9 @@ def conversation(run_dir: Path) -> tuple[list[Any], bool]:
         if message.get("role") == "tool":
             calls.append(("result", message.get("content")))
         for call in message.get("tool_calls") or []:
-            calls.append(("call", call["function"]["name"] if "function" in call else call.get("name"), call.get("arguments")))
+            calls.append(
+                ("call", call["function"]["name"] if "function" in call else call.get("name"), call.get("arguments"))
+            )
     return calls, trace["agent"]["runtime"]["borrowed"]
 
 
@@ -50,18 +52,31 @@ def test_a_lean_bash_rollout_matches_the_stock_one_call_for_call_and_score_for_s
     outcomes = {}
     with start_in_thread(policies={"arena/lean-smoke": SCRIPT}) as server:
         for path in ("stock", "lean"):
-            request = smoke_request(server.url, "arena/lean-smoke", images["harness"], tmp_path, f"smoke-{path}-{uuid.uuid4().hex[:8]}", runtime_args={"allow": []})
+            request = smoke_request(
+                server.url,
+                "arena/lean-smoke",
+                images["harness"],
+                tmp_path,
+                f"smoke-{path}-{uuid.uuid4().hex[:8]}",
+                runtime_args={"allow": []},
+            )
             outcomes[path] = run_path(request, path)  # type: ignore[arg-type]
     for outcome in outcomes.values():
         outcome.raise_for_failures()
     (stock,), (lean,) = outcomes["stock"].episodes, outcomes["lean"].episodes
     assert (lean.rewards, lean.metrics, lean.stop_condition) == (stock.rewards, stock.metrics, stock.stop_condition)
-    assert lean.rewards["wrote_file"]["score"] == 1.0 and lean.metrics["notes"] == 1.0 and lean.metrics["forbidden_ran"] == 0.0
+    assert (
+        lean.rewards["wrote_file"]["score"] == 1.0
+        and lean.metrics["notes"] == 1.0
+        and lean.metrics["forbidden_ran"] == 0.0
+    )
     assert lean.info["denied"] == stock.info["denied"]
     stock_calls, stock_borrowed = conversation(outcomes["stock"].run_dir)
     lean_calls, lean_borrowed = conversation(outcomes["lean"].run_dir)
     assert lean_calls == stock_calls and len(lean_calls) >= 6
     assert "EGRESS-SHUT" in json.dumps(lean_calls)
     assert (stock_borrowed, lean_borrowed) == (False, True)  # each path really ran
-    left = docker.from_env().api.containers(all=True, filters={"label": f"verifiers.run={outcomes['lean'].run_dir.name}"})
+    left = docker.from_env().api.containers(
+        all=True, filters={"label": f"verifiers.run={outcomes['lean'].run_dir.name}"}
+    )
     assert left == []  # the env removed its lean box after scoring

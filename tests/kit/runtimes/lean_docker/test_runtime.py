@@ -63,14 +63,18 @@ def test_a_lean_box_runs_without_any_docker_cli_process_or_helper_container(imag
             assert (await box.run(["true"], {})).exit_code == 0
             await box.run_background(["sleep", "5"], {}, "/tmp/bg.log")
             await box.prepare_execution(["http://127.0.0.1:1/v1"])
-            ours: list[dict[str, Any]] = engine_client().api.containers(all=True, filters={"label": f"verifiers.run={run_scope()}"})
+            ours: list[dict[str, Any]] = engine_client().api.containers(
+                all=True, filters={"label": f"verifiers.run={run_scope()}"}
+            )
             return ours
 
     ours = asyncio.run(scenario())
     assert len(ours) == 1  # the box itself: no listener or iptables helper beside it
 
 
-def test_the_stock_runtime_spends_cli_processes_and_a_helper_container_where_the_lean_one_spends_none(images, monkeypatch):
+def test_the_stock_runtime_spends_cli_processes_and_a_helper_container_where_the_lean_one_spends_none(
+    images, monkeypatch
+):
     """The defect the lean box removes, measured on both: docker CLI processes (version, run, inspect, probe,
     mkdir, port, `run --network container:` helpers, rm) for one box's life."""
     spawned: list[tuple[str, ...]] = []
@@ -91,7 +95,9 @@ def test_the_stock_runtime_spends_cli_processes_and_a_helper_container_where_the
         return len(spawned) - before
 
     stock, lean = asyncio.run(life(DockerRuntime(config))), asyncio.run(life(LeanDockerRuntime(config)))
-    helpers = [argv for argv in spawned if argv[:2] == ("docker", "run") and any(a.startswith("container:") for a in argv)]
+    helpers = [
+        argv for argv in spawned if argv[:2] == ("docker", "run") and any(a.startswith("container:") for a in argv)
+    ]
     assert stock >= 7 and len(helpers) == 2  # the listener helper and the iptables helper
     assert lean == 0
 
@@ -239,7 +245,10 @@ def test_the_runner_is_written_and_run_in_one_exec_as_a_write_then_a_run_would(i
             with counting_execs() as execs:
                 together = await box.run_program_with_file("/tmp/s/run.sh", b"echo first\n", program, {"ONE": "1"})
             failures = []
-            for attempt in (box.write("/proc/nope/x", b"x"), box.run_program_with_file("/proc/nope/x", b"x", ["touch", "/tmp/ran"], {})):
+            for attempt in (
+                box.write("/proc/nope/x", b"x"),
+                box.run_program_with_file("/proc/nope/x", b"x", ["touch", "/tmp/ran"], {}),
+            ):
                 with pytest.raises(vf.SandboxError) as caught:
                     await attempt
                 failures.append(str(caught.value))
@@ -274,7 +283,9 @@ def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images):
         async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
             data = vf.TaskData(prompt="hi", system_prompt=None)
             with counting_execs() as execs:
-                result: vf.ProgramResult = await harness.launch(ctx, Trace(), box, "http://127.0.0.1:9/v1", "s", {}, data)
+                result: vf.ProgramResult = await harness.launch(
+                    ctx, Trace(), box, "http://127.0.0.1:9/v1", "s", {}, data
+                )
             return result, execs
 
     result, execs = asyncio.run(scenario())
@@ -282,7 +293,9 @@ def test_the_lean_bash_harness_spends_one_exec_on_its_runner(images):
     assert result.exit_code != 0 and "Connection refused" in result.stderr  # the runner ran, and found no model
 
 
-UV_SCRIPT = '# /// script\n# requires-python = ">=3.9"\n# dependencies = []\n# ///\nimport sys\nprint("ran", sys.argv[1:])\n'
+UV_SCRIPT = (
+    '# /// script\n# requires-python = ">=3.9"\n# dependencies = []\n# ///\nimport sys\nprint("ran", sys.argv[1:])\n'
+)
 
 
 def test_a_uv_script_is_prepared_in_one_exec_into_the_argv_and_program_the_stock_box_prepares(images):

@@ -28,9 +28,15 @@ that has already been done and avoid duplicating work. Here is \
 the summary produced by the other language model, use the \
 information in this summary to assist with your own analysis:"""
 CONTEXT_OVERFLOW_MARKERS = (
-    "context_length_exceeded", "exceeds the context window", "reduce the length of the messages",
-    "maximum context length", "prompt is too long", "request_too_large", "request entity too large",
-    "exceeds the maximum number of tokens", "maximum prompt length is",
+    "context_length_exceeded",
+    "exceeds the context window",
+    "reduce the length of the messages",
+    "maximum context length",
+    "prompt is too long",
+    "request_too_large",
+    "request entity too large",
+    "exceeds the maximum number of tokens",
+    "maximum prompt length is",
 )
 CONTEXT_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
@@ -107,7 +113,9 @@ class Compactor:
         self.last_good = 0
 
     def reached(self, completion: dict[str, Any], extra_tokens: int = 0) -> bool:
-        return self.enabled and self.threshold is not None and context_tokens(completion) + extra_tokens >= self.threshold
+        return (
+            self.enabled and self.threshold is not None and context_tokens(completion) + extra_tokens >= self.threshold
+        )
 
     def complete(self, messages: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         try:

@@ -15,7 +15,9 @@ def gate_tool_call(url: str, api_key: str, call: dict[str, Any]) -> dict[str, An
     except json.JSONDecodeError:
         arguments = function.get("arguments")
     body = json_body({"tool_call_id": call.get("id"), "name": function.get("name"), "arguments": arguments})
-    response = send_request("POST", url, {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}, body, None)
+    response = send_request(
+        "POST", url, {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}, body, None
+    )
     payload = response.read()
     response.close()
     if response.status >= 400:

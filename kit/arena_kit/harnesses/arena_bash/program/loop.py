@@ -23,7 +23,9 @@ from arena_kit.harnesses.arena_bash.program.stream import dump_message
 from arena_kit.harnesses.arena_bash.program.tools import run_bash, run_edit, run_search
 
 
-def run_tool(args: argparse.Namespace, name: str | None, arguments: str | None, dispatch: dict[str, Any], servers: dict[str, Any]) -> object:
+def run_tool(
+    args: argparse.Namespace, name: str | None, arguments: str | None, dispatch: dict[str, Any], servers: dict[str, Any]
+) -> object:
     try:
         tool_args = json.loads(arguments or "{}")
     except json.JSONDecodeError as e:
@@ -43,7 +45,13 @@ def run_tool(args: argparse.Namespace, name: str | None, arguments: str | None, 
     return f"error: unknown tool {name!r}"
 
 
-def run_chat_loop(args: argparse.Namespace, compactor: Compactor, messages: list[Any], dispatch: dict[str, Any], servers: dict[str, Any]) -> None:
+def run_chat_loop(
+    args: argparse.Namespace,
+    compactor: Compactor,
+    messages: list[Any],
+    dispatch: dict[str, Any],
+    servers: dict[str, Any],
+) -> None:
     while True:
         try:
             completion, messages = compactor.complete(messages)

@@ -33,7 +33,12 @@ class MCPServer:
         self.next_id = 0
 
     def _post(self, message: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any] | None:
-        headers = {**self.headers, **extra, "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        headers = {
+            **self.headers,
+            **extra,
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
         response = send_request("POST", self.url, headers, json_body(message), self.timeout, self.connect_timeout)
         try:
             if response.status == 202 or "id" not in message:
@@ -75,22 +80,37 @@ class MCPServer:
         """The mcp SDK's `auto` mode: probe `server/discover`, else the 2025 `initialize` handshake."""
         session: dict[str, str] = {"mcp-protocol-version": MCP_MODERN_VERSION}
         try:
-            self._post({"jsonrpc": "2.0", "id": self._id(), "method": "server/discover", "params": {"_meta": self._meta()}},
-                       {**session, "mcp-method": "server/discover"})
+            self._post(
+                {"jsonrpc": "2.0", "id": self._id(), "method": "server/discover", "params": {"_meta": self._meta()}},
+                {**session, "mcp-method": "server/discover"},
+            )
             return session
         except MCPError:
             pass
         session = {}
-        init = self._post({"jsonrpc": "2.0", "id": self._id(), "method": "initialize", "params": {
-            "protocolVersion": MCP_HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}}, session) or {}
+        init = (
+            self._post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": self._id(),
+                    "method": "initialize",
+                    "params": {"protocolVersion": MCP_HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
+                },
+                session,
+            )
+            or {}
+        )
         session["mcp-protocol-version"] = str(init.get("protocolVersion") or MCP_HANDSHAKE_VERSION)
         self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         return session
 
     @staticmethod
     def _meta() -> dict[str, Any]:
-        return {"io.modelcontextprotocol/protocolVersion": MCP_MODERN_VERSION,
-                "io.modelcontextprotocol/clientInfo": CLIENT_INFO, "io.modelcontextprotocol/clientCapabilities": {}}
+        return {
+            "io.modelcontextprotocol/protocolVersion": MCP_MODERN_VERSION,
+            "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
 
     def _id(self) -> int:
         self.next_id += 1
@@ -127,8 +147,16 @@ def connect_mcp(config: dict[str, Any], reserved: set[str]) -> tuple[list[Any], 
             full = f"{name}_{tool['name']}" if name else tool["name"]
             if full in reserved or full in dispatch:
                 raise ValueError(f"duplicate tool name {full!r}; keep MCP tool names qualified")
-            tool_schemas.append({"type": "function", "function": {
-                "name": full, "description": tool.get("description") or "", "parameters": tool.get("inputSchema")}})
+            tool_schemas.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": full,
+                        "description": tool.get("description") or "",
+                        "parameters": tool.get("inputSchema"),
+                    },
+                }
+            )
             dispatch[full] = (name, tool["name"])
     return tool_schemas, dispatch, servers
 
@@ -140,7 +168,9 @@ def mcp_content(blocks: list[Any]) -> object:
         if block.get("type") == "text":
             parts.append({"type": "text", "text": block.get("text", "")})
         elif block.get("type") == "image":
-            parts.append({"type": "image_url", "image_url": {"url": f"data:{block.get('mimeType')};base64,{block.get('data')}"}})
+            parts.append(
+                {"type": "image_url", "image_url": {"url": f"data:{block.get('mimeType')};base64,{block.get('data')}"}}
+            )
         else:
             parts.append({"type": "text", "text": str(block)})
     if not parts:

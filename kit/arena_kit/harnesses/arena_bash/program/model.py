@@ -45,12 +45,17 @@ class ModelClient:
         self.api_key = api_key
         self.read_timeout = read_timeout
 
-    def request(self, method: str, path: str, payload: object | None, retry_header: str | None = None) -> http.client.HTTPResponse:
+    def request(
+        self, method: str, path: str, payload: object | None, retry_header: str | None = None
+    ) -> http.client.HTTPResponse:
         """A 2xx response, after the SDK's own retries (connection errors, 408/409/429/5xx)."""
         body = None if payload is None else json_body(payload)
         for retries_taken in range(MODEL_MAX_RETRIES + 1):
-            headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json",
-                       "x-stainless-retry-count": retry_header or str(retries_taken)}
+            headers = {
+                "Authorization": f"Bearer {self.api_key}",
+                "Accept": "application/json",
+                "x-stainless-retry-count": retry_header or str(retries_taken),
+            }
             if body is not None:
                 headers["Content-Type"] = "application/json"
             last = retries_taken == MODEL_MAX_RETRIES
@@ -65,7 +70,9 @@ class ModelClient:
                 return response
             text = response.read().decode("utf-8", "replace").strip()
             should = (response.getheader("x-should-retry") or "").lower()
-            retry = should == "true" or (should != "false" and (response.status in RETRY_STATUSES or response.status >= 500))
+            retry = should == "true" or (
+                should != "false" and (response.status in RETRY_STATUSES or response.status >= 500)
+            )
             if retry and not last:
                 _retry_sleep(retries_taken, response.getheader("retry-after"))
                 continue
@@ -80,7 +87,12 @@ class ModelClient:
         """One streamed completion, assembled; a broken stream is retried with the retry header."""
         # Key order as the openai 3.x SDK baked into Arena's images sends it (2.x puts `messages`
         # first): the scripted model server seeds on the body's bytes, so order is behaviour.
-        payload: dict[str, Any] = {"model": model, "stream": True, "messages": messages, "stream_options": {"include_usage": True}}
+        payload: dict[str, Any] = {
+            "model": model,
+            "stream": True,
+            "messages": messages,
+            "stream_options": {"include_usage": True},
+        }
         if tools and tool_choice is not None:
             payload["tool_choice"] = tool_choice
         if tools:

@@ -54,8 +54,13 @@ def _accumulate_reasoning(acc: dict[str, Any], delta: dict[str, Any]) -> None:
         previous = details[-1] if details else {}
         detail_type = detail.get("type")
         content_field = {"reasoning.summary": "summary", "reasoning.text": "text"}.get(detail_type)
-        if content_field and detail_type == previous.get("type") and all(
-            previous.get(f) is None or detail.get(f) is None or previous[f] == detail[f] for f in ("id", "index", "format")
+        if (
+            content_field
+            and detail_type == previous.get("type")
+            and all(
+                previous.get(f) is None or detail.get(f) is None or previous[f] == detail[f]
+                for f in ("id", "index", "format")
+            )
         ):
             previous[content_field] = (previous.get(content_field) or "") + (detail.get(content_field) or "")
             for f in ("id", "index", "signature", "format"):

@@ -69,8 +69,14 @@ def run_search(query: str, api_key: str, num_results: object = 5) -> str:
     except (TypeError, ValueError):
         count = 5
     try:
-        response = send_request("POST", SERPER_URL, {"X-API-KEY": api_key, "Content-Type": "application/json"},
-                                json_body({"q": query}), 45.0, 45.0)
+        response = send_request(
+            "POST",
+            SERPER_URL,
+            {"X-API-KEY": api_key, "Content-Type": "application/json"},
+            json_body({"q": query}),
+            45.0,
+            45.0,
+        )
         body = response.read()
         if response.status >= 400:
             raise RuntimeError(f"Client error '{response.status} {response.reason}' for url '{SERPER_URL}'")

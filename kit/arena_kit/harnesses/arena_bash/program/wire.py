@@ -28,8 +28,14 @@ def _connect(url: str, connect_timeout: float) -> tuple[http.client.HTTPConnecti
     return conn, target
 
 
-def send_request(method: str, url: str, headers: dict[str, Any], body: bytes | None, read_timeout: float | None,
-                 connect_timeout: float = 5.0) -> http.client.HTTPResponse:
+def send_request(
+    method: str,
+    url: str,
+    headers: dict[str, Any],
+    body: bytes | None,
+    read_timeout: float | None,
+    connect_timeout: float = 5.0,
+) -> http.client.HTTPResponse:
     """Send one request and return the response with its headers read (TransportError on failure)."""
     conn, target = _connect(url, connect_timeout)
     try:
