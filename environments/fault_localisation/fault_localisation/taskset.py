@@ -14,6 +14,7 @@ confinement and the rewrite rules come from `ArenaTask`; `held_out` names what t
 from __future__ import annotations
 
 import asyncio
+import ast
 import json
 import functools
 import hashlib
@@ -260,10 +261,11 @@ GENERATOR_MODULES = (
 
 @functools.cache
 def generator_fingerprint() -> str:
-    """A hash of the generator's source, so an edited generator never reuses a stale store."""
+    """A hash of the generator's syntax tree, so an edited generator never reuses a stale store and
+    reformatting its source (which changes no tree) keeps the stores and the shipped weights."""
     digest = hashlib.sha256()
     for module in GENERATOR_MODULES:
-        digest.update(inspect.getsource(module).encode())
+        digest.update(ast.dump(ast.parse(inspect.getsource(module))).encode())
     return digest.hexdigest()[:12]
 
 

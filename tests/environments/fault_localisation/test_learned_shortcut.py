@@ -40,6 +40,37 @@ def episodes(tasks):
     return {name: run_all(policy, tasks) for name, policy in LEARNED.items()}
 
 
+def test_the_generator_fingerprint_ignores_formatting_and_sees_code(monkeypatch):
+    import inspect
+
+    from fault_localisation import taskset
+
+    real = inspect.getsource
+    before = generator_fingerprint()
+
+    def fingerprint_of(edit) -> str:
+        monkeypatch.setattr(inspect, "getsource", lambda module: edit(real(module)))
+        generator_fingerprint.cache_clear()
+        try:
+            return taskset.generator_fingerprint()
+        finally:
+            monkeypatch.setattr(inspect, "getsource", real)
+            generator_fingerprint.cache_clear()
+
+    # A formatter's kind of edit (comments, blank lines, a statement's layout) keeps the stores and the weights.
+    assert fingerprint_of(lambda text: f"# a comment\n\n{text}\n\n\n") == before
+    assert (
+        fingerprint_of(
+            lambda text: text.replace(
+                "from __future__ import annotations", "from __future__ import (\n    annotations,\n)"
+            )
+        )
+        == before
+    )
+    # A changed constant is a changed generator.
+    assert fingerprint_of(lambda text: text + "\nEXTRA = 1\n") != before
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_the_shipped_weights_match_the_generator(variant):
     meta = shipped(variant).meta
