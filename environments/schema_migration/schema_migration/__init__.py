@@ -15,7 +15,7 @@ ENVIRONMENT = Environment(
 box with no opt-out, and no grader terms besides the package itself (the toolset `sqlite_sandbox`
 holds no graded material: the grader and the held-out rows are this package's)."""
 
-__all__ = ["SchemaMigrationTaskset", "LeanEnv"]
+__all__ = ["LeanEnv", "SchemaMigrationTaskset"]
 """What verifiers resolves: `ENVIRONMENT.exports()` (the preflight holds the two equal)."""
 
 
