@@ -7,7 +7,7 @@ ArenaError                  every message says what failed, on which input, what
 ├── DockerError             the engine refused or timed out on a call (`arena.engine`)
 ├── EvalError               a vf-eval run failed or its episodes did (`arena.evalrun`)
 ├── TraceError              a run's `traces.jsonl` cannot be read (`arena.traces`)
-├── PolicyLoadError         an environment's `arena.policies` entry point is broken
+├── PolicyLoadError         an environment's `arena.environments` entry point is broken
 └── UnknownPolicy           no policy under a model name (also a LookupError)
 RequestError                the model server cannot serve a request: rendered to the client
                             in its dialect's error shape, never raised past the server
@@ -64,7 +64,8 @@ class TraceError(ArenaError):
 
 
 class PolicyLoadError(ArenaError):
-    """An environment's `arena.policies` entry point failed to load or has the wrong shape."""
+    """An environment's `arena.environments` entry point, or the policies its declaration names,
+    failed to load or has the wrong shape."""
 
 
 class UnknownPolicy(ArenaError, LookupError):

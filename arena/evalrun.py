@@ -331,7 +331,7 @@ def versions_path(request: EvalRequest) -> Path:
 
 def run_versions(request: EvalRequest) -> dict[str, str]:
     """The versions of what runs `request`: Python, the platform, the kit, verifiers, the
-    environment's distribution (by its `arena.policies` entry point), and the image."""
+    environment's distribution (by its `arena.environments` entry point), and the image."""
     from importlib.metadata import PackageNotFoundError, version
 
     from arena.installed import entry_points

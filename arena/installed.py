@@ -1,10 +1,8 @@
 """The installed environments, discovered one way: their entry points, never an import by name.
 
-An environment on the contract declares itself in the `arena.environments` group: its verifiers id
-is the name, its value an `arena_kit.contract.Environment` (policies, adversaries, box, exports). An
-environment not yet on it publishes only its policies in the older `arena.policies` group (the id →
-a `dict[str, Policy]`); both are read, and an id in both is taken from `arena.environments`. Its
-image is `image/Dockerfile` in the entry point's top-level package either way.
+An environment declares itself in the `arena.environments` group: its verifiers id is the name, its
+value an `arena_kit.contract.Environment` (policies, adversaries, box, exports). Its image is
+`image/Dockerfile` in the entry point's top-level package.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from arena.errors import PolicyLoadError, PrerequisiteError
 from arena_kit.contract.spec import IMAGE_DIR, Environment
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "ENVIRONMENTS_GROUP",
     "IMAGE_DIR",
     "declaration",
@@ -29,16 +26,12 @@ __all__ = [
 ]
 
 ENVIRONMENTS_GROUP = "arena.environments"
-"""An environment on the contract: id → its `Environment` declaration."""
-ENTRY_POINT_GROUP = "arena.policies"
-"""An environment not on the contract yet: id → its policies."""
+"""Each installed environment: id → its `Environment` declaration."""
 
 
 def entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
-    """Each installed environment's entry point, one per id (not loaded: loading imports the package)."""
-    declared = tuple(importlib.metadata.entry_points(group=ENVIRONMENTS_GROUP))
-    ids = {point.name for point in declared}
-    return declared + tuple(p for p in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP) if p.name not in ids)
+    """Each installed environment's entry point (not loaded: loading imports the package)."""
+    return tuple(importlib.metadata.entry_points(group=ENVIRONMENTS_GROUP))
 
 
 def environment_ids() -> list[str]:
@@ -46,14 +39,12 @@ def environment_ids() -> list[str]:
     return sorted({point.name for point in entry_points()})
 
 
-def declaration(point: importlib.metadata.EntryPoint) -> Environment | None:
-    """The `Environment` an `arena.environments` entry point declares (None: a point of the older group).
+def declaration(point: importlib.metadata.EntryPoint) -> Environment:
+    """The `Environment` an `arena.environments` entry point declares.
 
     Raises:
         PolicyLoadError: the point does not load, gives no `Environment`, or one of another id.
     """
-    if point.group != ENVIRONMENTS_GROUP:
-        return None
     where = f"entry point {ENVIRONMENTS_GROUP}:{point.name} ({point.value})"
     try:
         value = point.load()
@@ -82,7 +73,7 @@ def image_dirs() -> dict[str, Path]:
 
 def preflight(env_id: str) -> None:
     """Refuse an environment verifiers would not run the way Arena runs it (`arena_kit.contract.check`):
-    its package must export one Taskset and a LeanEnv, and a declared one must be on the contract.
+    its package must export one Taskset and a LeanEnv, and its declaration must be on the contract.
     Imports the package and verifiers (a few seconds): for commands that go on to run evals.
 
     Raises:
@@ -98,6 +89,6 @@ def preflight(env_id: str) -> None:
         package = importlib.import_module(point.module.split(".")[0])
     except (PolicyLoadError, ImportError) as error:
         raise PrerequisiteError(f"environment {env_id}: {error}") from None
-    problems = export_problems(package) + (contract_problems(spec) if spec is not None else [])
+    problems = export_problems(package) + contract_problems(spec)
     if problems:
         raise PrerequisiteError(f"environment {env_id} cannot run: " + "; ".join(problems))

@@ -1,11 +1,10 @@
 """Generic policies and model-name resolution; environment policies come only via entry points.
 
-The platform never imports an environment package by name. An environment declares its policies
-through its entry point (`arena.installed`), named by its verifiers id: an `arena.environments`
-point gives its `Environment`, whose `policies` reference names them; an older `arena.policies`
-point gives them directly. Either way they are a `dict[str, Policy]` (or a zero-argument callable
-returning one); `arena/<env-id>/<policy>` then resolves to that dict's entry. Names registered explicitly (tests, `start_in_thread(policies=…)`)
-win over the built-ins, which win over entry points.
+The platform never imports an environment package by name. An environment declares itself through
+its `arena.environments` entry point (`arena.installed`), named by its verifiers id; its
+`Environment`'s `policies` reference names a `dict[str, Policy]` (or a zero-argument callable
+returning one), and `arena/<env-id>/<policy>` resolves to that dict's entry. Names registered
+explicitly (tests, `start_in_thread(policies=…)`) win over the built-ins, which win over entry points.
 """
 
 from __future__ import annotations
@@ -16,12 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from arena import installed
 from arena.errors import PolicyLoadError, UnknownPolicy
-from arena.installed import ENTRY_POINT_GROUP
 from arena_kit.policy import Action, Answer, Observation, Policy
 
 __all__ = [
     "BUILTIN",
-    "ENTRY_POINT_GROUP",
     "PolicyLoadError",
     "PolicyResolver",
     "UnknownPolicy",
@@ -134,13 +131,16 @@ class PolicyResolver:
 
 
 def _load(point: importlib.metadata.EntryPoint) -> dict[str, Policy]:
-    """Import an entry point and check it gives `dict[str, Policy]` (directly or from a factory)."""
-    where = f"entry point {point.group}:{point.name} ({point.value})"
+    """Load the policies an entry point's declaration names and check they are a `dict[str, Policy]`
+    (directly or from a factory).
+
+    Raises:
+        PolicyLoadError: the declaration or its policies do not load, or have the wrong shape.
+    """
     declared = installed.declaration(point)
-    if declared is not None:
-        where = f"{where}, its policies {declared.policies}"
+    where = f"entry point {point.group}:{point.name} ({point.value}), its policies {declared.policies}"
     try:
-        value = point.load() if declared is None else declared.load_policies()
+        value = declared.load_policies()
         policies = value() if callable(value) and not isinstance(value, Mapping) else value
     except Exception as e:
         raise PolicyLoadError(f"{where} failed to load: {e!r}") from e

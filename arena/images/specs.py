@@ -1,7 +1,7 @@
 """What each Arena image is: its Dockerfile folder, parent, build args and content-hash inputs.
 
 The platform images (`base`, `harness`, `network`) are Arena's own; the environment images are not
-named here: each installed environment (an `arena.policies` entry point, see `arena.installed`)
+named here: each installed environment (an `arena.environments` entry point, see `arena.installed`)
 whose package ships `image/Dockerfile` gets an image of that name, built FROM `harness`; the
 platform images' Dockerfiles are in `dockerfiles/<name>/` beside this module.
 Versions of everything the harness layer bakes are read from the installed verifiers (never copied

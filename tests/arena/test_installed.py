@@ -1,4 +1,4 @@
-"""Arena finds environments by their verifiers ids (entry points), never by importing them: declared ones and older ones alike."""
+"""Arena finds environments by their verifiers ids (`arena.environments` entry points), never by importing them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 from arena.errors import PolicyLoadError
 from arena.installed import (
-    ENTRY_POINT_GROUP,
     ENVIRONMENTS_GROUP,
     declaration,
     entry_points,
@@ -23,9 +22,7 @@ from arena_testkit.scaffolded import scaffolded
 
 def test_installed_environments_are_found_by_id_without_importing_them() -> None:
     ids = environment_ids()
-    assert ids == sorted(
-        {p.name for g in (ENVIRONMENTS_GROUP, ENTRY_POINT_GROUP) for p in importlib.metadata.entry_points(group=g)}
-    )
+    assert ids == sorted({p.name for p in importlib.metadata.entry_points(group=ENVIRONMENTS_GROUP)})
     assert ids and all(ID_PATTERN.match(env_id) for env_id in ids)
 
 
@@ -34,7 +31,7 @@ def test_a_declared_environment_is_found_with_its_image_and_policies(tmp_path: P
         assert "installed-unit" in environment_ids()
         [point] = [p for p in entry_points() if p.name == "installed-unit"]
         spec = declaration(point)
-        assert spec is not None and spec.id == "installed-unit"
+        assert spec.id == "installed-unit"
         assert image_dirs()["installed-unit"] == folder / names.package / "image"
         resolver = PolicyResolver()
         assert resolver.environment_policies("installed-unit") == ["oracle", "exhaustive", "shortcut_peek"]
@@ -42,16 +39,14 @@ def test_a_declared_environment_is_found_with_its_image_and_policies(tmp_path: P
     assert "installed-unit" not in environment_ids()
 
 
-def test_an_id_in_both_groups_is_taken_from_the_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
-    new = importlib.metadata.EntryPoint("demo-env", "demo_env:ENVIRONMENT", ENVIRONMENTS_GROUP)
-    old = importlib.metadata.EntryPoint("demo-env", "demo_env.policies:POLICIES", ENTRY_POINT_GROUP)
-    other = importlib.metadata.EntryPoint("old-env", "old_env.policies:POLICIES", ENTRY_POINT_GROUP)
-
+def test_only_the_environments_group_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     def points(group: str) -> list[importlib.metadata.EntryPoint]:
-        return [p for p in (new, old, other) if p.group == group]
+        return [importlib.metadata.EntryPoint(group.replace(".", "-"), "some_env:ENVIRONMENT", group)]
 
     monkeypatch.setattr(importlib.metadata, "entry_points", points)
-    assert entry_points() == (new, other)
+    assert entry_points() == (
+        importlib.metadata.EntryPoint("arena-environments", "some_env:ENVIRONMENT", ENVIRONMENTS_GROUP),
+    )
 
 
 @pytest.mark.parametrize(

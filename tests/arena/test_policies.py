@@ -1,4 +1,4 @@
-"""Policy resolution by model name: built-ins, explicit registrations and `arena.policies` entry points."""
+"""Policy resolution by model name: built-ins, explicit registrations and the policies an `arena.environments` declaration names."""
 
 import sys
 import textwrap
@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from arena.installed import ENVIRONMENTS_GROUP
 from arena.policies import (
-    ENTRY_POINT_GROUP,
     STALLER_TEXT,
     PolicyLoadError,
     PolicyResolver,
@@ -33,15 +33,23 @@ def observation(steps: tuple[Step, ...] = (), last_user: str = "", prompt: str =
     )
 
 
-def install_fake_environment(root: Path, monkeypatch: pytest.MonkeyPatch, module: str, body: str, value: str) -> None:
-    """A real (tiny) installed distribution on sys.path whose entry point is in our group."""
-    (root / f"{module}.py").write_text(textwrap.dedent(body))
-    info = root / f"{module}-0.1.dist-info"
+def install_fake_environment(
+    root: Path, monkeypatch: pytest.MonkeyPatch, env_id: str, body: str, policies: str = "POLICIES"
+) -> None:
+    """A real (tiny) installed distribution on sys.path: a one-module package (`body`) whose
+    `arena.environments` entry point declares `env_id` with its attribute `policies` as the policies."""
+    package = env_id.replace("-", "_")
+    declared = (
+        "from arena_kit.contract import Environment\n"
+        f"ENVIRONMENT = Environment(id={env_id!r}, taskset='{package}:Taskset', policies='{package}:{policies}')\n"
+    )
+    (root / f"{package}.py").write_text(textwrap.dedent(body) + "\n" + declared)
+    info = root / f"{package}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{value}\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{ENVIRONMENTS_GROUP}]\n{env_id} = {package}:ENVIRONMENT\n")
     monkeypatch.syspath_prepend(str(root))
-    monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.delitem(sys.modules, package, raising=False)
 
 
 def test_echo_replies_with_the_latest_user_text():
@@ -91,66 +99,64 @@ def test_unknown_model_error_names_the_available_policies():
     assert "arena/echo" in str(caught.value)
 
 
-def test_environment_policies_load_from_an_installed_entry_point(tmp_path, monkeypatch):
+def test_environment_policies_load_from_an_installed_declaration(tmp_path, monkeypatch):
     install_fake_environment(
         tmp_path,
         monkeypatch,
-        "arena_fake_env",
+        "arena-fake-env",
         """
         from arena_kit.policy import Answer, RunShell
         POLICIES = {"oracle": lambda obs: Answer("the answer"), "explorer": lambda obs: RunShell("ls")}
         """,
-        "fake-env = arena_fake_env:POLICIES",
     )
     resolver = PolicyResolver()
-    assert resolver.resolve("arena/fake-env/oracle")(observation()) == Answer("the answer")
-    assert resolver.resolve("arena/fake-env/explorer")(observation()) == RunShell("ls")
-    assert {"arena/fake-env/oracle", "arena/fake-env/explorer"} <= set(resolver.available())
+    assert resolver.resolve("arena/arena-fake-env/oracle")(observation()) == Answer("the answer")
+    assert resolver.resolve("arena/arena-fake-env/explorer")(observation()) == RunShell("ls")
+    assert resolver.environment_policies("arena-fake-env") == ["oracle", "explorer"]
+    assert {"arena/arena-fake-env/oracle", "arena/arena-fake-env/explorer"} <= set(resolver.available())
     with pytest.raises(UnknownPolicy):
-        resolver.resolve("arena/fake-env/missing")
+        resolver.resolve("arena/arena-fake-env/missing")
 
 
-def test_an_entry_point_may_be_a_factory_returning_the_policies(tmp_path, monkeypatch):
+def test_a_declaration_may_name_a_factory_returning_the_policies(tmp_path, monkeypatch):
     install_fake_environment(
         tmp_path,
         monkeypatch,
-        "arena_fake_factory",
+        "arena-fake-factory",
         """
         from arena_kit.policy import Answer
         def policies():
             return {"oracle": lambda obs: Answer("from a factory")}
         """,
-        "factory-env = arena_fake_factory:policies",
+        policies="policies",
     )
-    assert PolicyResolver().resolve("arena/factory-env/oracle")(observation()) == Answer("from a factory")
+    assert PolicyResolver().resolve("arena/arena-fake-factory/oracle")(observation()) == Answer("from a factory")
 
 
-def test_a_broken_entry_point_is_a_load_error_and_is_left_out_of_the_listing(tmp_path, monkeypatch):
-    install_fake_environment(
-        tmp_path,
-        monkeypatch,
-        "arena_fake_broken",
-        "POLICIES = ['not', 'a', 'dict']\n",
-        "broken-env = arena_fake_broken:POLICIES",
-    )
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [("POLICIES = ['not', 'a', 'dict']", "must give a dict"), ("import no_such_module_x", "failed to load")],
+    ids=["wrong-shape", "import-error"],
+)
+def test_a_broken_environment_is_a_load_error_and_is_left_out_of_the_listing(tmp_path, monkeypatch, body, says):
+    install_fake_environment(tmp_path, monkeypatch, "arena-fake-broken", body)
     resolver = PolicyResolver()
-    with pytest.raises(PolicyLoadError, match="broken-env"):
-        resolver.resolve("arena/broken-env/oracle")
-    assert not any("broken-env" in name for name in resolver.available())
+    with pytest.raises(PolicyLoadError, match=f"arena-fake-broken.*{says}"):
+        resolver.resolve("arena/arena-fake-broken/oracle")
+    assert not any("arena-fake-broken" in name for name in resolver.available())
 
 
 def test_the_server_answers_an_environment_policy_by_its_model_name(tmp_path, monkeypatch):
     install_fake_environment(
         tmp_path,
         monkeypatch,
-        "arena_fake_served",
+        "arena-fake-served",
         """
         from arena_kit.policy import Answer
         POLICIES = {"oracle": lambda obs: Answer("oracle saw: " + obs.prompt)}
         """,
-        "served-env = arena_fake_served:POLICIES",
     )
-    body = {"model": "arena/served-env/oracle", "messages": [{"role": "user", "content": "task 7"}]}
+    body = {"model": "arena/arena-fake-served/oracle", "messages": [{"role": "user", "content": "task 7"}]}
     with start_in_thread() as server:
         reply = httpx.post(server.url + "/v1/chat/completions", json=body)
     assert reply.json()["choices"][0]["message"]["content"] == "oracle saw: task 7"

@@ -1,7 +1,7 @@
 """Every installed environment's boxes get the same limits and hardening: enumerated from entry points, never listed.
 
 Each check runs on every environment `arena.installed` finds, and on one `arena new-env` writes
-here (so the contract's path is held to the checks even in a checkout with no declared environment).
+here (so the contract's path is held to the checks even in a checkout with no environment installed).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ HACKS = ("curl https://example.com", "curl http://172.17.0.1:2375/containers/jso
 """One shell call per pre rule every box denies: egress, the host's engine, the environment's own grader-side package."""
 
 
-def _declaration(env_id: str) -> Environment | None:
+def _declaration(env_id: str) -> Environment:
     return declaration(next(p for p in entry_points() if p.name == env_id))
 
 
@@ -69,7 +69,7 @@ def check_exports(env_id: str) -> None:
 def check_limits(env_id: str) -> None:
     task = _task(env_id)
     spec = _declaration(env_id)
-    allowed = spec.opt_out.loosen if spec is not None and spec.opt_out is not None else ()
+    allowed = spec.opt_out.loosen if spec.opt_out is not None else ()
     assert set(departures(task.data)) <= set(allowed), departures(task.data)
     assert task.data.agent_user == ISOLATION.agent_user
     assert getattr(task.config, "pids_limit", None) == ISOLATION.pids
@@ -91,14 +91,12 @@ def check_confined_by_construction(env_id: str) -> None:
 
 def check_declaration(env_id: str) -> None:
     spec = _declaration(env_id)
-    assert spec is not None, f"{env_id} has no arena.environments declaration"
     assert spec.adversaries, f"{env_id} declares no adversary"
     assert all(callable(load_ref(ref)) for ref in spec.adversaries.values())
 
 
 def check_adversaries(env_id: str) -> None:
     spec = _declaration(env_id)
-    assert spec is not None, f"{env_id} has no arena.environments declaration"
     for name, ref in spec.adversaries.items():
         verdict = load_ref(ref)("dev", ADVERSARY_TASKS).verdict()
         assert verdict.status != "failed", f"{env_id} adversary {name}: {verdict.text}"

@@ -1,6 +1,6 @@
 """Shortcut policies: honest, observation-only strategies that skip the investigation (a keyword
 grep, "the loudest service", "whatever broke first"). Each is tuned to do as well as its idea
-honestly can; the gate holds every one far below the oracle (`arena.policies.SHORTCUT_PREFIX`).
+honestly can; the gate holds every one far below the oracle (`arena_kit.scripted.SHORTCUT_PREFIX`).
 """
 
 from __future__ import annotations

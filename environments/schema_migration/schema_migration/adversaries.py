@@ -16,6 +16,7 @@ the oracle's rehearsal (2 statements, no efficiency cost), so its reward is the 
 
 from __future__ import annotations
 
+from arena_kit.adversaries.mutation.sweep import KILL_AT
 from arena_kit.contract import AdversaryRun, Split
 from arena_kit.scripted import SHORTCUT_CEILING
 
@@ -23,7 +24,7 @@ from schema_migration.generate import seeds, spec
 from schema_migration.grade import grade
 from schema_migration.mistakes import MISTAKES, wrong_migration
 from schema_migration.mutants.equivalent import is_equivalent
-from schema_migration.mutants.sweep import KILL_AT, sweep
+from schema_migration.mutants.sweep import sweep
 
 __all__ = ["SURVIVOR_CEILING", "SWEEP_JOBS", "mutation_survivors", "wrong_migrations"]
 

@@ -23,7 +23,7 @@ def key(seed: int) -> int:
     """The held-out data's key for the task of public `seed` on this host.
 
     Raises:
-        task_secret.SecretError: the host's secret cannot be read or created.
+        arena_kit.errors.SecretError: the host's secret cannot be read or created.
     """
     return task_secret.derive(NAMESPACE, seed)
 

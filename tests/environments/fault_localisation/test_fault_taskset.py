@@ -243,7 +243,6 @@ def test_the_environment_is_declared_with_its_policies_for_the_model_server():
     [entry] = [e for e in entry_points(group="arena.environments") if e.name == "fault-localisation"]
     assert entry.load() is fault_localisation.ENVIRONMENT
     assert fault_localisation.ENVIRONMENT.load_policies() is POLICIES
-    assert not [e for e in entry_points(group="arena.policies") if e.name == "fault-localisation"]
     assert {
         "oracle",
         "exhaustive",

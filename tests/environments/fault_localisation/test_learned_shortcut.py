@@ -9,6 +9,7 @@ from statistics import mean
 
 import pytest
 
+from arena_kit.adversaries.learned.weights import Model
 from arena_kit.policy import CallTool
 from arena_kit.scripted import SHORTCUT_CEILING
 from arena_testkit.fault_episode import run_all, split_tasks
@@ -16,7 +17,7 @@ from fault_localisation.grade import RULES
 from fault_localisation.learned import LEARNED
 from fault_localisation.learned.dataset import context_of, examples
 from fault_localisation.learned.features import features
-from fault_localisation.learned.model import Model, shipped
+from fault_localisation.learned.model import shipped
 from fault_localisation.learned.plan import MAX_PLAN_QUERIES, VARIANTS, observe
 from fault_localisation.observe import first_json, scripted
 from fault_localisation.policies import POLICIES
@@ -154,7 +155,7 @@ def test_json_inference_equals_sklearn():
 @pytest.mark.slow
 def test_a_retrained_learned_adversary_stays_under_the_shortcut_ceiling(tmp_path):
     pytest.importorskip("sklearn")
-    from fault_localisation.learned.model import load
+    from arena_kit.adversaries.learned.weights import load
     from fault_localisation.learned.policy import learned_script
     from fault_localisation.learned.train import train
 

@@ -4,17 +4,19 @@ import functools
 
 import pytest
 import sqlglot
+from arena_kit.adversaries.mutation.adequacy import tally
+from arena_kit.adversaries.mutation.equivalence import key_matches, matches
+from arena_kit.adversaries.mutation.sweep import KILL_AT
 from schema_migration.families import BY_NAME, FAMILIES, check_repair, json_fields
 from schema_migration.generate import spec
 from schema_migration.heldout import rows as heldout_rows  # the grader's: drawn from the host's task secret
 from schema_migration.grade import grade
 from schema_migration.mutants.adversary import adversary
 from schema_migration.mutants.build import mutants, parse, render
-from schema_migration.mutants.equivalent import EQUIVALENT, is_equivalent, key_matches, matches
+from schema_migration.mutants.equivalent import EQUIVALENT, is_equivalent
 from schema_migration.mutants.careless import CARELESS, guards
 from schema_migration.mutants.operators import OPERATORS, apply, edits
-from schema_migration.mutants.report import tally
-from schema_migration.mutants.sweep import KILL_AT, family_seeds, sweep
+from schema_migration.mutants.sweep import family_seeds, sweep
 
 pytestmark = pytest.mark.slow  # sweeps of graded migrations: > 1 s of CPU each module
 

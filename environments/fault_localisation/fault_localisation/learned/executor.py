@@ -7,12 +7,11 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from arena_kit.adversaries.learned.offline import drive
 from arena_kit.policy import CallTool
 from log_search.store import InvalidQuery, LogStore, Query, QueryTooCostly
 from log_search.toolset import MAX_LIMIT, count_payload, parse_group_by, parse_query, search_payload
 
-__all__ = ["Executor", "drive"]
+__all__ = ["Executor"]
 
 
 class Executor:

@@ -7,9 +7,9 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from arena_kit.adversaries.learned.weights import FORMAT, Model, load
+from arena_kit.adversaries.learned.weights import Model
 
-__all__ = ["FORMAT", "Model", "load", "shipped", "weights_path"]
+__all__ = ["shipped", "weights_path"]
 
 
 def weights_path(variant: str) -> Path:

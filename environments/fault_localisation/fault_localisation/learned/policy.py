@@ -7,7 +7,8 @@ from typing import Any
 
 from arena_kit.policy import CallTool
 from fault_localisation.learned.features import features
-from fault_localisation.learned.model import Model, shipped
+from arena_kit.adversaries.learned.weights import Model
+from fault_localisation.learned.model import shipped
 from fault_localisation.learned.plan import Observed, observe
 from fault_localisation.observe import Context, Script, classify, submit
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from arena_kit.adversaries.mutation.adequacy import adequate, survivors, table, tally
 from arena_kit.adversaries.mutation.equivalence import markdown
+from arena_kit.adversaries.mutation.sweep import Outcome
 from schema_migration.families import BY_NAME
 from schema_migration.mutants.equivalent import EQUIVALENT, is_equivalent
-from schema_migration.mutants.sweep import Outcome, family_seeds, sweep
+from schema_migration.mutants.sweep import family_seeds, sweep
 
 __all__ = ["equivalents_table", "main"]
 

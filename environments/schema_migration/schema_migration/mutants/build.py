@@ -16,7 +16,7 @@ from schema_migration.mutants.careless import CARELESS, guards
 from schema_migration.mutants.operators import OPERATORS, Variant, apply, edits
 from sqlite_sandbox.engine import split_statements
 
-__all__ = ["Mutant", "mutants", "parse", "render", "roundtrip"]
+__all__ = ["mutants", "parse", "render", "roundtrip"]
 
 DIALECT = "sqlite"
 CONTEXT_CHARS = 40

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from arena_kit.adversaries.mutation import equivalence
-from arena_kit.adversaries.mutation.equivalence import key_matches, matches
 from arena_kit.adversaries.mutation.sweep import Outcome
 from schema_migration.families import Params
 from schema_migration.generate import spec
 
-__all__ = ["EQUIVALENT", "Equivalent", "is_equivalent", "key_matches", "matches"]
+__all__ = ["EQUIVALENT", "Equivalent", "is_equivalent"]
 
 Equivalent = equivalence.Equivalent[Params]
 """An argument over this environment's task parameters (`arena_kit.adversaries.mutation.equivalence`)."""

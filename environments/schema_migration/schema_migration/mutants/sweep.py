@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from arena_kit.adversaries.mutation.adequacy import adversary_run
-from arena_kit.adversaries.mutation.sweep import KILL_AT, Outcome, graded, run
+from arena_kit.adversaries.mutation.sweep import Outcome, graded, run
 from arena_kit.contract.adversary import AdversaryRun, Split
 from schema_migration import heldout
 from schema_migration.families import FAMILIES
@@ -15,9 +15,7 @@ from schema_migration.mutants.build import mutants, roundtrip
 from schema_migration.mutants.equivalent import is_equivalent
 
 __all__ = [
-    "KILL_AT",
     "SURVIVOR_CEILING",
-    "Outcome",
     "RoundTripError",
     "family_seeds",
     "mutation_sweep",
