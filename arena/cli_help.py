@@ -137,5 +137,5 @@ def add_command(
         description=text.description or None,
         epilog=epilog if text.description else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        **kwargs,
-    )  # type: ignore[arg-type]
+        **kwargs,  # type: ignore[arg-type]
+    )

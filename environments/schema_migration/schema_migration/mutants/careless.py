@@ -90,8 +90,9 @@ def _drop_conjunct(node: exp.Expression) -> list[Variant]:
 def _typeof_check(node: exp.Expression) -> list[Variant]:
     """CHECK (e) -> CHECK (e AND typeof(column) = its declared type): too strict for values SQLite stores otherwise."""
     if not isinstance(node, exp.CheckColumnConstraint) or not isinstance(
-        definition := node.parent.parent, exp.ColumnDef
-    ):  # type: ignore[union-attr]
+        definition := node.parent.parent,  # type: ignore[union-attr]
+        exp.ColumnDef,
+    ):
         return []
     kind = definition.args.get("kind")
     if kind is None:
