@@ -29,7 +29,8 @@ demo: images
 	$(BIN)/arena demo --skip-build
 
 # The type check runs first (strict on arena/ and runtime_bench/, see [tool.mypy] in pyproject.toml;
-# the bench taskset apart, as the package `arena_bench` vf-eval imports), then the linter (`ruff check`, [tool.ruff]).
+# the bench taskset apart, as the package `arena_bench` vf-eval imports), then the linter (`ruff check`, [tool.ruff])
+# and the formatter's check (`ruff format --check`: every file as `ruff format` would leave it).
 # Tests that kill the Docker engine run alone, after the parallel suite, so no other test loses it.
 # tests/support/ensure-chromium.sh installs Debian's chromium and chromium-driver for the viewer's browser tests.
 test: images
@@ -37,6 +38,7 @@ test: images
 	$(BIN)/mypy
 	$(BIN)/mypy -p arena_bench
 	$(BIN)/ruff check
+	$(BIN)/ruff format --check
 	$(BIN)/pytest -n auto -m 'not engine_fault and not proof' --durations=30
 	$(BIN)/pytest -p no:xdist -m 'engine_fault and not proof'
 

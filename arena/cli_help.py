@@ -1,5 +1,5 @@
 """What `arena <command> --help` says besides the flags: what the command does, examples, and its
-exit codes (kept apart from the parser so `arena/cli.py` reads as the commands and their flags)."""
+exit codes (kept apart from the parser so `arena/cli.py` reads as the commands' flags and dispatch)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ import pytest
 import arena.evalrun
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval, saved_config
 from arena_kit.isolation import ISOLATION
-from arena_kit.runtimes.lean_docker.runtime import RUNTIME_LABEL
+from arena_kit.runtimes.lean_docker.box_create import RUNTIME_LABEL
 from arena_kit.policy import Action, Answer, Observation, RunShell
 from arena.server import start_in_thread
 from arena_testkit import SUPPORT

@@ -25,16 +25,14 @@ import socket
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from pathlib import PurePosixPath
-from typing import Any, cast
+from typing import Any
 
 import docker
-import docker.errors
 from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.errors import SandboxError
-from verifiers.v1.runtimes.base import SERVICE_PORT, ProgramResult, RuntimeProcess
+from verifiers.v1.runtimes.base import ProgramResult, RuntimeProcess
 from verifiers.v1.runtimes.docker import DockerConfig
 from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
-from verifiers.v1.utils.scope import run_scope
 
 from arena_kit.runtimes.lean_docker.engine import (
     CONNECTION_LOST,
@@ -47,16 +45,16 @@ from arena_kit.runtimes.lean_docker.engine import (
     image_user,
     off_loop,
 )
-from arena_kit.box_faults import BoxEvidence, agent_fault, host_oom_kills, over_bound
-from arena_kit.errors import BoxLostError, BoxOomError
+from arena_kit.box_faults import BoxEvidence
 from arena_kit.harnesses import acp_runner
 from arena_kit.runtimes.agent_uids import UidLease
 from arena_kit.runtimes.file_watch import unwatch_box, watch_box
+from arena_kit.runtimes.lean_docker.box_create import create_box, ensure_workdir, lean_labels, service_url
 from arena_kit.runtimes.lean_docker.box_files import BoxRoot
+from arena_kit.runtimes.lean_docker.failures import BoxWitness
 from arena_kit.runtimes.lean_docker.hardening import (
     AGENT_UID_LABEL,
     BOX_CAPABILITIES,
-    MASKED_PATHS,
     host_limits,
     mounted_image_id,
     own_uid_binds,
@@ -70,16 +68,14 @@ from arena_kit.verifiers_seam.bounds import BOX_ATTRIBUTE
 from arena_kit.verifiers_seam.docker_runtime import ENSURE_UV, SeamDockerRuntime
 from arena_kit.verifiers_seam.harness_install import lean_harness_installs
 
-__all__ = ["BOX_CAPABILITIES", "RUNTIME_LABEL", "LeanDockerRuntime"]
+__all__ = ["BOX_CAPABILITIES", "LeanDockerRuntime"]
 
 logger = logging.getLogger(__name__)
 
-RUNTIME_LABEL = "arena.runtime"
 BAKED_INTERPRETERS = "/opt/vf-uv/arena-interpreters"
 """Where Arena's harness image records each runner it synced: `<script dir name>/<sha256>` holds the
 interpreter `uv python find --script` gave for `<script dir>/<sha256>.py`."""
 ROOT_USERS = ("", "0", "root", "0:0", "root:root")
-_UNANSWERED: tuple[type[BaseException], ...] = (*ENGINE_ERRORS, SandboxError)  # SandboxError: `engine_client`
 
 
 class LeanDockerRuntime(SeamDockerRuntime):
@@ -173,14 +169,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
     async def alive(self) -> bool:
         """Whether the engine reports the container running: asked of the engine, not of the box
         (verifiers runs `true` inside it, which a root agent can replace)."""
-        if not self.container:
-            return False
-        try:
-            api = self._api or (await off_loop(engine_client)).api
-            details = await off_loop(api.inspect_container, self.container)
-        except _UNANSWERED:  # an engine that cannot answer has lost the box for this rollout
-            return False
-        return bool(details["State"]["Running"])
+        return await self._witness().running()
 
     async def start(self) -> None:
         await self.boot()
@@ -224,34 +213,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
             )
         self.image_env = dict(entry.split("=", 1) for entry in container["Config"]["Env"] or [])
         if not root:
-            try:
-                code, _, err = await off_loop(
-                    exec_sync,
-                    api,
-                    self.container,
-                    [
-                        "sh",
-                        "-c",
-                        'if [ ! -d "$1" ]; then mkdir -p "$1" && chown "$2" "$1"; fi',
-                        "vf-workdir",
-                        str(self.config.workdir),
-                        user,
-                    ],
-                    {},
-                    "0",
-                    None,
-                    None,
-                )
-            except ENGINE_ERRORS as error:
-                raise engine_fault("workdir setup", error) from error
-            if code != 0:
-                raise SandboxError(f"workdir setup: {err.decode(errors='replace').strip()}")
+            await off_loop(ensure_workdir, api, self.container, str(self.config.workdir), user)
         if not restricted:
-            ports = container["NetworkSettings"]["Ports"].get(f"{SERVICE_PORT}/tcp") or []
-            host_port = ports[0]["HostPort"] if ports else ""
-            if not str(host_port).isdigit():
-                raise SandboxError(f"docker did not publish the service port: {ports!r}")
-            self.service_url = f"http://127.0.0.1:{host_port}"
+            self.service_url = service_url(container)
         self._listener = listener_in_netns(int(container["State"]["Pid"]))
         self._root = BoxRoot.pin(int(container["State"]["Pid"]), str(container["Id"]))
         watch_box(str(container["Id"]), int(container["State"]["Pid"]))  # under the file-table watch, if one runs
@@ -278,9 +242,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
         logger.info("lean docker: started container %s (image=%s)", self.container, self.config.image)
 
     def _own_uid_binds(self, api: docker.APIClient) -> list[str]:
-        self._lease, binds = own_uid_binds(
-            api, self.config.image, str(self.own_uid), {"verifiers.run": run_scope(), RUNTIME_LABEL: "lean"}
-        )
+        self._lease, binds = own_uid_binds(api, self.config.image, str(self.own_uid), lean_labels())
         self.agent_uid = self._lease.uid
         return binds
 
@@ -293,6 +255,8 @@ class LeanDockerRuntime(SeamDockerRuntime):
     def _create(
         self, api: docker.APIClient, restricted: bool, make_workdir: bool, binds: list[str] | None = None
     ) -> dict[str, Any]:
+        """The box created and started (`box_create.create_box`) with this runtime's limits, mounts and labels."""
+        assert self.container is not None  # named before creation (`boot`)
         limits = host_limits(
             self.config.memory,
             self.config.cpu,
@@ -303,44 +267,18 @@ class LeanDockerRuntime(SeamDockerRuntime):
             if self.writable is None
             else {path: reowned(options, self.agent_uid) for path, options in self.writable.items()},
         )
-        if restricted:
-            host_config = api.create_host_config(network_mode="none", **limits)
-        else:
-            host_config = api.create_host_config(
-                network_mode="bridge", port_bindings={SERVICE_PORT: ("127.0.0.1", None)}, **limits
-            )
-        host_config["MaskedPaths"] = list(MASKED_PATHS)
         owned = {AGENT_UID_LABEL: f"{self.own_uid}:{self.agent_uid}"} if self.agent_uid is not None else {}
-        api.create_container(
+        return create_box(
+            api,
+            self.container,
             self.config.image,
-            entrypoint=["sleep"],
-            command=["infinity"],
-            name=self.container,
-            labels={**self.labels, **owned, "verifiers.run": run_scope(), RUNTIME_LABEL: "lean"},
-            environment=dict(self.env),
-            working_dir=self.config.workdir if make_workdir else None,
-            host_config=host_config,
-            ports=None if restricted else [SERVICE_PORT],
+            restricted=restricted,
+            workdir=self.config.workdir if make_workdir else None,
+            limits=limits,
+            labels={**self.labels, **owned, **lean_labels()},
+            environment=self.env,
+            stopped=lambda: self.stopped,
         )
-        assert self.container is not None
-        self._removed_if_stopped(api)
-        api.start(self.container)
-        self._removed_if_stopped(api)
-        inspected: dict[str, Any] = api.inspect_container(self.container)
-        return inspected
-
-    def _removed_if_stopped(self, api: docker.APIClient) -> None:
-        """A start cancelled while this thread created the box (Ctrl-C, a deadline) has already run
-        `cleanup`, before the box existed: remove it here, so it cannot outlive its rollout.
-
-        Raises:
-            SandboxError: the box was stopped during its start.
-        """
-        if self.stopped:
-            assert self.container is not None  # named before creation (`boot`)
-            with contextlib.suppress(Exception):
-                api.remove_container(self.container, force=True)
-            raise SandboxError("box start: the box was stopped while it started")
 
     async def expose(self, port: int) -> str:
         if self.network_restricted:
@@ -381,85 +319,15 @@ class LeanDockerRuntime(SeamDockerRuntime):
             hang_up()  # frees the executor thread and the engine connection; the box's process runs on, as on the stock path
             raise
         except ENGINE_ERRORS as error:
-            raise await self._engine_failure(operation, error) from error
+            raise await self._witness().engine_failure(operation, error) from error
 
-    async def _engine_failure(self, operation: str, error: BaseException) -> SandboxError:
-        if isinstance(error, CONNECTION_LOST) and await self.alive():
-            # The engine answers and reports the box running: the stream closed at the box's end
-            # (an exec whose process quit before taking all its stdin), no lost engine.
-            return SandboxError(
-                f"in the running box: {operation}: the exec stream closed ({type(error).__name__}: {error})"
-            )
-        if isinstance(error, docker.errors.NotFound) and not isinstance(
-            fault := engine_fault(operation, error), BoxLostError
-        ):
-            # An exec instance is removed with its container: the engine's word on the container
-            # names the real loss ("No such container"), which a missing exec alone does not.
-            try:
-                await off_loop(cast(docker.APIClient, self._api).inspect_container, self.container)
-            except ENGINE_ERRORS as lost:
-                return engine_fault(operation, lost)
-            return fault
-        return await self._unless_oom(engine_fault(operation, error))
-
-    async def _unless_oom(self, fault: SandboxError) -> SandboxError:
-        """`fault`, or `BoxOomError` when it is a lost box the engine reports killed for running out of memory."""
-        if isinstance(fault, BoxLostError) and (await self._box_evidence()).oom_killed:
-            return BoxOomError(f"the engine reports the box killed for running out of memory: {fault}")
-        return fault
+    def _witness(self) -> BoxWitness:
+        """The engine's word on this box, which types a failure in it (`failures`)."""
+        return BoxWitness(self._api, self.container, str(self.info.id or ""))
 
     async def _box_evidence(self) -> BoxEvidence:
-        """What the engine (running, `State.OOMKilled`) and this host's memory cgroup (OOM kills) say of
-        the box; an engine that cannot answer has lost it (`running` False)."""
-        if not self.container:
-            return BoxEvidence(running=False)
-        stopped = over_bound(str(self.info.id or ""))
-        try:
-            api = self._api or (await off_loop(engine_client)).api
-            details = await off_loop(api.inspect_container, self.container)
-        except _UNANSWERED:
-            return BoxEvidence(running=False, over_bound=stopped)
-        state = details.get("State") or {}
-        running = bool(state.get("Running"))
-        kills = host_oom_kills(int(state.get("Pid") or 0), str(details.get("Id") or "")) if running else None
-        return BoxEvidence(
-            running=running, oom_killed=bool(state.get("OOMKilled")), oom_kills=kills, over_bound=stopped
-        )
-
-    async def _in_box_failure(self, message: str) -> SandboxError:
-        """A failed in-box read or write, whose `message` quotes the box's own stderr: marked "in the
-        running box: " while the engine reports the box running, `BoxLostError` when it does not.
-        The type comes from the engine alone, so no box's words (a replaced `cat` printing "No such
-        container") can make it retried. The stock runtime gets the marking from `arena.vf_hooks`. A box
-        the engine reports killed for running out of memory is the agent's `BoxOomError`, never retried."""
-        evidence = await self._box_evidence()
-        if evidence.running:
-            return SandboxError(f"in the running box: {message}")
-        if evidence.oom_killed:
-            return BoxOomError(f"the engine reports the box killed for running out of memory: {message}")
-        return BoxLostError(f"the engine reports the box stopped: {message}")
-
-    async def _main_program_result(self, result: ProgramResult) -> ProgramResult:
-        """A main program's result, classified by the engine's word when it failed
-        (`arena_kit.box_faults`): the agent's `BoxOomError` or `AgentKilledBoxError`, the host's
-        `BoxLostError` (verifiers would say "runtime died under harness" in an untyped SandboxError),
-        or the failed result itself (verifiers makes it a `HarnessError`).
-
-        Raises:
-            BoxOomError: the box ran out of memory (an OOM kill in its cgroup, or the engine's `OOMKilled`).
-            AgentKilledBoxError: the program was killed by a signal in a box the engine reports running.
-            BoxLostError: the program failed and the engine reports the box stopped or gone, not for memory.
-        """
-        if result.exit_code == 0:
-            return result
-        detail = (result.stderr or result.stdout).strip()[-2000:] or "<no output>"
-        evidence = await self._box_evidence()
-        fault = agent_fault(evidence, result.exit_code, detail)
-        if fault is not None:
-            raise fault
-        if not evidence.running:
-            raise BoxLostError(f"the box stopped under its main program (exit {result.exit_code}): {detail}")
-        return result
+        """The engine's and this host's evidence on the box (`arena_kit.verifiers_seam.container_hooks` asks it)."""
+        return await self._witness().evidence()
 
     async def run(self, argv: list[str], env: dict[str, str]) -> ProgramResult:
         code, out, err = await self._exec_api("exec", argv, self.process_env(env))
@@ -468,7 +336,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
     async def run_program(self, argv: list[str], env: dict[str, str]) -> ProgramResult:
         """The harness's main program (verifiers' `run_program`: never replayed); a failure in a box
         the engine reports stopped is `BoxLostError`."""
-        return await self._main_program_result(await self.run(argv, env))
+        return await self._witness().program_result(await self.run(argv, env))
 
     async def open_process(self, argv: list[str], env: dict[str, str]) -> RuntimeProcess:
         """A live process over the Engine API (`arena_kit.runtimes.lean_docker.process`): no CLI process, the PID read
@@ -492,7 +360,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
                 self.config.workdir,
             )
         except ENGINE_ERRORS as error:
-            raise await self._engine_failure("live process start", error) from error
+            raise await self._witness().engine_failure("live process start", error) from error
 
     async def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
         # A read as root (what the exec would be) of a regular file: straight from the box's root, no
@@ -505,7 +373,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
                 return data
         code, out, err = await read_by_exec(lambda argv: self._exec_api(f"read {path!r}", argv, {}), path, max_bytes)
         if code != 0:
-            raise await self._in_box_failure(f"read {path!r}: {err.decode(errors='replace').strip()}")
+            raise await self._witness().in_box_failure(f"read {path!r}: {err.decode(errors='replace').strip()}")
         return out
 
     async def write(self, path: str, data: bytes) -> None:
@@ -538,7 +406,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
                 wrap=False,
             )
         except ENGINE_ERRORS as error:
-            raise await self._engine_failure("prestart", error) from error
+            raise await self._witness().engine_failure("prestart", error) from error
         try:
             await process.started()
             loaded = await prestart.load(process, source, name, self.user)
@@ -575,13 +443,13 @@ class LeanDockerRuntime(SeamDockerRuntime):
                 loaded, path, args, self._exec_env(self.process_env(env)), str(self.config.workdir)
             )
         except CONNECTION_LOST as error:  # the run line did not reach a host that died or lost its stream
-            raise await self._engine_failure("prestarted run", error) from error
+            raise await self._witness().engine_failure("prestarted run", error) from error
         if loaded.process.engine_exit_code is None:
             # The stream ended and the engine reports no exit code: the engine's loss, never the agent's
             # kill (the exec path raises the same), whatever `wait` stands in with.
             await loaded.process.kill_orphan()
-            raise await self._in_box_failure("prestarted run: the exec stream ended without an exit code")
-        return await self._main_program_result(result)
+            raise await self._witness().in_box_failure("prestarted run: the exec stream ended without an exit code")
+        return await self._witness().program_result(result)
 
     async def run_program_with_file(
         self, path: str, data: bytes, argv: list[str], env: dict[str, str]
@@ -595,7 +463,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
                 or the engine failed the exec (`engine_fault`).
             BoxLostError: the program failed and the engine reports the box stopped or gone.
         """
-        return await self._main_program_result(
+        return await self._witness().program_result(
             await self._run_after_write(path, data, 'exec "$@" </dev/null', argv, self.process_env(env))
         )
 
@@ -651,7 +519,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
         code, out, err = await self._exec_api(operation, ["sh", "-c", script, "sh", *argv], env, stdin=data)
         mark = f"{written}\n".encode()
         if not out.startswith(mark):
-            raise await self._in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
+            raise await self._witness().in_box_failure(f"write {path!r}: {err.decode(errors='replace').strip()}")
         return ProgramResult(code, out[len(mark) :].decode(errors="replace"), err.decode(errors="replace"))
 
     async def run_background(self, argv: list[str], env: dict[str, str], log: str) -> None:
@@ -672,7 +540,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
         try:
             await off_loop(detach)
         except ENGINE_ERRORS as error:
-            raise await self._engine_failure("background process start", error) from error
+            raise await self._witness().engine_failure("background process start", error) from error
 
     def cleanup(self) -> None:
         # Not `info.borrowed`: the rollout that borrows this box stamps that flag on the very `info`

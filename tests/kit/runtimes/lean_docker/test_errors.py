@@ -22,7 +22,7 @@ from verifiers.v1.trace import Error
 from verifiers.v1.utils.retries import RetryState
 
 import arena_kit.runtimes.lean_docker.engine as engine_api
-import arena_kit.runtimes.lean_docker.runtime as lean
+import arena_kit.runtimes.lean_docker.failures as failures
 from arena.retries import INFRA_RULES, retries_table
 from arena_kit.errors import BoxLostError, EngineUnreachableError
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
@@ -361,7 +361,7 @@ def test_alive_without_an_engine_at_all_is_false(monkeypatch):
     def unreachable() -> None:
         raise EngineUnreachableError("the docker engine is not reachable: refused")
 
-    monkeypatch.setattr(lean, "engine_client", unreachable)
+    monkeypatch.setattr(failures, "engine_client", unreachable)
     box = box_on(FakeEngine())
     box._api = None
     assert asyncio.run(box.alive()) is False

@@ -273,12 +273,8 @@ def test_an_engine_failing_a_lean_start_is_the_typed_fault_it_names(monkeypatch,
     async def refuse(*_args: Any, **_kwargs: Any) -> lp.BoxProcess:
         raise refusal
 
-    async def dead(self: Any) -> bool:
-        return False
-
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     monkeypatch.setattr(lp, "start_box_process", refuse)
-    monkeypatch.setattr(LeanDockerRuntime, "alive", dead)
     box = LeanDockerRuntime(vf.DockerConfig(image="arena/harness:latest", allow=[]))
 
     class Api:
