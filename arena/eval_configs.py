@@ -2,7 +2,7 @@
 
 No config names an environment: the taskset is the leading id on the command line
 (`vf-eval <env-id> @ configs/bash.toml`), and the box image comes from the environment itself
-(`arena_kit.box_image`: a task's `TaskData.image`, which verifiers puts in place of the runtime's
+(`arena_kit.box.image`: a task's `TaskData.image`, which verifiers puts in place of the runtime's
 image on docker and prime, and Arena's lean docker path resolves the same way), so adding an
 environment adds no config. `vf-eval @ FILE` reads one plain TOML file (pydantic_config has no
 include), so every config carries the whole `[env.retries]` table of `arena.retries`; this module
@@ -200,14 +200,14 @@ def _render(harness: str, kind: Kind) -> str:
 
 
 def _docker_blocks() -> list[str]:
-    from arena_kit.isolation import ISOLATION
+    from arena_kit.box.isolation import ISOLATION
 
     return [
         _block(
             {"env": {"agent": {"runtime": {"type": "docker"}}}},
-            "No image here: each task names its environment's (arena_kit.box_image), which verifiers puts in place of the",
+            "No image here: each task names its environment's (arena_kit.box.image), which verifiers puts in place of the",
             'runtime\'s; `[env.taskset.task] image = "..."` runs another.',
-            f"Isolation comes from the taskset (arena_kit.isolation): {ISOLATION.memory:g} GB, {ISOLATION.cpu:g} CPU, "
+            f"Isolation comes from the taskset (arena_kit.box.isolation): {ISOLATION.memory:g} GB, {ISOLATION.cpu:g} CPU, "
             f"{ISOLATION.pids} PIDs, no egress, a limit per stage.",
             "Override per config: memory/cpu below, [env.agent.timeout] setup/rollout/finalize/scoring (seconds),",
             "[env.taskset.task] pids_limit.",
@@ -228,12 +228,12 @@ def _prime_image_blocks() -> list[str]:
 
 
 def _prime_blocks() -> list[str]:
-    from arena_kit.isolation import ISOLATION
+    from arena_kit.box.isolation import ISOLATION
 
     return [
         _block(
             {"env": {"agent": {"runtime": {"type": "prime", "cpu": ISOLATION.cpu, "memory": ISOLATION.memory}}}},
-            f"cpu/memory are arena_kit.isolation's ({ISOLATION.cpu:g} CPU, {ISOLATION.memory:g} GB); the taskset's no-egress policy applies as on docker.",
+            f"cpu/memory are arena_kit.box.isolation's ({ISOLATION.cpu:g} CPU, {ISOLATION.memory:g} GB); the taskset's no-egress policy applies as on docker.",
             "No image here: the task's (above) replaces the runtime's.",
         ),
         _block(

@@ -72,7 +72,7 @@ class EvalRequest:
     model: str
     """Model name the server resolves to a policy, e.g. `arena/fault-localisation/oracle`."""
     image: str
-    """The docker runtime's image. An Arena environment's tasks name their own (`arena_kit.box_image`), which
+    """The docker runtime's image. An Arena environment's tasks name their own (`arena_kit.box.image`), which
     wins: to run one elsewhere, pass `taskset_args={"task": {"image": ...}}`."""
     base_url: str
     """The model server, e.g. `http://127.0.0.1:8765` (without `/v1`)."""

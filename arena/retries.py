@@ -13,7 +13,7 @@ outcome stands: a wrong answer or a denial is no error at all, a stage deadline 
 an error), a harness or task exception is a `HarnessError`/`TaskError`, a sandbox error a
 grader provoked (a read of a file the agent never wrote) names no lost engine or box, and a box the
 agent broke itself (an OOM kill, its runner killed in a running box) is `BoxOomError` or
-`AgentKilledBoxError` (`arena_kit.box_faults`), which no rule names.
+`AgentKilledBoxError` (`arena_kit.box.faults`), which no rule names.
 
 On Arena's lean path (`arena_kit.runtimes.lean_docker`) the infrastructure faults are types, matched
 by class name alone: the lean runtime raises `EngineUnreachableError`, `BoxLostError` or

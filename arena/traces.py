@@ -60,7 +60,7 @@ AGENT_STOPS = {
     "agentkilledbox_error": "agent killed its box's processes",
     "boxoverbound_error": "box over a bound of the eval process",
 }
-"""The stop conditions of the faults an agent makes of its own box (`arena_kit.box_faults`: the engine's
+"""The stop conditions of the faults an agent makes of its own box (`arena_kit.box.faults`: the engine's
 word, never retried) and what each says: the agent's outcome, scored 0, not a failed episode."""
 
 logger = logging.getLogger(__name__)

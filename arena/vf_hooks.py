@@ -22,7 +22,7 @@ way: in a box the engine reports running it becomes "in the running box: ...", w
 
 **Agent faults.** A harness turn that failed in a docker/podman box is asked of the engine too: an
 OOM kill in the box's memory cgroup, or a runner killed by a signal in a box that still runs, is the
-agent's doing (`arena_kit.box_faults`; the types in `arena_kit.errors`: `BoxOomError`, `AgentKilledBoxError`), scored 0 and never retried.
+agent's doing (`arena_kit.box.faults`; the types in `arena_kit.errors`: `BoxOomError`, `AgentKilledBoxError`), scored 0 and never retried.
 
 **One listing client.** verifiers' interception server opens a new HTTP client (a new TLS context)
 for every `/v1/models` a harness asks; it relays them through one per server instead
@@ -116,7 +116,7 @@ def install_host_liveness() -> bool:
 
 
 def install_agent_faults() -> bool:
-    """Type a harness turn that failed by the agent's doing (`arena_kit.box_faults`) on the engine's
+    """Type a harness turn that failed by the agent's doing (`arena_kit.box.faults`) on the engine's
     word (False: not installed; such failures then stay `HarnessError`s, still never retried)."""
     if not _hookable():
         return False

@@ -9,7 +9,7 @@ is never imported, and everything it reads is the same object.
 
 **Warm tool server.** verifiers starts a shared tool server (`python -m <toolset>`, a host
 process of its subprocess runtime) only once its own imports, config and env are done; the
-server's ~1.4 CPU-s of imports then run alone. `prewarm` starts `arena_kit.warm_start` with
+server's ~1.4 CPU-s of imports then run alone. `prewarm` starts `arena_kit.box.warm_start` with
 vf-eval, which imports the server stack on the other core and waits; `hand_over_tool_server` makes
 the first such spawn an order to it instead (same argv module, cwd, log and environment as
 verifiers' `run_background` computes, API keys dropped as there), and verifiers keeps the process
@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_kit.verifiers_seam import VERIFIERS_VERSION, pinned
-from arena_kit.warm_start import Order
+from arena_kit.box.warm_start import Order
 
 __all__ = [
     "DEFERRED_INITS",
@@ -156,7 +156,7 @@ def _server_env(base: dict[str, str]) -> dict[str, str]:
 
 
 class WarmServer:
-    """A started `arena_kit.warm_start` process, waiting for its one order."""
+    """A started `arena_kit.box.warm_start` process, waiting for its one order."""
 
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process = process
@@ -199,7 +199,7 @@ class WarmServer:
 def prewarm() -> WarmServer:
     """Start a warm tool server process (it ends by itself when this process closes its stdin or exits)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "arena_kit.warm_start"],
+        [sys.executable, "-m", "arena_kit.box.warm_start"],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -61,12 +61,12 @@ def _request(plan: Plan, combo: Combo, level: int, count: int, run: str, runs_di
         output_dir=runs_dir,
         num_tasks=None if bench else count,
         max_concurrent=level,
-        # An environment's task names its own image, which replaces the runtime's (arena_kit.box_image): the
+        # An environment's task names its own image, which replaces the runtime's (arena_kit.box.image): the
         # bench's image reaches its tasks only as theirs.
         taskset_args=taskset_args if bench else ({"task": {"image": image}} if image else {}),
         agent_args=agent_args,
         env_args={"pool": "auto"} if combo.runtime == "docker-pool" else {},
-        # Docker levels run with no egress but the interception (arena_kit.isolation); the bench task
+        # Docker levels run with no egress but the interception (arena_kit.box.isolation); the bench task
         # itself leaves the network open only for the subprocess baseline, which has no box.
         runtime_args={"allow": []} if combo.docker else {},
         env={"PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH_TASKSET_PATH), os.environ.get("PYTHONPATH")]))},

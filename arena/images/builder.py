@@ -49,7 +49,7 @@ class BuildResult:
 
 
 def image_ref(name: str) -> str:
-    """The stable tag: `arena/<name>:latest`, the image an environment's tasks run in (`arena_kit.box_image`)."""
+    """The stable tag: `arena/<name>:latest`, the image an environment's tasks run in (`arena_kit.box.image`)."""
     return image_tag(name)
 
 

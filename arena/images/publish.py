@@ -2,7 +2,7 @@
 
 Order matters for "nothing half-written": every input is checked (registry name, environments,
 the registry answering) before anything is built or pushed, and the lock is written only after
-every push succeeded, by an atomic rename. The prime configs read the lock (`arena_kit.box_image`),
+every push succeeded, by an atomic rename. The prime configs read the lock (`arena_kit.box.image`),
 so publishing rewrites no config.
 """
 

@@ -40,7 +40,7 @@ from arena_kit.records import RUN_DIR_ENV
 TICK = os.sysconf("SC_CLK_TCK")
 BOOT = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
 IMAGES = {"fault-localisation": "arena/fault-localisation:latest", "schema-migration": "arena/schema-migration:latest"}
-SERVERS = ("log_search.toolset", "sqlite_sandbox.toolset", "arena_kit.warm_start")
+SERVERS = ("log_search.toolset", "sqlite_sandbox.toolset", "arena_kit.box.warm_start")
 DEADLINE_S = 600
 
 
@@ -69,7 +69,7 @@ class Rep:
     reward: float | None = None
     failed: int = 0
     server_cmd: str = ""
-    """The command line of vf-eval's first tool server child (a warm start runs as `arena_kit.warm_start`)."""
+    """The command line of vf-eval's first tool server child (a warm start runs as `arena_kit.box.warm_start`)."""
 
 
 def _watch(proc: subprocess.Popen[bytes], log: Path, launched: float, rep: Rep, done: threading.Event) -> None:

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from arena.audit import build_report
-from arena_kit.rewrite_hook import AuditRecord, mask
+from arena_kit.rewrite.hook import AuditRecord, mask
 
 
 def _record(i: int, rule: str, harness: str, rollout: str, task: str) -> dict:

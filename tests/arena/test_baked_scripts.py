@@ -9,7 +9,7 @@ import pytest
 
 import verifiers.v1 as vf
 
-from arena_kit.baked import restore_baked_scripts, restore_command
+from arena_kit.box.baked import restore_baked_scripts, restore_command
 
 
 def _sh(command: str) -> int:

@@ -4,7 +4,7 @@ vf-eval config for every environment, safe by default.
 Three per harness: `<harness>.toml` (docker, the embedded model server), `<harness>-<provider>.toml` (the same,
 against a real provider) and `<harness>-prime.toml` (the prime runtime, each environment's published digest).
 The environment is the leading id on the command line (`vf-eval <env-id> @ configs/bash.toml`) and its box image
-comes from the environment (`arena_kit.box_image`), so an environment added, a scaffold included, needs no config:
+comes from the environment (`arena_kit.box.image`), so an environment added, a scaffold included, needs no config:
 the checks below run every config against both shipped environments and one `arena new-env` wrote.
 """
 
@@ -35,7 +35,7 @@ from arena.eval_configs import (
 from arena.errors import UsageError
 from arena.images.lock import DEFAULT_LOCK, ImageLock, PublishedImage, write_lock
 from arena.new_env import new_environment
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
 SHIPPED = ("fault-localisation", "schema-migration")
@@ -109,7 +109,7 @@ def test_no_config_names_an_environment_or_an_image(path):
 
     raw = _load(path)
     assert "id" not in raw["env"]["taskset"], "the taskset is the leading id of the command line"
-    assert "image" not in raw["env"]["agent"]["runtime"], "the image is the environment's (arena_kit.box_image)"
+    assert "image" not in raw["env"]["agent"]["runtime"], "the image is the environment's (arena_kit.box.image)"
     assert "image" not in raw["env"]["taskset"].get("task", {})
     text = path.read_text()
     assert not [point.name for point in entry_points() if point.name in text]

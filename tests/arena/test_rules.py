@@ -8,7 +8,7 @@ import pytest
 from arena.policies import PolicyResolver
 from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import RunShell
-from arena_kit.rules import POST_RULES, PRE_RULES, RULES, match_post, match_pre, network_targets, shell_command
+from arena_kit.rewrite.rules import POST_RULES, PRE_RULES, RULES, match_post, match_pre, network_targets, shell_command
 
 CORPUS = Path(__file__).parent / "data" / "benign_commands.txt"
 TERMS = {"fault-localisation": ("fault_localisation", "log_search"), "schema-migration": ("schema_migration",)}

@@ -30,5 +30,5 @@ def test_the_tool_server_warms_up_beside_vf_eval(tmp_path: Path, monkeypatch: py
         rep = measure.measure("fault-localisation", "bash", server.url, tmp_path, "startup-warm-test")  # type: ignore[attr-defined]
     assert rep.failed == 0 and rep.reward == 1.0, rep
     # Before arena.vf_startup the server was `python -m log_search.toolset`, spawned after vf-eval's imports.
-    assert "-m arena_kit.warm_start" in rep.server_cmd, rep.server_cmd
+    assert "-m arena_kit.box.warm_start" in rep.server_cmd, rep.server_cmd
     assert rep.times["server_spawn"] < 1.0 < rep.times["server_up"], rep.times  # started at launch, served later

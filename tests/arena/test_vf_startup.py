@@ -27,7 +27,7 @@ from arena.vf_startup import PORT_POLL_S, PROBE, fast_server_polls, hand_over_to
 from arena_kit.verifiers_seam import VERIFIERS_VERSION as HOOKED_VERSION
 from arena_kit.verifiers_seam import launch as seam_launch
 from arena_kit.verifiers_seam.launch import PROBE_SHA256, READ_BACK_PORT_SHA256, RUN_BACKGROUND_SHA256, source_digest
-from arena_kit.warm_start import Order, read_order
+from arena_kit.box.warm_start import Order, read_order
 
 HEAVY = (
     "verifiers.v1.acp",

@@ -20,7 +20,7 @@ from verifiers.v1.utils.decorators import discover_decorated
 from arena.installed import declaration, entry_points, environment_ids, preflight
 from arena_kit.contract import Environment, load_ref
 from arena_kit.contract.task import ArenaTask, departures
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.records import RUN_DIR_ENV
 from arena_testkit.scaffolded import scaffolded
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import verifiers.v1 as vf
 
-from arena_kit.isolation import ISOLATION, confine
+from arena_kit.box.isolation import ISOLATION, confine
 from arena_kit.runtimes import seccomp
 from arena_kit.runtimes.agent_uids import FIRST_UID
 from arena_kit.runtimes.lean_docker.runtime import BAKED_INTERPRETERS, LeanDockerRuntime
@@ -63,7 +63,7 @@ def test_confine_hands_the_workdir_to_the_agent_on_a_stock_box_and_a_prime_box(m
     async def no_pids(runtime, pids):
         return None
 
-    monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
+    monkeypatch.setattr("arena_kit.box.isolation._limit_pids", no_pids)
     monkeypatch.setattr("arena_kit.runtimes.agent_uids.LEASE_DIR", tmp_path)
     box = _Box("prime")
     asyncio.run(confine(box, 512, "agent"))  # type: ignore[arg-type]
@@ -84,7 +84,7 @@ def test_confine_skips_the_chown_where_the_workdir_was_mounted_for_the_agent_and
     async def no_pids(runtime, pids):
         return None
 
-    monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
+    monkeypatch.setattr("arena_kit.box.isolation._limit_pids", no_pids)
     lean = _Box("docker", created_workdir_owner="agent", own_uid=None)  # a lean box: its uid is set at create
     local = _Box("subprocess")
     for box in (lean, local):
@@ -99,7 +99,7 @@ def test_confine_fails_the_setup_when_the_workdir_cannot_be_handed_over(monkeypa
     async def no_pids(runtime, pids):
         return None
 
-    monkeypatch.setattr("arena_kit.isolation._limit_pids", no_pids)
+    monkeypatch.setattr("arena_kit.box.isolation._limit_pids", no_pids)
     monkeypatch.setattr("arena_kit.runtimes.agent_uids.LEASE_DIR", tmp_path)
     with pytest.raises(vf.SandboxError, match="cannot hand the workdir /app to 'agent': refused"):
         asyncio.run(confine(_Box("prime", exit_code=1), 512, "agent"))  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ import arena_testkit.escape_probes as escape_probes
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval
 from arena.policies import PolicyResolver, model_name
 from arena.server import start_in_thread
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.runtimes.agent_uids import FIRST_UID, UIDS
 from arena_kit.policy import Action, Answer, Observation, Policy, RunShell
 from arena_testkit.rollouts import tool_results

@@ -19,7 +19,7 @@ from verifiers.v1.interception import server as server_module
 from verifiers.v1.interception.server import InterceptionServer
 from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 
-from arena_kit.box_faults import AGENT_FAULT_STOPS, over_bound
+from arena_kit.box.faults import AGENT_FAULT_STOPS, over_bound
 from arena_kit.verifiers_seam import bounds
 
 ROUTE = "/v1/chat/completions"

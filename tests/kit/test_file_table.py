@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from arena_kit.errors import TooConcurrent
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.runtimes.file_table import (
     HEADROOM,
     NOFILE_FLOOR,

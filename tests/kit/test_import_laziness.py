@@ -50,7 +50,7 @@ def _loaded(statement: str) -> set[str]:
         "sqlite_sandbox.render",
         "log_search",
         "log_search.store",
-        "arena_kit.rewrite_hook",
+        "arena_kit.rewrite.hook",
         "arena_kit.records",
     ],
 )

@@ -46,7 +46,7 @@ import pytest
 import arena.evalrun
 from arena.evalrun import EvalRequest, run_eval
 from arena.server import start_in_thread
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.policy import Action, Answer, Observation, RunShell
 from arena_kit.runtimes.agent_uids import FIRST_UID, UIDS
 from arena_kit.runtimes import file_watch

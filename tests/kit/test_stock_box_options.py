@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from verifiers.v1.runtimes import docker as module
 
-from arena_kit.isolation import box_limits, stock_box_options
+from arena_kit.box.isolation import box_limits, stock_box_options
 from arena_kit.runtimes.file_table import SHM_SEGMENTS
 from arena_kit.runtimes.file_watch import watch_box, watching
 from arena_kit.runtimes.seccomp import profile_path

@@ -22,7 +22,7 @@ import verifiers.v1 as vf
 from arena_kit import task_secret
 from arena_kit.contract.task import ArenaData, ArenaTask, ArenaTaskConfig
 from arena_kit.contract.taskset import ArenaTaskset, ArenaTasksetConfig, Split
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from sqlite_sandbox.boxes import box_info
 from sqlite_sandbox.state import (
     DEFAULT_CHECKPOINT_DIR,

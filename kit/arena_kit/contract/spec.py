@@ -27,7 +27,7 @@ IMAGE_DIR = "image"
 IMAGE_TAG = "arena/{name}:latest"
 LEAN_ENV = "arena_kit.envs.lean:LeanEnv"
 ISOLATION_FIELDS = ("resources", "timeout", "network_allow", "agent_user")
-"""The TaskData fields that carry the box's limits (`arena_kit.isolation.Isolation.task_fields`)."""
+"""The TaskData fields that carry the box's limits (`arena_kit.box.isolation.Isolation.task_fields`)."""
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
@@ -36,9 +36,9 @@ class OptOut:
     """An explicit departure from the hardened box, written into every trace of the environment
     (`trace.info["arena_opt_out"]`) and logged at each task's setup.
 
-    `confine=False` skips `arena_kit.isolation.confine` (no PIDs limit, the workdir stays root's);
+    `confine=False` skips `arena_kit.box.isolation.confine` (no PIDs limit, the workdir stays root's);
     `loosen` names the isolation fields (`ISOLATION_FIELDS`) its tasks may set to other values than
-    `arena_kit.isolation.ISOLATION`'s. A task that departs from the box without naming it here is
+    `arena_kit.box.isolation.ISOLATION`'s. A task that departs from the box without naming it here is
     refused when it is built."""
 
     reason: str
@@ -82,9 +82,9 @@ class Environment:
     """Name → `module:function` of each offline adversary (`arena_kit.contract.adversary.Adversary`)."""
     grader_terms: tuple[str, ...] = ()
     """Packages holding graded material besides the environment's own (e.g. a toolset's `log_search`):
-    a shell command that reaches for one is denied at the tool gate (`arena_kit.rules`)."""
+    a shell command that reaches for one is denied at the tool gate (`arena_kit.rewrite.rules`)."""
     opt_out: OptOut | None = None
-    """None: the hardened box (`arena_kit.isolation.ISOLATION`, confined). See `OptOut`."""
+    """None: the hardened box (`arena_kit.box.isolation.ISOLATION`, confined). See `OptOut`."""
     env: str = LEAN_ENV
     """`module:Class` of the env the package exports: `LeanEnv` or a subclass of it."""
 
@@ -141,7 +141,7 @@ class Environment:
 
 def image_tag(name: str) -> str:
     """The tag `arena images build` gives an image (an environment's is named by its id), and so the
-    image an environment's tasks run in unless a config names another (`arena_kit.box_image`)."""
+    image an environment's tasks run in unless a config names another (`arena_kit.box.image`)."""
     return IMAGE_TAG.format(name=name)
 
 

@@ -1,9 +1,9 @@
 # mypy: disallow-subclassing-any=False, disallow-untyped-decorators=False
 """The task half of the contract: a verifiers Task whose box is hardened unless it opts out, and whose rewrite rules are wired.
 
-`ArenaData` defaults every isolation field to `arena_kit.isolation.ISOLATION` (limits, no egress, the
+`ArenaData` defaults every isolation field to `arena_kit.box.isolation.ISOLATION` (limits, no egress, the
 unprivileged agent), so a task that sets none of them gets the hardened box; `ArenaTask` gives its
-data the environment's image (`arena_kit.box_image`), so no eval config names one. `ArenaTask.setup` is
+data the environment's image (`arena_kit.box.image`), so no eval config names one. `ArenaTask.setup` is
 the contract's own: it confines the box (`confine`: the PIDs limit, the workdir handed to the
 agent), restores the image's baked harness scripts, and only then runs the environment's
 `prepare`; a subclass cannot override `setup`, so no environment runs unconfined by omission. An
@@ -23,11 +23,11 @@ from typing import Any, ClassVar, Generic, TypeVar
 import verifiers.v1 as vf
 from pydantic import Field
 
-from arena_kit.baked import restore_baked_scripts
-from arena_kit.box_image import task_image
+from arena_kit.box.baked import restore_baked_scripts
+from arena_kit.box.image import task_image
 from arena_kit.contract.spec import Environment
-from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
-from arena_kit.rewrite_hook import apply_rules
+from arena_kit.box.isolation import ISOLATION, IsolationTaskConfig, confine
+from arena_kit.rewrite.hook import apply_rules
 
 __all__ = ["OPT_OUT_KEY", "ArenaData", "ArenaTask", "ArenaTaskConfig", "departures"]
 
@@ -109,7 +109,7 @@ class ArenaTask(vf.Task[DataT, StateT, ConfigT], Generic[DataT, StateT, ConfigT]
 
     def __init__(self, data: DataT, config: ConfigT | None = None) -> None:
         """The task's box runs its environment's image unless `data` names another; the config's
-        `image` or `image_lock` wins over both (`arena_kit.box_image.task_image`).
+        `image` or `image_lock` wins over both (`arena_kit.box.image.task_image`).
 
         Raises:
             TypeError: the class declares no `ENVIRONMENT`.

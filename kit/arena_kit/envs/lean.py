@@ -14,7 +14,7 @@ critical path, and its removal runs in the background once the rollout is scored
 spec's demand from the eval's plan (`slots`), so it boots no box no rollout will claim.
 
 `--resume` keeps what `complete` accepts: a finished episode, and one the agent ended by breaking its own
-box (`arena_kit.box_faults`), its outcome like any other, which a resume must not run again.
+box (`arena_kit.box.faults`), its outcome like any other, which a resume must not run again.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from pydantic import Field, model_validator
 from verifiers.v1.env import RunSlot
 from verifiers.v1.runtimes import register
 
-from arena_kit.box_faults import AGENT_FAULT_STOPS
-from arena_kit.isolation import ISOLATION, box_limits, stock_box_options
+from arena_kit.box.faults import AGENT_FAULT_STOPS
+from arena_kit.box.isolation import ISOLATION, box_limits, stock_box_options
 from arena_kit.records import CONCURRENCY_ENV, POOL_INFO
 from arena_kit.runtimes.file_watch import watch_box, watching
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
@@ -50,7 +50,7 @@ class LeanEnvConfig(vf.SingleAgentEnvConfig):  # type: ignore[misc]  # verifiers
     containers) or `stock` (verifiers' own runtime, the reference). Other runtime types always run stock."""
     read_only: bool = True
     """A lean box's root filesystem is read-only; its writable places are bounded tmpfs mounts
-    (`arena_kit.isolation.Isolation.writable`: /tmp, the workdir, the agent's home)."""
+    (`arena_kit.box.isolation.Isolation.writable`: /tmp, the workdir, the agent's home)."""
     pool: Annotated[int, Field(ge=0)] | Literal["auto"] = 0
     """Warm lean boxes kept per box spec: 0 none (each rollout boots its own box), N at most N,
     `auto` the eval's concurrency (`CONCURRENCY_ENV`; unset, the most rollouts seen claiming at once).

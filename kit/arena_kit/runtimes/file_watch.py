@@ -18,7 +18,7 @@ those of its overlay root's files, which the kernel maps through backing files i
 mapped twice counts twice: an upper bound). A box past `share` is stopped: its rollout first (`on_over`, which ends its
 trace as `boxoverbound_error`), then every process of its cgroup but its init, frozen so nothing forks
 meanwhile, killed, thawed. The box stays up, so its rollout's finalize and scoring still reach it, and is
-recorded (`arena_kit.box_faults.mark_over_bound`), so whatever failure of its harness follows is typed the
+recorded (`arena_kit.box.faults.mark_over_bound`), so whatever failure of its harness follows is typed the
 agent's: scored 0, never retried.
 
 Limits: a look costs a directory read and a `maps` read a process (milliseconds for an honest box, about
@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena_kit.box_faults import CGROUP_ROOT, PROC, box_cgroups, mark_over_bound
+from arena_kit.box.faults import CGROUP_ROOT, PROC, box_cgroups, mark_over_bound
 
 __all__ = [
     "INTERVAL_S",

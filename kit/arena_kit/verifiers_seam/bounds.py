@@ -13,7 +13,7 @@ The bounds (measured sizes in `docs/scoring-and-isolation.md`):
 - at most `CONNECTIONS` open connections through one box's proxy (each pins a descriptor on each side).
 A rollout over a bound gets a refusal in its dialect's error shape (413, 408 or 429, naming the bound; the
 proxy's a bare 429), and its trace stops with `BoxOverBoundError`'s stop condition (`boxoverbound_error`): the agent's outcome,
-scored 0 and never retried (`arena_kit.box_faults`); verifiers then refuses its later requests as a
+scored 0 and never retried (`arena_kit.box.faults`); verifiers then refuses its later requests as a
 stopped rollout's. Nothing of another rollout is touched: each count is the rollout's (its bearer) or the
 box's (its proxy). The upstream change is `docs/upstream/09-per-rollout-bounds.patch`.
 """
@@ -81,9 +81,9 @@ def _over(session: Any, dialect: Any, status: int, bound: str) -> Any:
 
 def stop_box_rollout(box: str, bound: str) -> bool:
     """Stop the rollout whose box is `box` (its container id) as the agent's fault for going over `bound`, and
-    record the box so (`arena_kit.box_faults.mark_over_bound`): on the event loop of this process's
+    record the box so (`arena_kit.box.faults.mark_over_bound`): on the event loop of this process's
     interception servers. Whether a running rollout of theirs was in that box (its trace's runtime)."""
-    from arena_kit.box_faults import BOX_ID, mark_over_bound
+    from arena_kit.box.faults import BOX_ID, mark_over_bound
 
     mark_over_bound(box, bound)
     found = False

@@ -132,7 +132,7 @@ def runner_exit_code(error: BaseException) -> int | None:
 def type_agent_faults() -> None:
     """Make a harness turn that failed (`HarnessError`, or verifiers' untyped `SandboxError`) in a
     docker/podman box end as the agent's fault when the engine's evidence says so
-    (`arena_kit.box_faults`; the types in `arena_kit.errors`: `BoxOomError`, `AgentKilledBoxError`); any other failure is left as it is.
+    (`arena_kit.box.faults`; the types in `arena_kit.errors`: `BoxOomError`, `AgentKilledBoxError`); any other failure is left as it is.
     A lean box (`LeanDockerRuntime`) answers with its own `_box_evidence`, a stock one through `inspect`.
 
     Raises:
@@ -144,7 +144,7 @@ def type_agent_faults() -> None:
     from verifiers.v1.harness import HarnessSession
     from verifiers.v1.runtimes.docker import DockerRuntime
 
-    from arena_kit.box_faults import agent_fault
+    from arena_kit.box.faults import agent_fault
     from arena_kit.errors import SeamError
 
     original = getattr(HarnessSession, "turn", None)
@@ -182,12 +182,12 @@ def tool_call_pending(trace: Any) -> bool:
 
 
 async def box_evidence(runtime: Any) -> Any:
-    """The engine's and this host's evidence on `runtime`'s box (`arena_kit.box_faults.BoxEvidence`),
+    """The engine's and this host's evidence on `runtime`'s box (`arena_kit.box.faults.BoxEvidence`),
     None when the engine cannot be asked (the failure then keeps its own type). A box the host stopped
-    over a bound (`arena_kit.box_faults.over_bound`) needs no engine's word."""
+    over a bound (`arena_kit.box.faults.over_bound`) needs no engine's word."""
     import json
 
-    from arena_kit.box_faults import BoxEvidence, host_oom_kills, over_bound
+    from arena_kit.box.faults import BoxEvidence, host_oom_kills, over_bound
 
     own = getattr(runtime, "_box_evidence", None)
     if own is not None:

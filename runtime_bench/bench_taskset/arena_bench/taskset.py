@@ -13,8 +13,8 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
-from arena_kit.baked import restore_baked_scripts
-from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
+from arena_kit.box.baked import restore_baked_scripts
+from arena_kit.box.isolation import ISOLATION, IsolationTaskConfig, confine
 from arena_bench.toolset import BenchState, BenchToolset
 
 EXPECTED = "arena-bench-ok"

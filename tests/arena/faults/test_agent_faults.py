@@ -1,7 +1,7 @@
 """An agent that breaks its own box ends with its own stop condition, reward 0 and no retry, counted as
 the agent's: a memory hog that takes its runner down (`boxoom_error`), `kill -9 $PPID`
 (`agentkilledbox_error`) and `kill -9 -1` (the same), on the stock `bash` harness, the lean `arena-bash`
-one and claude_code, each through Arena's own launcher with its real retry table (`arena_kit.box_faults`)."""
+one and claude_code, each through Arena's own launcher with its real retry table (`arena_kit.box.faults`)."""
 
 import uuid
 

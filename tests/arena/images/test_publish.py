@@ -13,7 +13,7 @@ from arena.cli import main
 from arena.errors import UsageError
 from arena.images.lock import ImageLock, PublishedImage, read_lock, write_lock
 from arena.images.publish import parse_registry
-from arena_kit.box_image import BoxImageConfig, task_image
+from arena_kit.box.image import BoxImageConfig, task_image
 
 DIGEST = "sha256:" + "ab" * 32
 

@@ -184,10 +184,10 @@ def test_the_sdk_drives_a_box_through_every_route(prime_home, monkeypatch, image
 @pytest.mark.docker
 def test_a_box_whose_tmp_is_a_tmpfs_gets_the_baked_harness_scripts_back(standin, images):
     """A Prime VM's /tmp hides the runner scripts and locks the image baked there; the copy task
-    setup makes (arena_kit.baked) brings them back, so the harness's env resolves offline."""
+    setup makes (arena_kit.box.baked) brings them back, so the harness's env resolves offline."""
     from prime_sandboxes import AsyncSandboxClient, CreateSandboxRequest
 
-    from arena_kit.baked import restore_command
+    from arena_kit.box.baked import restore_command
 
     async def go() -> tuple[str, str, str]:
         client = AsyncSandboxClient()

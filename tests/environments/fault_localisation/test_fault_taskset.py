@@ -13,7 +13,7 @@ from verifiers.v1.state import state_cls
 
 import fault_localisation
 from arena_kit.contract.task import ArenaTask, departures
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.records import RUN_DIR_ENV
 from arena_testkit.fault_episode import NO_BOX, dev_tasks, new_trace
 from fault_localisation.catalogue import FAULT_KINDS

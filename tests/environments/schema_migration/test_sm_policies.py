@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 from arena_kit.scripted import SHORTCUT_CEILING, SHORTCUT_PREFIX, shortcut_ceiling
-from arena_kit.rules import match_post
+from arena_kit.rewrite.rules import match_post
 from arena_testkit.migration_sim import Episode, play
 from schema_migration.generate import HELDOUT_ROWS, seeds
 from schema_migration.mistakes import MISTAKES

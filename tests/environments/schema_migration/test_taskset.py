@@ -11,9 +11,9 @@ import pytest
 import verifiers.v1 as vf
 from arena_kit.contract import task as contract_task
 from arena_kit.contract.taskset import split_seeds
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.records import RUN_DIR_ENV
-from arena_kit.rules import match_post
+from arena_kit.rewrite.rules import match_post
 from arena_testkit.migration_sim import play
 from schema_migration import dbfile, prompt, taskset
 from schema_migration.families import BY_NAME

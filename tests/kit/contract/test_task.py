@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import verifiers.v1 as vf
 
-from arena_kit import isolation
+from arena_kit.box import isolation
 from arena_kit.contract import Environment, OptOut
 from arena_kit.contract.task import OPT_OUT_KEY, ArenaData, ArenaTask, ArenaTaskConfig, departures
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.records import RUN_DIR_ENV
 
 SPEC = Environment(id="contract-unit", taskset="contract_unit.taskset:T", policies="contract_unit.policies:P")

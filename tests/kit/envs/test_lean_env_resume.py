@@ -12,7 +12,7 @@ import pytest
 from verifiers.v1.cli.eval import resume
 from verifiers.v1.utils.loaders import env_config_type, load_environment
 
-from arena_kit.box_faults import AGENT_FAULT_STOPS
+from arena_kit.box.faults import AGENT_FAULT_STOPS
 from arena_testkit.synthetic_runs import REAL_EPISODE
 
 ENDS: dict[str, tuple[bool, str, str | None]] = {

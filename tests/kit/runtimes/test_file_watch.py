@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_kit.box_faults import BoxEvidence, agent_fault, over_bound
+from arena_kit.box.faults import BoxEvidence, agent_fault, over_bound
 from arena_kit.errors import BoxOverBoundError
 from arena_kit.runtimes import file_watch
 from arena_kit.runtimes.file_watch import BoxCgroup, FileTableWatch, headroom, held_files, mapped_files, over_share

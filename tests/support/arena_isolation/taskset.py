@@ -1,11 +1,11 @@
-"""The isolation taskset's classes: Arena's defaults (`arena_kit.isolation`) exactly as the real
+"""The isolation taskset's classes: Arena's defaults (`arena_kit.box.isolation`) exactly as the real
 tasksets declare them, and no rewrite rules, so what holds is the structure alone."""
 
 from __future__ import annotations
 
 import verifiers.v1 as vf
 
-from arena_kit.isolation import ISOLATION, IsolationTaskConfig, confine
+from arena_kit.box.isolation import ISOLATION, IsolationTaskConfig, confine
 
 EXPECTED = "arena-isolation-ok"
 

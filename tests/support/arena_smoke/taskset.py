@@ -6,7 +6,7 @@ import json
 
 import verifiers.v1 as vf
 
-from arena_kit.baked import restore_baked_scripts
+from arena_kit.box.baked import restore_baked_scripts
 
 from arena_smoke.toolset import SmokeState, SmokeToolset
 

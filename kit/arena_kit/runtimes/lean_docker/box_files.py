@@ -29,7 +29,7 @@ import signal
 import stat
 import threading
 
-from arena_kit.box_faults import box_cgroups
+from arena_kit.box.faults import box_cgroups
 
 __all__ = ["BoxRoot"]
 

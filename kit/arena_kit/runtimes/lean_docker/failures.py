@@ -10,7 +10,7 @@ import docker.errors
 from verifiers.v1.errors import SandboxError
 from verifiers.v1.runtimes.base import ProgramResult
 
-from arena_kit.box_faults import BoxEvidence, agent_fault, host_oom_kills, over_bound
+from arena_kit.box.faults import BoxEvidence, agent_fault, host_oom_kills, over_bound
 from arena_kit.errors import BoxLostError, BoxOomError
 from arena_kit.runtimes.lean_docker.engine import CONNECTION_LOST, ENGINE_ERRORS, engine_client, engine_fault, off_loop
 
@@ -29,7 +29,7 @@ class BoxWitness:
     container: str | None
     """The container's name (None: not created)."""
     box_id: str
-    """The engine's short id of the box (`info.id`), under which `arena_kit.box_faults.over_bound` records it."""
+    """The engine's short id of the box (`info.id`), under which `arena_kit.box.faults.over_bound` records it."""
 
     async def running(self) -> bool:
         """Whether the engine reports the container running; an engine that cannot answer has lost the box."""
@@ -100,7 +100,7 @@ class BoxWitness:
 
     async def program_result(self, result: ProgramResult) -> ProgramResult:
         """A main program's result, classified by the engine's word when it failed
-        (`arena_kit.box_faults`): the agent's `BoxOomError` or `AgentKilledBoxError`, the host's
+        (`arena_kit.box.faults`): the agent's `BoxOomError` or `AgentKilledBoxError`, the host's
         `BoxLostError` (verifiers would say "runtime died under harness" in an untyped SandboxError),
         or the failed result itself (verifiers makes it a `HarnessError`).
 

@@ -93,7 +93,7 @@ def host_limits(
 
 def reowned(options: str, uid: int | None) -> str:
     """Tmpfs mount `options` with their owner (`uid=`, `gid=`) made `uid`, the box's own agent uid (None: as they
-    are). The only owner a box's writable mounts name is the image's agent (`arena_kit.isolation.Isolation.writable`
+    are). The only owner a box's writable mounts name is the image's agent (`arena_kit.box.isolation.Isolation.writable`
     sets one exactly when the agent is the user that gets the box's uid), so every owner option is rewritten."""
     if uid is None:
         return options

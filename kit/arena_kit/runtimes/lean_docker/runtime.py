@@ -45,7 +45,7 @@ from arena_kit.runtimes.lean_docker.engine import (
     image_user,
     off_loop,
 )
-from arena_kit.box_faults import BoxEvidence
+from arena_kit.box.faults import BoxEvidence
 from arena_kit.harnesses import acp_runner
 from arena_kit.runtimes.agent_uids import UidLease
 from arena_kit.runtimes.file_watch import unwatch_box, watch_box
@@ -81,7 +81,7 @@ ROOT_USERS = ("", "0", "root", "0:0", "root:root")
 class LeanDockerRuntime(SeamDockerRuntime):
     """verifiers' docker runtime over the Engine API (see the module docstring).
 
-    `pids_limit` is applied at create time; `arena_kit.isolation.confine` sees it in
+    `pids_limit` is applied at create time; `arena_kit.box.isolation.confine` sees it in
     `created_pids_limit` and skips its `docker update`.
     """
 
@@ -110,7 +110,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
         """None: the image's root is writable; else the root is read-only and these tmpfs mounts
         (path → mount options) are the box's only writable places."""
         self.created_workdir_owner = workdir_owner if writable is not None else None
-        """The user the read-only box's workdir mount belongs to (`arena_kit.isolation.confine` skips its chown)."""
+        """The user the read-only box's workdir mount belongs to (`arena_kit.box.isolation.confine` skips its chown)."""
         lean_harness_installs()
         self.labels: dict[str, str] = {}
         """Labels besides the run's and the runtime's (a pooled box's pool label)."""
@@ -394,7 +394,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
             # No exec env of its own: the host starts with what every exec of this user starts from (the
             # engine's defaults and the box's env); a run's exec env goes over it as an exec's would.
             # Unwrapped: the host is the exec's process, so the engine's exit code is the program's
-            # (a kill signal reads as 128+N, as `arena_kit.box_faults` reads an exec's).
+            # (a kill signal reads as 128+N, as `arena_kit.box.faults` reads an exec's).
             process = await open_engine_process(
                 self._api,
                 path,

@@ -11,7 +11,7 @@ import verifiers.v1 as vf
 from verifiers.v1.acp import ACP_SOURCE
 
 from arena_kit.harnesses.acp_runner import RUNNER_SOURCE
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 from arena_testkit.exec_count import counting_execs
 

@@ -12,7 +12,7 @@ import pwd
 import pytest
 import verifiers.v1 as vf
 
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.runtimes.agent_uids import FIRST_UID, UIDS
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 

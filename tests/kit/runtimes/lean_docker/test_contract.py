@@ -14,7 +14,7 @@ from verifiers.v1.configs.runtime import NetworkPolicyConfig
 from verifiers.v1.runtimes.docker.egress import EgressProxy, NetworkPolicy
 from verifiers.v1.utils.loaders import env_config_type, environment_class
 
-import arena_kit.isolation as isolation
+import arena_kit.box.isolation as isolation
 from arena_kit.verifiers_seam import VERIFIERS_VERSION
 from arena_kit.envs.lean import LeanEnv, LeanEnvConfig
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime

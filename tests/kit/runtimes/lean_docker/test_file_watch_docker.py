@@ -11,9 +11,9 @@ import time
 import pytest
 import verifiers.v1 as vf
 
-from arena_kit.box_faults import agent_fault, over_bound
+from arena_kit.box.faults import agent_fault, over_bound
 from arena_kit.errors import BoxOverBoundError
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.runtimes.file_watch import watching
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 from arena_kit.verifiers_seam.bounds import stop_box_rollout

@@ -20,7 +20,7 @@ import verifiers.v1 as vf
 
 from arena.reaper import leftovers_since, reap
 from arena.server import start_in_thread
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.policy import Answer, CallTool, RunShell
 from arena_kit.runtimes.lean_docker.pool import POOL_LABEL, BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import engine_client

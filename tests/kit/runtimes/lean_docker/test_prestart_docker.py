@@ -14,7 +14,7 @@ import verifiers.v1 as vf
 from verifiers.v1.errors import SandboxError
 
 from arena_kit.errors import AgentKilledBoxError
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.runtimes.lean_docker.pool import BoxPool, BoxSpec
 from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime
 

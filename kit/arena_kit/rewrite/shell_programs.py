@@ -1,5 +1,5 @@
 """How programs take their arguments (as paths or names, as what a search looks for, as scripts, as
-prose) and what a few of them print, for static output. `arena_kit.shell_reach` walks the parse
+prose) and what a few of them print, for static output. `arena_kit.rewrite.shell_reach` walks the parse
 tree and calls these with each simple command's words; they add what the words reach to a `Reach`.
 """
 

@@ -1,12 +1,12 @@
 """Rewrite rules that audit known reward hacks, as data: an id, a description, a matcher.
 
 These rules are an audit layer, not the protection. The protection is structural (nothing to find
-in the box, per-box limits, no egress, secrets on the host; see `arena_kit.isolation`): a command these
+in the box, per-box limits, no egress, secrets on the host; see `arena_kit.box.isolation`): a command these
 rules miss still finds nothing and reaches nothing. So the rules judge what a command reaches (a
 host-side path, a grader package, the host or an outside host, the harness's own files), never what
 an honest agent looks at inside its box (`/proc`, `ss`, `find /`, the task's own database) and never
 its words: "held-out rows", "grader" or an environment's name in a note, a comment, a heredoc, an
-echo, a commit message or a printed Python string is prose. `arena_kit.shell_reach` reads the
+echo, a commit message or a printed Python string is prose. `arena_kit.rewrite.shell_reach` reads the
 command's parse tree to tell the two apart; the corpora in tests/arena/data hold the rules to it.
 
 What cannot be read before it runs (a parse error, code built at run time) falls back to word
@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from arena_kit import shell_reach
-from arena_kit.shell_programs import NET_CODE, Invocation, Reach
+from arena_kit.rewrite import shell_reach
+from arena_kit.rewrite.shell_programs import NET_CODE, Invocation, Reach
 
 __all__ = [
     "POST_RULES",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena_kit.records import REWRITES_FILE, RUN_DIR_ENV, AuditRecord
-from arena_kit.rules import Rule, match_post, match_pre, shell_command
+from arena_kit.rewrite.rules import Rule, match_post, match_pre, shell_command
 
 if TYPE_CHECKING:
     # Types only: the hook runs inside vf-eval, which has verifiers loaded already; a reader of

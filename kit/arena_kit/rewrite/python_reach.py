@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena_kit.shell_reach import Reach
+    from arena_kit.rewrite.shell_reach import Reach
 
 __all__ = ["base64_text", "read"]
 

@@ -1,4 +1,4 @@
-"""The isolation declaration (`arena_kit.isolation`) as verifiers resolves it, and `confine`'s edges."""
+"""The isolation declaration (`arena_kit.box.isolation`) as verifiers resolves it, and `confine`'s edges."""
 
 import asyncio
 import sys
@@ -9,7 +9,7 @@ import verifiers.v1 as vf
 from verifiers.v1.runtimes.docker import DockerConfig
 from verifiers.v1.utils.compile import resolve_runtime_config
 
-from arena_kit.isolation import ISOLATION, Isolation, confine
+from arena_kit.box.isolation import ISOLATION, Isolation, confine
 
 
 def _task(isolation: Isolation) -> vf.Task:
@@ -60,7 +60,7 @@ def test_confine_says_what_the_engine_refused():
 def test_a_stopped_confine_reaps_its_engine_cli_and_closes_its_pipe(monkeypatch, stop):
     """A setup cancelled from outside (verifiers' setup timeout) or a hung `docker update` must not
     leave the CLI running, nor its stderr pipe open after the event loop closes."""
-    from arena_kit import isolation
+    from arena_kit.box import isolation
 
     spawned: list[asyncio.subprocess.Process] = []
     real = asyncio.create_subprocess_exec

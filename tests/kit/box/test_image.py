@@ -1,4 +1,4 @@
-"""`arena_kit.box_image`: a task's box runs its environment's image unless the task config names another or a lock pins a digest."""
+"""`arena_kit.box.image`: a task's box runs its environment's image unless the task config names another or a lock pins a digest."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import verifiers.v1 as vf
 from pydantic import ValidationError
 from verifiers.v1.utils.compile import resolve_runtime_config
 
-from arena_kit.box_image import BoxImageConfig, locked_image, task_image
+from arena_kit.box.image import BoxImageConfig, locked_image, task_image
 from arena_kit.contract.spec import image_tag
-from arena_kit.isolation import IsolationTaskConfig
+from arena_kit.box.isolation import IsolationTaskConfig
 
 REF = "registry.example/arena/demo-env@sha256:" + "a" * 64
 

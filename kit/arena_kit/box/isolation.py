@@ -31,7 +31,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena_kit.box_image import BoxImageConfig
+from arena_kit.box.image import BoxImageConfig
 from arena_kit.runtimes.file_table import SHM_SEGMENTS, BoxFiles, box_files
 
 __all__ = [
@@ -115,7 +115,7 @@ ISOLATION = Isolation()
 
 class IsolationTaskConfig(BoxImageConfig):
     """Task config base for Arena tasksets: the one limit verifiers' config cannot carry, and the box's
-    image (`arena_kit.box_image`: the environment's own unless `image` or `image_lock` says otherwise)."""
+    image (`arena_kit.box.image`: the environment's own unless `image` or `image_lock` says otherwise)."""
 
     pids_limit: int = Field(default=ISOLATION.pids, ge=32)
     """Processes and threads the rollout's box may hold (`docker update --pids-limit`)."""

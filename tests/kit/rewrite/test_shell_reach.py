@@ -1,6 +1,6 @@
 """shell_reach: which words of a command are paths, which are prose, and what code it hands on."""
 
-from arena_kit.shell_reach import MAX_DEPTH, reach
+from arena_kit.rewrite.shell_reach import MAX_DEPTH, reach
 
 
 def test_echo_printf_comments_and_commit_messages_are_prose():

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from arena_kit.rules import match_pre, shell_command
-from arena_kit.shell_reach import reach
+from arena_kit.rewrite.rules import match_pre, shell_command
+from arena_kit.rewrite.shell_reach import reach
 
-DATA = Path(__file__).parents[1] / "arena" / "data"
+DATA = Path(__file__).parents[2] / "arena" / "data"
 PROSE_CORPUS = DATA / "benign_prose.txt"
 TERMS = ("fault_localisation", "log_search", "schema_migration")
 
@@ -106,7 +106,7 @@ OUT_OF_SCOPE = {
     # Paths computed at run time: the rules see only what is static. Structurally prevented: the
     # host's stores and answer keys never enter the box, and the box has no egress (the docker
     # tests tests/environments/schema_migration/test_sm_rollouts_docker.py::test_cheater_gains_nothing_and_what_was_blocked_is_audited
-    # and tests/kit/test_isolation.py::test_plain_python_egress_reaches_neither_the_registry_nor_the_host).
+    # and tests/kit/box/test_isolation.py::test_plain_python_egress_reaches_neither_the_registry_nor_the_host).
     "cat $(ls ~ | grep held)": "a path listed at run time",
     "rev <<< anera/ehcac./~ | xargs cat": "a path reversed at run time",
     "python3 -c \"import os; p = os.path.expanduser('~'); print(open(p + '/.ca' + 'che/arena/x').read())\"": "a path joined at run time in Python",

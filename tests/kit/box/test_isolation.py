@@ -1,5 +1,5 @@
 """Isolation by default, attacked from inside real rollouts (taskset tests/support/arena_isolation,
-which declares `arena_kit.isolation`'s defaults exactly as the real tasksets do and has no rewrite rules):
+which declares `arena_kit.box.isolation`'s defaults exactly as the real tasksets do and has no rewrite rules):
 a memory hog and a fork bomb stay in their box while a concurrent honest rollout scores 1.0; plain
 Python egress reaches neither the package registry nor a listener on the host; a hung rollout ends
 as a timed-out episode and the eval still finishes. Each attack is released only after the test has
@@ -27,7 +27,7 @@ import pytest
 
 import arena.evalrun
 from arena.evalrun import EvalOutcome, EvalRequest, run_eval, saved_config
-from arena_kit.isolation import ISOLATION
+from arena_kit.box.isolation import ISOLATION
 from arena_kit.runtimes.lean_docker.box_create import RUNTIME_LABEL
 from arena_kit.policy import Action, Answer, Observation, RunShell
 from arena.server import start_in_thread

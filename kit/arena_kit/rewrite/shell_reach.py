@@ -1,6 +1,6 @@
 """What a shell command reaches, read from its parse tree (tree-sitter-bash), not from its words.
 
-The rules (`arena_kit.rules`) judge a `Reach`: the words commands take as paths or names, the text
+The rules (`arena_kit.rewrite.rules`) judge a `Reach`: the words commands take as paths or names, the text
 they hand to a program (scripts, SQL, data on stdin), the names a search looks for and where, the
 parameters expanded, the simple commands run and the words handed to a network client. Prose is in
 none of them: comments, the arguments of `echo`/`printf`/`:`, commit messages, heredocs written to
@@ -10,9 +10,9 @@ a file, the literals a Python program prints. So "held-out rows" in a note is no
 
 Code handed to an interpreter is read too: `bash -c`, `eval`, a static pipeline or heredoc into a
 shell (`echo <base64> | base64 -d | sh`), `$(...)` and backticks with static output, `python -c`
-and Python on stdin (`arena_kit.python_reach`). What cannot be read before it runs (a parse error,
+and Python on stdin (`arena_kit.rewrite.python_reach`). What cannot be read before it runs (a parse error,
 `eval "$x"` of an unknown `x`, an unknown pipeline into a shell) sets `opaque`; the rules then also
-apply their word patterns for host paths, never those for prose words (see `arena_kit.rules`).
+apply their word patterns for host paths, never those for prose words (see `arena_kit.rewrite.rules`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from functools import lru_cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from arena_kit import python_reach
-from arena_kit.python_reach import base64_text
-from arena_kit.shell_programs import (
+from arena_kit.rewrite import python_reach
+from arena_kit.rewrite.python_reach import base64_text
+from arena_kit.rewrite.shell_programs import (
     BROAD,
     CODE_FLAGS,
     LOCATES,

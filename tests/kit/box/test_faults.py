@@ -1,4 +1,4 @@
-"""The rule that tells an agent's fault in its own box from the host's (`arena_kit.box_faults`), on
+"""The rule that tells an agent's fault in its own box from the host's (`arena_kit.box.faults`), on
 evidence as the engine and the kernel give it, and the retry table never re-rolling one."""
 
 from pathlib import Path
@@ -11,8 +11,8 @@ from verifiers.v1.utils.retries import RetryState
 
 from arena.retries import retries_table
 from arena.traces import AGENT_STOPS
-from arena_kit import box_faults
-from arena_kit.box_faults import BoxEvidence, agent_fault, host_oom_kills, killed_by
+from arena_kit.box import faults as box_faults
+from arena_kit.box.faults import BoxEvidence, agent_fault, host_oom_kills, killed_by
 from arena_kit.errors import AgentKilledBoxError, BoxOomError
 
 RUNNING = BoxEvidence(running=True, oom_kills=0)
