@@ -86,12 +86,14 @@ class SeamDockerRuntime(DockerRuntime):  # type: ignore[misc]  # verifiers ships
         self._image_env = env
 
     @property
-    def stopped(self) -> bool:
-        """The box was removed (or must never be: a borrowed handle); verifiers' `cleanup` then does nothing."""
+    def removed(self) -> bool:
+        """The box was removed (or must never be: a borrowed handle); verifiers' `cleanup` then does nothing.
+        verifiers' `_stopped`, not the base runtime's public `stopped` (teardown has begun), which `stop()`
+        sets before it calls `cleanup`: a cleanup that read that one would never remove the box."""
         return bool(self._stopped)
 
-    @stopped.setter
-    def stopped(self, value: bool) -> None:
+    @removed.setter
+    def removed(self, value: bool) -> None:
         self._stopped = value
 
     @property

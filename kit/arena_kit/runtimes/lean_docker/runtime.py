@@ -143,7 +143,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
         """
         runtime = cls(config)
         runtime.container = container
-        runtime.stopped = True  # nothing of this handle's may remove what it borrows
+        runtime.removed = True  # nothing of this handle's may remove what it borrows
         runtime.info.borrowed = True
         try:
             api = (await off_loop(engine_client)).api
@@ -277,7 +277,7 @@ class LeanDockerRuntime(SeamDockerRuntime):
             limits=limits,
             labels={**self.labels, **owned, **lean_labels()},
             environment=self.env,
-            stopped=lambda: self.stopped,
+            stopped=lambda: self.removed,
         )
 
     async def expose(self, port: int) -> str:
@@ -545,9 +545,9 @@ class LeanDockerRuntime(SeamDockerRuntime):
     def cleanup(self) -> None:
         # Not `info.borrowed`: the rollout that borrows this box stamps that flag on the very `info`
         # object, and its owner (this runtime, in `LeanEnv`) must still remove the box.
-        if self.container is None or self.stopped:
+        if self.container is None or self.removed:
             return
-        self.stopped = True
+        self.removed = True
         if self.info.id:
             unwatch_box(str(self.info.id))
         if self._root is not None:

@@ -117,3 +117,25 @@ def test_confine_still_updates_a_stock_box_or_a_lean_box_created_with_another_li
         ("docker", "update", "--pids-limit", "64", "vf-a"),
         ("docker", "update", "--pids-limit", "64", "vf-b"),
     ]
+
+
+def test_stop_removes_the_box_though_verifiers_marks_the_runtime_stopped_first():
+    """verifiers' `Runtime.stop` sets the public `stopped` (teardown has begun) before it runs `cleanup`:
+    the lean runtime's "already removed" flag must be another one, or no box is ever removed."""
+    removed: list[str] = []
+    runtime = LeanDockerRuntime(vf.DockerConfig(image="arena/harness:latest"))
+    runtime.container = "vf-test-box"
+    runtime._api = SimpleNamespace(remove_container=lambda name, force: removed.append(name))
+    asyncio.run(runtime.stop())
+    assert removed == ["vf-test-box"] and runtime.removed
+    asyncio.run(runtime.stop())  # idempotent: removed once
+    assert removed == ["vf-test-box"]
+
+
+def test_a_borrowed_handle_never_removes_the_box_it_names():
+    removed: list[str] = []
+    runtime = LeanDockerRuntime(vf.DockerConfig(image="arena/harness:latest"))
+    runtime.container, runtime.removed = "vf-test-box", True  # as `LeanDockerRuntime.borrow` marks its handle
+    runtime._api = SimpleNamespace(remove_container=lambda name, force: removed.append(name))
+    asyncio.run(runtime.stop())
+    assert removed == []

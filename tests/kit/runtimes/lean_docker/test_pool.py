@@ -56,7 +56,7 @@ class FakeEngine:
             engine.removing += 1
             engine.most_removing = max(engine.most_removing, engine.removing)
             await asyncio.sleep(0.01)
-            box.stopped = True
+            box.removed = True
             if engine.running.pop(str(box.container), None) is not None:
                 engine.removed.append(str(box.container))
             engine.removing -= 1
