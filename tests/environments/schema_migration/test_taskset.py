@@ -43,8 +43,8 @@ def test_the_id_schema_migration_resolves_to_the_one_exported_taskset():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == [
-        "['SchemaMigrationTaskset',",
-        "'LeanEnv']",
+        "['LeanEnv',",
+        "'SchemaMigrationTaskset']",
         "SchemaMigrationTaskset",
         "['schema-migration#0',",
         "'schema-migration#1']",
