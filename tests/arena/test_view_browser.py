@@ -156,14 +156,20 @@ def served(runs: Path) -> Iterator[str]:
 
 
 def wait(driver: Any, script: str, timeout: float = TIMEOUT) -> Any:
-    """Poll a JS expression until it is truthy; returns its value."""
+    """Poll a JS expression until it is truthy; returns its value. An expression that throws (the page is still
+    loading: `document.querySelector(...)` is null) is not ready yet; at the deadline its error is reported."""
+    from selenium.common.exceptions import JavascriptException
+
     deadline = time.monotonic() + timeout
     while True:
-        value = driver.execute_script(f"return {script}")
+        try:
+            value, error = driver.execute_script(f"return {script}"), None
+        except JavascriptException as thrown:
+            value, error = None, thrown.msg
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for: {script}")
+            raise AssertionError(f"timed out waiting for: {script}" + (f" (it threw: {error})" if error else ""))
         time.sleep(0.05)
 
 

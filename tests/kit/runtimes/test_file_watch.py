@@ -7,6 +7,7 @@ what `nofile` cannot bound), under a share of 200: nothing near the host's table
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import time
@@ -131,6 +132,15 @@ def test_the_watch_reads_only_the_host_s_count_until_it_rises_by_the_headroom(tm
         watch.close()
 
 
+def _thread_names() -> set[str]:
+    """The names of this process's threads, as the kernel reports them."""
+    names = set()
+    for comm in Path("/proc/self/task").glob("*/comm"):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that ends as it is read
+            names.add(comm.read_text().strip())
+    return names
+
+
 @pytest.mark.slow
 def test_the_watch_looks_on_its_own_thread_and_stops_the_box_s_rollout_first(tmp_path):
     hog = _start(600, 60)
@@ -142,9 +152,14 @@ def test_the_watch_looks_on_its_own_thread_and_stops_the_box_s_rollout_first(tmp
         watch.start()
         assert hog.wait(10) == -9
         assert len(stops) == 1 and "more than its share" in stops[0]
-        assert file_watch.THREAD_NAME in {p.read_text().strip() for p in Path("/proc/self/task").glob("*/comm")}
+        assert file_watch.THREAD_NAME in _thread_names()
         watch.close()
-        assert file_watch.THREAD_NAME not in {p.read_text().strip() for p in Path("/proc/self/task").glob("*/comm")}
+        assert watch._thread is not None and not watch._thread.is_alive()
+        # join() returns once Python is done with the thread; the kernel's thread may outlive it by a moment
+        deadline = time.monotonic() + 5
+        while file_watch.THREAD_NAME in _thread_names() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert file_watch.THREAD_NAME not in _thread_names()
     finally:
         hog.kill()
         hog.wait()
