@@ -125,6 +125,21 @@ def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
         metavar="REPORT_JSON",
         help="run nothing: re-render a saved report.json (goals and capacity recomputed) into its folder",
     )
+    bench.add_argument(
+        "--ab",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="run nothing: compare two folders of runs made alternately with the same options, the i-th of each "
+        "paired in start order; each figure's after/before ratio with a 95%% interval, judged against --ab-limit",
+    )
+    bench.add_argument(
+        "--ab-limit",
+        type=float,
+        default=0.10,
+        metavar="FRACTION",
+        help="the change --ab calls a regression (default 0.10: 10%%)",
+    )
     return bench
 
 
@@ -204,9 +219,31 @@ def require_bench_extra() -> None:
         )
 
 
+def _ab(before: Path, after: Path, limit: float) -> int:
+    """Print the A/B table; exit 1 when a figure regressed beyond the limit, 2 on bad input."""
+    from runtime_bench.ab import compare, load_reports, render
+
+    try:
+        if not 0 < limit < 1:
+            raise UsageError(f"--ab-limit is a fraction between 0 and 1, got {limit}")
+        comparisons = compare(load_reports(before), load_reports(after), limit)
+    except ArenaError as exc:
+        print(f"arena bench: {exc}", file=sys.stderr)
+        return 2
+    if not comparisons:
+        print(
+            f"arena bench: {before} and {after} share no configuration and level run without failures", file=sys.stderr
+        )
+        return 2
+    print(render(comparisons, limit, 0.95))
+    return 1 if any(c.verdict == "regressed" for c in comparisons) else 0
+
+
 def handle(args: argparse.Namespace) -> int:
     from runtime_bench.runner import run_bench
 
+    if args.ab is not None:  # reads saved reports only: no extra needed
+        return _ab(args.ab[0], args.ab[1], args.ab_limit)
     try:
         require_bench_extra()
     except PrerequisiteError as exc:
