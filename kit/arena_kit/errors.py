@@ -46,6 +46,7 @@ __all__ = [
     "NotReexportOnly",
     "SeamError",
     "SecretError",
+    "SecretMismatch",
     "StartMissedError",
     "TooConcurrent",
 ]
@@ -57,6 +58,10 @@ class SeamError(RuntimeError):
 
 class SecretError(RuntimeError):
     """The task secret could not be read or created."""
+
+
+class SecretMismatch(SecretError):
+    """A task made under one task secret is set up or scored on a host holding another."""
 
 
 class NoFreeUid(RuntimeError):

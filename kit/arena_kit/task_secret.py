@@ -18,9 +18,9 @@ import secrets
 from functools import cache
 from pathlib import Path
 
-from arena_kit.errors import SecretError
+from arena_kit.errors import SecretError, SecretMismatch
 
-__all__ = ["ENV", "derive", "fingerprint", "secret", "secret_path"]
+__all__ = ["ENV", "SecretMismatch", "derive", "fingerprint", "require", "secret", "secret_path"]
 
 ENV = "ARENA_TASK_SECRET"
 SECRET_BYTES = 32
@@ -76,3 +76,18 @@ def derive(namespace: str, seed: int) -> int:
 def fingerprint() -> str:
     """12 hex characters that tell secrets apart without revealing them."""
     return hmac.new(secret(), b"arena task-secret fingerprint", hashlib.sha256).hexdigest()[:12]
+
+
+def require(made_by: str, task: str) -> None:
+    """Refuse to set up or score task `task`, made under the secret of fingerprint `made_by`, on a host holding another:
+    what it hides would be drawn anew, and its result would belong to another task.
+
+    Raises:
+        SecretMismatch: the fingerprints differ (the message names both and how to set the right secret).
+    """
+    here = fingerprint()
+    if made_by != here:
+        raise SecretMismatch(
+            f"task {task} was made under task secret {made_by or '(none)'}, this host holds {here}; "
+            f"set {ENV} to the secret that made it"
+        )

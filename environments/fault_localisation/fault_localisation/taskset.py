@@ -65,7 +65,6 @@ __all__ = [
     "FaultLocalisationTask",
     "FaultLocalisationTaskConfig",
     "FaultLocalisationTaskset",
-    "SecretMismatch",
     "incident_key",
     "incident_of",
 ]
@@ -129,10 +128,6 @@ class FaultLocalisationTask(ArenaTask[FaultLocalisationData, LogSearchState, Fau
         return float(len(_what_the_agent_did(trace)[1]))
 
 
-class SecretMismatch(RuntimeError):
-    """A task made under one task secret is set up or scored on a host holding another."""
-
-
 def incident_key(seed: int) -> int:
     """The generator key of the task with public `seed`: the host's task secret over it."""
     return task_secret.derive(SECRET_NAMESPACE, seed)
@@ -144,12 +139,7 @@ def incident_of(data: FaultLocalisationData) -> Incident:
     Raises:
         SecretMismatch: this host's task secret is not the one that made the task.
     """
-    here = task_secret.fingerprint()
-    if data.task_secret != here:
-        raise SecretMismatch(
-            f"task {data.id} was made under task secret {data.task_secret or '(none)'}, this host "
-            f"holds {here}; set {task_secret.ENV} to the secret that made it"
-        )
+    task_secret.require(data.task_secret, data.id)
     return generate(incident_key(data.seed), data.knobs)
 
 

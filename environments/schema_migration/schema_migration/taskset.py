@@ -144,6 +144,7 @@ class SchemaMigrationTask(ArenaTask[SchemaMigrationData, SandboxState, SchemaMig
         box_info(runtime)  # refuses, in words, a runtime the host-side tools cannot reach
 
     async def prepare(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        task_secret.require(self.data.task_secret, self.data.id)  # before the agent spends a turn on it
         box = box_info(runtime)
         user = self.data.agent_user
         s = spec(self.data.seed)
@@ -168,10 +169,11 @@ class SchemaMigrationTask(ArenaTask[SchemaMigrationData, SandboxState, SchemaMig
         if state.submission is None:
             trace.info["grade"] = {"score": 0.0, "reason": "no migration was submitted", "statements_used": used}
             return 0.0
+        task_secret.require(self.data.task_secret, self.data.id)  # another secret: other held-out rows, another task
         s = spec(self.data.seed)
         sql, n = state.submission, self.data.heldout_rows
         key = heldout.key(self.data.seed)
-        trace.info["task_secret"] = task_secret.fingerprint()
+        trace.info["task_secret"] = self.data.task_secret
         result = await asyncio.to_thread(lambda: grade(sql, s, heldout_rows(s, n, key=key), key=key))
         factor = efficiency(used, self.data.free_statements, self.data.statement_budget)
         trace.info["grade"] = {
@@ -190,6 +192,7 @@ class SchemaMigrationTask(ArenaTask[SchemaMigrationData, SandboxState, SchemaMig
     async def held_out(self, trace: vf.Trace) -> Sequence[str]:
         """The held-out-only values (`heldout_secrets`): the held-out DB never enters the box, so a
         result carrying one would be a leak."""
+        task_secret.require(self.data.task_secret, self.data.id)
         return await asyncio.to_thread(heldout_secrets, self.data.seed, self.data.heldout_rows)
 
 

@@ -16,7 +16,8 @@ import pytest
 from arena_kit import task_secret
 from fault_localisation.episode import NO_BOX, call_tool, new_trace, split_tasks
 from fault_localisation.generate import Incident, Knobs, Label, generate, iso, split_seeds
-from fault_localisation.taskset import FaultLocalisationTask, SecretMismatch, incident_key, incident_of
+from arena_kit.errors import SecretMismatch
+from fault_localisation.taskset import FaultLocalisationTask, incident_key, incident_of
 from log_search.store import LogLine
 from log_search.toolset import LogSearchConfig, LogSearchToolset
 

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 from arena_kit import task_secret
+from arena_kit.errors import SecretMismatch
 from schema_migration import dbfile, heldout, taskset
 from schema_migration.families import FAMILIES
 from schema_migration.generate import heldout_rows, seeds, spec, world_rows
@@ -68,3 +69,19 @@ def test_the_grader_and_the_leak_watch_use_the_same_secret_rows():
     text = {v for rows in heldout.rows(s, N).values() for row in rows for v in row if isinstance(v, str)}
     public = {v for rows in heldout_rows(s, N, key=s.seed).values() for row in rows for v in row if isinstance(v, str)}
     assert watched and set(watched) <= text and not set(watched) <= public
+
+
+def test_a_task_made_under_another_secret_is_refused_not_graded_against_other_rows(monkeypatch):
+    """Scored on a host with another secret, the held-out rows would be drawn anew: another task's grade."""
+    [task] = list(SchemaMigrationTaskset(SchemaMigrationConfig(id="schema-migration", split="dev", num_tasks=1)))
+    trace = SimpleNamespace(state=SandboxState(submission="SELECT 1;", statements_used=2), info={})
+    made_by = task.data.task_secret
+    monkeypatch.setenv(task_secret.ENV, "another host's secret")
+    pattern = f"{task.data.id}.*{made_by}.*{task_secret.fingerprint()}.*{task_secret.ENV}"
+    with pytest.raises(SecretMismatch, match=pattern):
+        asyncio.run(task.migration(trace))
+    with pytest.raises(SecretMismatch, match=pattern):
+        asyncio.run(task.held_out(trace))
+    with pytest.raises(SecretMismatch, match=pattern):
+        asyncio.run(task.prepare(trace, runtime=None))
+    assert "grade" not in trace.info
