@@ -100,6 +100,8 @@ class Episode:
     turns: int
     runtime_id: str = ""
     """The id of the box the rollout ran in (a container id on docker)."""
+    image: str = ""
+    """The image the box ran (the task's own, which stands in for the runtime config's default)."""
     id: str = ""
     """The trace id (what audit records call the rollout)."""
     rewrites: tuple[AuditRecord, ...] = ()
@@ -368,6 +370,7 @@ def _episode(path: Path, number: int, row: Mapping[str, Any]) -> Episode:
         timing=_obj(trace.get("timing")),
         turns=len(_list(trace.get("calls"))),
         runtime_id=str(_obj(_obj(trace.get("agent")).get("runtime")).get("id") or ""),
+        image=str(_obj(_obj(trace.get("agent")).get("runtime")).get("image") or ""),
         id=str(trace.get("id") or ""),
         rewrites=tuple(_record(path, number, raw) for raw in _rewrites(traces)),
         usage=_usage(trace),

@@ -49,6 +49,7 @@ def episode_row(index: int, e: Episode, prices: Prices | None) -> dict[str, Any]
         "tokens_in": e.usage.get("input"),
         "tokens_out": e.usage.get("output"),
         "cost": prices.cost(e.model, e.usage) if prices is not None else None,
+        "image": e.image,
     }
 
 

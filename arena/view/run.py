@@ -106,9 +106,11 @@ class RunView:
         }
 
     def details(self) -> dict[str, Any]:
-        """What the run page shows besides its rows: the config, versions and logs."""
+        """What the run page shows besides its rows: the config, the images its boxes ran (each task's own, not
+        the runtime config's default), versions and logs."""
         return {
             "config": self.config,
+            "images": sorted({row["image"] for row in self.rows if row["image"]}),
             "versions": self.versions,
             "logs": self.logs(),
             "prices": str(self.prices.path) if self.prices else "",

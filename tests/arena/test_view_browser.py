@@ -21,7 +21,7 @@ from typing import IO, Any
 import pytest
 
 from arena_kit.gate.stats import holm
-from arena_testkit.synthetic_runs import HOSTILE, episode_line, real_variant, write_run
+from arena_testkit.synthetic_runs import DEFAULT_IMAGE, HOSTILE, episode_line, real_variant, write_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # each test drives a headless chromium
 
@@ -289,6 +289,8 @@ def test_the_run_page_shows_totals_config_versions_and_logs_and_the_episode_its_
     driver.find_element("css selector", "#run-details > summary").click()
     details = driver.find_element("id", "run-details").text
     assert "fault-localisation" in details and '"arena-evals": "0.1.0"' in details
+    key_facts = driver.find_element("css selector", "#run-details > .jtree").text
+    assert "arena/fault-localisation:latest" in key_facts and DEFAULT_IMAGE not in key_facts  # the tasks' image
     links = driver.find_elements("css selector", "#logs a")
     assert [a.text for a in links] == ["vf-eval.log", "logs/attempt_1/eval.log"]
     href = links[1].get_attribute("href")

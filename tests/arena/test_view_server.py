@@ -29,6 +29,8 @@ def test_the_server_sends_its_policy_serves_episodes_on_demand_and_refuses_other
             assert index["runs"][0]["count"] == 1 and "rows" not in index["runs"][0]
             rows = await (await client.get("/api/run.json", params={"run": "r"})).json()
             assert rows["rows"][0]["task"] == "a" and rows["logs"][0]["name"] == "vf-eval.log"
+            # the image the task's box ran, not the runtime config's default the task's own replaced
+            assert rows["images"] == [rows["rows"][0]["image"]] == ["arena/fault-localisation:latest"]
             episode = await (await client.get("/api/episode.json", params={"run": "r", "i": "0"})).json()
             assert (
                 episode["items"][3]["text"] == HOSTILE

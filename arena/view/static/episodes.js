@@ -136,7 +136,7 @@
     const agent = (config.env || {}).agent || {};
     const keyFacts = {
       model: config.model, num_rollouts: config.num_rollouts, max_concurrent: config.max_concurrent, select: config.select,
-      max_turns: agent.max_turns, harness: (agent.harness || {}).id, runtime: (agent.runtime || {}).type, image: (agent.runtime || {}).image,
+      max_turns: agent.max_turns, harness: (agent.harness || {}).id, runtime: (agent.runtime || {}).type, image: (run.images || []).length ? run.images.join(', ') : (agent.runtime || {}).image,
       timeout: agent.timeout, taskset: (config.env || {}).taskset,
     };
     const logs = run.logs || [];

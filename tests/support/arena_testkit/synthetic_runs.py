@@ -40,6 +40,10 @@ def rewrite_record(
     }
 
 
+DEFAULT_IMAGE = "python:3.11-slim"
+"""The image a synthetic run's config names (verifiers' docker default), which no task of it runs."""
+
+
 def episode_line(
     task: str,
     reward: float | None,
@@ -54,9 +58,10 @@ def episode_line(
     errors: Sequence[dict[str, Any]] = (),
     assistant_text: str = "I will query the log.",
     result_chars: int = 0,
+    image: str = "arena/fault-localisation:latest",
 ) -> dict[str, Any]:
     """One `traces.jsonl` row: a bash episode with a tool call, its result, an optional denial of
-    a second call (a `pre` rewrite, inline), a submission and a grade."""
+    a second call (a `pre` rewrite, inline), a submission and a grade; its box ran `image` (the task's)."""
     t = start
     nodes: list[dict[str, Any]] = [
         {
@@ -144,7 +149,7 @@ def episode_line(
         "task": {"type": "Task", "data": {"name": task, "budget": 20}, "key": task, "hash": task},
         "agent": {
             "config": {"harness": {"id": "bash"}},
-            "runtime": {"type": "docker", "id": f"box-{trace_id}"},
+            "runtime": {"type": "docker", "id": f"box-{trace_id}", "image": image},
             "name": "agent",
             "trainable": True,
         },
@@ -193,9 +198,11 @@ def write_run(
     model: str = "arena/fault-localisation/oracle",
     split: str = "dev",
 ) -> Path:
-    """Write a run dir: `traces.jsonl` and the resolved config vf-eval saves."""
+    """Write a run dir: `traces.jsonl` and the resolved config vf-eval saves (an environment-agnostic one: its
+    runtime names `DEFAULT_IMAGE`, which each task's own image replaces)."""
     (run_dir / "configs" / "resolved").mkdir(parents=True, exist_ok=True)
-    config = {"model": model, "env": {"taskset": {"id": env, "split": split}, "agent": {"harness": {"id": harness}}}}
+    agent = {"harness": {"id": harness}, "runtime": {"type": "docker", "image": DEFAULT_IMAGE}}
+    config = {"model": model, "env": {"taskset": {"id": env, "split": split}, "agent": agent}}
     (run_dir / "configs" / "resolved" / "eval.json").write_text(json.dumps(config))
     with (run_dir / "traces.jsonl").open("w") as f:
         for row in rows:
