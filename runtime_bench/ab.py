@@ -4,7 +4,7 @@ A bench figure on a shared machine drifts by more than the change one wants to s
 spread by 20 %), so one run a side proves nothing. Run the two checkouts alternately, N times each, with the
 same options; pair the i-th run of one with the i-th of the other; and decide on the geometric mean of the
 paired ratios with a Student-t interval over their logarithms: a regression beyond `limit` is claimed only
-when the whole interval is past it, "within" only when the whole interval is inside it.
+when the whole interval is past it, "within" only when the whole interval is short of it.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -21,10 +22,16 @@ from scipy import stats as scipy_stats
 from arena.errors import UsageError
 from runtime_bench.model import BenchReport, LevelResult
 
-__all__ = ["FIGURES", "Comparison", "Figure", "compare", "load_reports", "render"]
+__all__ = ["FIGURES", "MIN_PAIRS", "Comparison", "Figure", "Outcome", "compare", "load_reports", "render"]
 
 Better = Literal["lower", "higher"]
 Verdict = Literal["within", "regressed", "improved", "undecided"]
+
+MIN_PAIRS = 3
+"""Pairs a figure needs for a verdict other than `undecided` (two identical ratios would give a zero-width interval)."""
+
+_RUN_ONLY = {"output_dir"}
+"""Keys of a run's saved options that may differ between the runs of an A/B."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ FIGURES = (
 
 @dataclass(frozen=True)
 class Comparison:
-    """One figure of one configuration at one level across the pairs."""
+    """One figure of one configuration at one level across the pairs whose two runs had no failed rollout."""
 
     config: str
     level: int
@@ -61,85 +68,145 @@ class Comparison:
     verdict: Verdict
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What an A/B found: the comparisons, the runs with failed rollouts, and what only some runs hold."""
+
+    comparisons: list[Comparison]
+    failed_runs: dict[tuple[str, int], tuple[int, int]]
+    """(configuration, level) → runs with a failed rollout (before, after), where either side had one."""
+    partial: list[tuple[str, int]]
+    """(configuration, level) that some runs lack: compared over the pairs that hold it."""
+
+    @property
+    def regressed(self) -> bool:
+        """A figure regressed, or the after side failed rollouts in more runs than before."""
+        worse_failing = any(after > before for before, after in self.failed_runs.values())
+        return worse_failing or any(c.verdict == "regressed" for c in self.comparisons)
+
+
 def compare(
     before: Sequence[BenchReport], after: Sequence[BenchReport], limit: float = 0.10, confidence: float = 0.95
-) -> list[Comparison]:
-    """Every figure of every configuration and level both sides ran, `before[i]` paired with `after[i]`.
+) -> Outcome:
+    """Every figure of every configuration and level either side ran, `before[i]` paired with `after[i]`.
 
     Raises:
-        UsageError: the sides differ in length or hold fewer than two runs each.
+        UsageError: the sides differ in length, hold fewer than two runs each, were not run alternately
+            (pair i wholly before pair i+1) or not with the same options.
     """
     if len(before) != len(after):
         raise UsageError(f"an A/B pairs runs: {len(before)} before, {len(after)} after")
     if len(before) < 2:
         raise UsageError(f"an A/B needs at least two pairs of runs for an interval, got {len(before)}")
-    out: list[Comparison] = []
-    for config, level in _shared_levels(before, after):
+    _check_alternated(before, after)
+    _check_same_options([*before, *after])
+    keys = [_levels(report) for report in [*before, *after]]
+    every, some = set.intersection(*keys), set.union(*keys)
+    comparisons: list[Comparison] = []
+    failed: dict[tuple[str, int], tuple[int, int]] = {}
+    for config, level in sorted(some):
+        counts = (_failing(before, config, level), _failing(after, config, level))
+        if any(counts):
+            failed[(config, level)] = counts
         for figure in FIGURES:
             pairs = [(_read(b, config, level, figure), _read(a, config, level, figure)) for b, a in zip(before, after)]
-            kept = [(b, a) for b, a in pairs if b and a and b > 0 and a > 0]
-            if len(kept) < 2:
-                continue
-            logs = [math.log(a / b) for b, a in kept]
-            out.append(_comparison(config, level, figure, kept, logs, limit, confidence))
-    return out
+            kept = [(b, a) for b, a in pairs if b is not None and a is not None and _usable(b) and _usable(a)]
+            if len(kept) >= 2:
+                comparisons.append(_comparison(config, level, figure, kept, limit, confidence))
+    return Outcome(comparisons, failed, sorted(some - every))
+
+
+def _usable(value: float) -> bool:
+    return math.isfinite(value) and value > 0
 
 
 def _comparison(
-    config: str,
-    level: int,
-    figure: Figure,
-    kept: list[tuple[float, float]],
-    logs: list[float],
-    limit: float,
-    confidence: float,
+    config: str, level: int, figure: Figure, kept: list[tuple[float, float]], limit: float, confidence: float
 ) -> Comparison:
+    logs = [math.log(a / b) for b, a in kept]
     n = len(logs)
     mean = sum(logs) / n
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
     half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     low, high = math.exp(mean - half), math.exp(mean + half)
-    worse, better = (1 + limit, 1 / (1 + limit)) if figure.better == "lower" else (1 / (1 + limit), 1 + limit)
+    verdict = _verdict(low, high, limit, figure.better) if n >= MIN_PAIRS else "undecided"
     return Comparison(
-        config=config,
-        level=level,
-        figure=figure.name,
-        before=[b for b, _ in kept],
-        after=[a for _, a in kept],
-        ratio=math.exp(mean),
-        low=low,
-        high=high,
-        verdict=_verdict(low, high, worse, better, figure.better),
+        config, level, figure.name, [b for b, _ in kept], [a for _, a in kept], math.exp(mean), low, high, verdict
     )
 
 
-def _verdict(low: float, high: float, worse: float, better: float, direction: Better) -> Verdict:
-    if direction == "higher":  # mirror, so that "past `worse`" reads the same way
-        low, high, worse, better = 1 / high, 1 / low, 1 / worse, 1 / better
-    if low > worse:
+def _verdict(low: float, high: float, limit: float, better: Better) -> Verdict:
+    """The interval [low, high] of after/before against a change of `limit` (a fraction) either way."""
+    if better == "lower":  # a ratio above 1 + limit is worse
+        if low > 1 + limit:
+            return "regressed"
+        if high < 1 - limit:
+            return "improved"
+        return "within" if high < 1 + limit else "undecided"
+    if high < 1 - limit:  # higher is better: a ratio below 1 - limit is worse
         return "regressed"
-    if high < better:
+    if low > 1 + limit:
         return "improved"
-    if high < worse:
-        return "within"
-    return "undecided"
+    return "within" if low > 1 - limit else "undecided"
 
 
-def _shared_levels(before: Sequence[BenchReport], after: Sequence[BenchReport]) -> list[tuple[str, int]]:
-    def keys(report: BenchReport) -> set[tuple[str, int]]:
-        return {(config.label, level.level) for config in report.configs for level in config.levels}
+def _started(report: BenchReport) -> datetime:
+    try:
+        return datetime.fromisoformat(report.meta.started or "")
+    except ValueError:
+        raise UsageError(
+            f"bench run {report.meta.bench_id or '(no id)'} records no readable start time "
+            f"({report.meta.started!r}): it cannot be paired"
+        ) from None
 
-    shared = set.intersection(*(keys(report) for report in [*before, *after]))
-    return sorted(shared)
+
+def _check_alternated(before: Sequence[BenchReport], after: Sequence[BenchReport]) -> None:
+    """Pair i must have started wholly before pair i+1, or the machine's drift lands on one side."""
+    starts = [(_started(b), _started(a)) for b, a in zip(before, after)]
+    for i in range(len(starts) - 1):
+        if max(starts[i]) > min(starts[i + 1]):
+            raise UsageError(
+                f"the runs were not made alternately: pair {i + 1} (before {starts[i][0]}, after {starts[i][1]}) "
+                f"overlaps pair {i + 2} (before {starts[i + 1][0]}, after {starts[i + 1][1]}); "
+                "run the two checkouts in turn, one run each per pair"
+            )
 
 
-def _read(report: BenchReport, config: str, level: int, figure: Figure) -> float | None:
+def _check_same_options(reports: Sequence[BenchReport]) -> None:
+    """Every run's saved options (those both checkouts know) and rollouts per level must agree."""
+    first = reports[0]
+    for other in reports[1:]:
+        shared = (set(first.meta.config) & set(other.meta.config)) - _RUN_ONLY
+        differ = sorted(k for k in shared if first.meta.config[k] != other.meta.config[k])
+        if first.meta.rollouts != other.meta.rollouts:
+            differ.append("rollouts")
+        if differ:
+            raise UsageError(
+                f"runs {first.meta.bench_id} and {other.meta.bench_id} were made with other options "
+                f"({', '.join(differ)}): an A/B compares runs of the same options"
+            )
+
+
+def _levels(report: BenchReport) -> set[tuple[str, int]]:
+    return {(config.label, level.level) for config in report.configs for level in config.levels}
+
+
+def _level(report: BenchReport, config: str, level: int) -> LevelResult | None:
     for result in report.configs:
         if result.label == config:
             for found in result.levels:
-                if found.level == level and not found.failures:
-                    return figure.read(found)
+                if found.level == level:
+                    return found
     return None
+
+
+def _failing(reports: Sequence[BenchReport], config: str, level: int) -> int:
+    return sum(1 for report in reports if (found := _level(report, config, level)) is not None and found.failures)
+
+
+def _read(report: BenchReport, config: str, level: int, figure: Figure) -> float | None:
+    found = _level(report, config, level)
+    return figure.read(found) if found is not None and not found.failures else None
 
 
 def load_reports(folder: Path) -> list[BenchReport]:
@@ -154,26 +221,39 @@ def load_reports(folder: Path) -> list[BenchReport]:
     reports = []
     for path in paths:
         try:
-            reports.append(BenchReport.model_validate_json(path.read_text()))
-        except (OSError, ValidationError) as exc:
-            raise UsageError(f"{path} is not a readable bench report.json: {exc}") from None
+            reports.append(BenchReport.model_validate_json(path.read_bytes()))
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except ValidationError as exc:
+            raise UsageError(
+                f"{path} is not a bench report.json ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})"
+            ) from None
     return sorted(reports, key=lambda report: report.meta.started or "")
 
 
-def render(comparisons: Sequence[Comparison], limit: float, confidence: float) -> str:
-    """A markdown table of the comparisons, then what the verdicts mean."""
+def render(outcome: Outcome, limit: float, confidence: float) -> str:
+    """A markdown table of the comparisons, the runs with failed rollouts, then what the verdicts mean."""
     lines = [
         f"| configuration | c | figure | pairs | after ÷ before | {confidence:.0%} interval | verdict |",
         "| --- | ---: | --- | ---: | ---: | --- | --- |",
     ]
-    for c in comparisons:
+    for c in outcome.comparisons:
         lines.append(
             f"| {c.config} | {c.level} | {c.figure} | {len(c.before)} | {c.ratio:.3f} | "
             f"[{c.low:.3f}, {c.high:.3f}] | {c.verdict} |"
         )
     lines.append("")
+    for (config, level), (before, after) in outcome.failed_runs.items():
+        worse = " (worse after)" if after > before else ""
+        lines.append(
+            f"failed rollouts: {config} at c={level} in {before} run(s) before, {after} after{worse}; "
+            "those pairs are left out of its figures"
+        )
+    for config, level in outcome.partial:
+        lines.append(f"not in every run: {config} at c={level}, compared over the pairs that hold it")
     lines.append(
-        f"within: the whole interval is inside {limit:.0%} of before; regressed: the whole interval is worse by more; "
-        "improved: the whole interval is better by more; undecided: more pairs are needed."
+        f"within: the whole interval is short of a {limit:.0%} change for the worse; regressed: the whole interval "
+        f"is past it; improved: the whole interval is past a {limit:.0%} change for the better; undecided: more "
+        f"pairs are needed (at least {MIN_PAIRS} for any verdict)."
     )
     return "\n".join(lines)

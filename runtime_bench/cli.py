@@ -4,6 +4,7 @@
 Exit codes follow `arena`: 0 every rollout succeeded and nothing leaked; 1 a rollout failed or a
 container leaked (the report is still written); 2 a usage or prerequisite error, printed without
 a traceback; Ctrl-C is re-raised after the running eval is stopped and its containers reaped.
+`--ab` runs nothing: 0 no figure regressed, 1 one did (or the after side failed rollouts in more runs).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ DESCRIPTION = (
 BENCH_EXTRA_MODULES = ("matplotlib",)
 """What the `bench` extra of arena-evals adds (pyproject.toml): the platform installs without it."""
 INSTALL_BENCH = "pip install 'arena-evals[bench]'"
+AB_LIMIT = 0.10
+"""The change `--ab` calls a regression unless told otherwise."""
 
 
 def _csv(value: str) -> list[str]:
@@ -136,7 +139,7 @@ def build_parser(prog: str = "arena bench") -> argparse.ArgumentParser:
     bench.add_argument(
         "--ab-limit",
         type=float,
-        default=0.10,
+        default=AB_LIMIT,
         metavar="FRACTION",
         help="the change --ab calls a regression (default 0.10: 10%%)",
     )
@@ -193,7 +196,7 @@ def render_saved(path: Path) -> ReportPaths:
     from runtime_bench.report import build_report, write_report
 
     try:
-        saved = BenchReport.model_validate_json(path.read_text())
+        saved = BenchReport.model_validate_json(path.read_bytes())
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValidationError as exc:
@@ -220,23 +223,22 @@ def require_bench_extra() -> None:
 
 
 def _ab(before: Path, after: Path, limit: float) -> int:
-    """Print the A/B table; exit 1 when a figure regressed beyond the limit, 2 on bad input."""
+    """Print the A/B table; exit 1 when a figure regressed beyond the limit (or the after side failed more), 2 on
+    bad input."""
     from runtime_bench.ab import compare, load_reports, render
 
     try:
         if not 0 < limit < 1:
             raise UsageError(f"--ab-limit is a fraction between 0 and 1, got {limit}")
-        comparisons = compare(load_reports(before), load_reports(after), limit)
+        outcome = compare(load_reports(before), load_reports(after), limit)
     except ArenaError as exc:
         print(f"arena bench: {exc}", file=sys.stderr)
         return 2
-    if not comparisons:
-        print(
-            f"arena bench: {before} and {after} share no configuration and level run without failures", file=sys.stderr
-        )
+    if not outcome.comparisons and not outcome.failed_runs:
+        print(f"arena bench: {before} and {after} share no configuration and level to compare", file=sys.stderr)
         return 2
-    print(render(comparisons, limit, 0.95))
-    return 1 if any(c.verdict == "regressed" for c in comparisons) else 0
+    print(render(outcome, limit, 0.95))
+    return 1 if outcome.regressed else 0
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -244,6 +246,9 @@ def handle(args: argparse.Namespace) -> int:
 
     if args.ab is not None:  # reads saved reports only: no extra needed
         return _ab(args.ab[0], args.ab[1], args.ab_limit)
+    if args.ab_limit != AB_LIMIT:
+        print("arena bench: --ab-limit applies only with --ab BEFORE AFTER", file=sys.stderr)
+        return 2
     try:
         require_bench_extra()
     except PrerequisiteError as exc:

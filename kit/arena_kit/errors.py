@@ -12,6 +12,7 @@
     RuntimeError
     ├── SeamError               verifiers no longer has a private name the seam relies on
     ├── SecretError             the task secret could not be read or created
+    ├── SecretMismatch          a task made under another host's task secret is set up or scored here
     └── NoFreeUid               every agent uid of the range is leased or in use on this host
     ValueError
     ├── TooConcurrent           the host's file table cannot give the boxes their floor limits
@@ -60,7 +61,7 @@ class SecretError(RuntimeError):
     """The task secret could not be read or created."""
 
 
-class SecretMismatch(SecretError):
+class SecretMismatch(RuntimeError):
     """A task made under one task secret is set up or scored on a host holding another."""
 
 
