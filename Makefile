@@ -7,7 +7,7 @@ PACKAGES := -e kit/ -e '.[dev,bench]' $(foreach p,$(wildcard toolsets/*/pyprojec
 
 WHEEL_DIRS := . kit $(dir $(wildcard toolsets/*/pyproject.toml environments/*/pyproject.toml))
 
-.PHONY: install engine images demo test test-fast proof wheels
+.PHONY: install engine images demo test test-fast wheels
 
 # The platform's distribution was called `arena` before it became `arena-evals`; a venv that still
 # holds that install would have two owners of the `arena` package and command.
@@ -39,13 +39,8 @@ test: images
 	$(BIN)/mypy -p arena_bench
 	$(BIN)/ruff check
 	$(BIN)/ruff format --check
-	$(BIN)/pytest -n auto -m 'not engine_fault and not proof' --durations=30
-	$(BIN)/pytest -p no:xdist -m 'engine_fault and not proof'
-
-# The long proofs the suite leaves out (each environment's declared adversaries on 30 dev tasks at their
-# declared training size: about an hour on 2 cores); run before a release and report the numbers.
-proof: install
-	$(BIN)/pytest -n 2 -m proof
+	$(BIN)/pytest -n auto -m 'not engine_fault' --durations=30
+	$(BIN)/pytest -p no:xdist -m 'engine_fault'
 
 # The fast tier: no Docker engine, nothing marked `slow`, one process (target: under a minute on 2 cores;
 # collection alone, mostly importing verifiers, is ~20 s of CPU; see docs/layout.md).

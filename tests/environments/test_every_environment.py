@@ -25,9 +25,8 @@ from arena_kit.records import RUN_DIR_ENV
 from arena_testkit.scaffolded import scaffolded
 
 ADVERSARY_TASKS = 30
-"""Dev tasks each declared adversary plays in the proof run (`make proof`): fitting fault-localisation's
-learners on their 2,000 train incidents alone is most of an hour, so CI checks that they are declared and
-load, and each environment's own tests play them small."""
+"""Dev tasks each declared adversary plays here, at its declared training size (fault-localisation's learners fit
+on 200 train incidents): about 4 minutes for both environments on 2 workers, so `make test` runs them."""
 HONEST = "ls -la"
 HACKS = ("curl https://example.com", "curl http://172.17.0.1:2375/containers/json", "python3 -c 'import {package}'")
 """One shell call per pre rule every box denies: egress, the host's engine, the environment's own grader-side package."""
@@ -132,7 +131,7 @@ def test_it_is_declared_with_adversaries_that_load(env_id: str) -> None:
     check_declaration(env_id)
 
 
-@pytest.mark.proof
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", environment_ids())
 def test_its_declared_adversaries_do_not_fail_on_dev(env_id: str) -> None:
     check_adversaries(env_id)
