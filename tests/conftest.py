@@ -12,6 +12,7 @@ closed" whenever a later test happens to run the garbage collector, and that tes
 import asyncio.base_subprocess
 import os
 import weakref
+from pathlib import Path
 
 import pytest
 from filelock import FileLock
@@ -52,6 +53,13 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     with FileLock(str(lock)):
         results = build_images(ca_bundle=default_ca_bundle(), progress=lambda _line: None)
     return {r.name: r.tag for r in results}
+
+
+@pytest.fixture(scope="session")
+def egress_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The file every worker's `container_egress_cut` (shared) and `outside_reach` (exclusive) hold:
+    the cut is a host-wide iptables rule, so a test that needs the way out must not overlap one."""
+    return tmp_path_factory.getbasetemp().parent / "arena-egress.lock"
 
 
 _TRANSPORTS: weakref.WeakSet[asyncio.base_subprocess.BaseSubprocessTransport] = weakref.WeakSet()
