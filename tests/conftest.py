@@ -21,8 +21,9 @@ from arena.engine import ENGINE_HINT, engine_problem
 
 # Tasks hide what the agent must not regenerate behind the host's task secret (arena_kit.task_secret):
 # the suite runs under one fixed secret, so a seed names the same task on every machine and in every
-# subprocess (vf-eval, the probe) the tests start.
-os.environ.setdefault("ARENA_TASK_SECRET", "arena-test-suite-task-secret")
+# subprocess (vf-eval, the probe) the tests start. Assigned, not defaulted: a secret the shell or CI exports
+# would otherwise change every task the suite draws.
+os.environ["ARENA_TASK_SECRET"] = "arena-test-suite-task-secret"
 
 
 @pytest.fixture(autouse=True)
