@@ -12,6 +12,7 @@ closed" whenever a later test happens to run the garbage collector, and that tes
 import asyncio.base_subprocess
 import os
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,16 @@ def egress_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The file every worker's `container_egress_cut` (shared) and `outside_reach` (exclusive) hold:
     the cut is a host-wide iptables rule, so a test that needs the way out must not overlap one."""
     return tmp_path_factory.getbasetemp().parent / "arena-egress.lock"
+
+
+@pytest.fixture
+def fault_localisation_probe_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Held by the docker tests that probe fault-localisation on bash/dev, one at a time across workers:
+    their evals share run names (`arena.probe._run_name`: env, policy, harness, split), and an eval's
+    leftover sweep removes every box of its run name created since it started, live ones of the other
+    probe included."""
+    with FileLock(str(tmp_path_factory.getbasetemp().parent / "arena-probe-fault-localisation.lock")):
+        yield
 
 
 _TRANSPORTS: weakref.WeakSet[asyncio.base_subprocess.BaseSubprocessTransport] = weakref.WeakSet()
