@@ -12,6 +12,8 @@ closed" whenever a later test happens to run the garbage collector, and that tes
 import asyncio.base_subprocess
 import os
 import weakref
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from filelock import FileLock
@@ -20,8 +22,9 @@ from arena.engine import ENGINE_HINT, engine_problem
 
 # Tasks hide what the agent must not regenerate behind the host's task secret (arena_kit.task_secret):
 # the suite runs under one fixed secret, so a seed names the same task on every machine and in every
-# subprocess (vf-eval, the probe) the tests start.
-os.environ.setdefault("ARENA_TASK_SECRET", "arena-test-suite-task-secret")
+# subprocess (vf-eval, the probe) the tests start. Assigned, not defaulted: a secret the shell or CI exports
+# would otherwise change every task the suite draws.
+os.environ["ARENA_TASK_SECRET"] = "arena-test-suite-task-secret"
 
 
 @pytest.fixture(autouse=True)
@@ -52,6 +55,23 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     with FileLock(str(lock)):
         results = build_images(ca_bundle=default_ca_bundle(), progress=lambda _line: None)
     return {r.name: r.tag for r in results}
+
+
+@pytest.fixture(scope="session")
+def egress_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The file every worker's `container_egress_cut` (shared) and `outside_reach` (exclusive) hold:
+    the cut is a host-wide iptables rule, so a test that needs the way out must not overlap one."""
+    return tmp_path_factory.getbasetemp().parent / "arena-egress.lock"
+
+
+@pytest.fixture
+def fault_localisation_probe_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Held by the docker tests that probe fault-localisation on bash/dev, one at a time across workers:
+    their evals share run names (`arena.probe._run_name`: env, policy, harness, split), and an eval's
+    leftover sweep removes every box of its run name created since it started, live ones of the other
+    probe included."""
+    with FileLock(str(tmp_path_factory.getbasetemp().parent / "arena-probe-fault-localisation.lock")):
+        yield
 
 
 _TRANSPORTS: weakref.WeakSet[asyncio.base_subprocess.BaseSubprocessTransport] = weakref.WeakSet()

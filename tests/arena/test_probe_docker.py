@@ -17,7 +17,7 @@ import pytest
 pytestmark = pytest.mark.docker
 
 
-def test_probe_gate_passes_on_both_environments(images, tmp_path):
+def test_probe_gate_passes_on_both_environments(images, tmp_path, fault_localisation_probe_runs):
     proc = subprocess.run(
         [
             sys.executable,

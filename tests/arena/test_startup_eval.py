@@ -31,4 +31,9 @@ def test_the_tool_server_warms_up_beside_vf_eval(tmp_path: Path, monkeypatch: py
     assert rep.failed == 0 and rep.reward == 1.0, rep
     # Before arena.vf_startup the server was `python -m log_search.toolset`, spawned after vf-eval's imports.
     assert "-m arena_kit.box.warm_start" in rep.server_cmd, rep.server_cmd
-    assert rep.times["server_spawn"] < 1.0 < rep.times["server_up"], rep.times  # started at launch, served later
+    # Spawned early in vf-eval's imports (its eval.log appears once they are done) and served after them.
+    # Orders and a ratio, not a wall time from the launch, which a loaded machine stretches (the interpreter's
+    # own start-up included): measured 0.1 s of 4.8 s to the log; the old server spawned just after the log
+    # appeared (6.24 s against 6.23 s), which the poller's lag on the log could hide from a bare order.
+    assert rep.times["server_spawn"] < rep.times["log"] / 2, rep.times
+    assert rep.times["log"] <= rep.times["server_up"], rep.times

@@ -10,7 +10,9 @@ from arena.probe_rules import gate_verdict
 pytestmark = pytest.mark.docker
 
 
-def test_the_gate_passes_with_the_learned_shortcut_and_the_investigations_in_it(images, tmp_path):
+def test_the_gate_passes_with_the_learned_shortcut_and_the_investigations_in_it(
+    images, tmp_path, fault_localisation_probe_runs
+):
     scores, results, _report = run_probe(
         ["fault-localisation"], tasks=2, split="dev", output_dir=tmp_path, parallel_evals=2, progress=lambda _line: None
     )

@@ -269,8 +269,10 @@ def test_a_runaway_view_is_stopped_by_the_step_limit_not_the_clock():
     forever = "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)"
     view = f"CREATE VIEW {p['old']} AS SELECT n.* FROM {p['new']} AS n WHERE n.id > (SELECT max(x) FROM {forever});"
     result = {}
+    # 10M steps: ~0.25 CPU-s here, far under the read's CPU budget (at least 2.5 CPU-s), so the step limit fires
+    # first even on a loaded machine; 50M took ~1 CPU-s, close enough for slow CPU-s to meet the clock first.
     worker = threading.Thread(
-        target=lambda: result.update(g=grade(head + view, s, limits=replace(Limits(), read_steps=50_000_000)))
+        target=lambda: result.update(g=grade(head + view, s, limits=replace(Limits(), read_steps=10_000_000)))
     )
     worker.start()
     worker.join(HARD_TIMEOUT_S)

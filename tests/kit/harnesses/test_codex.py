@@ -76,13 +76,18 @@ def test_the_harness_rewrites_only_the_command_of_verifiers_config(monkeypatch: 
     assert (config.env, config.prompt) == ({"A": "1"}, "hi")
 
 
-def _exit_after_eof(command: list[str]) -> tuple[float, int]:
-    """Run `command` in the harness image with stdin a pipe held open 3 s: (seconds it lives past EOF,
-    Codex app servers still running when it has exited)."""
+def _exit_after_eof(command: list[str]) -> tuple[float, int, int]:
+    """Run `command` in the harness image with stdin a FIFO held open until its Codex app server is up,
+    then closed: (seconds it lives past that end of input, Codex app servers running before the end of
+    input, and still running when it has exited). Timed from the end of input, not from the launch, so
+    a slow node start-up on a loaded machine does not count as shutdown time."""
     script = (
         "export PATH=/var/tmp/vf-node/bin:$PATH CODEX_PATH=$(ls -d /var/tmp/vf-codex-*)/acp/node_modules/.bin/codex; "
-        's=$(date +%s%N); (sleep 3) | "$@" >/dev/null 2>&1; e=$(date +%s%N); '
-        "echo $(( (e - s) / 1000000 - 3000 )); ps -eo args | grep -c '[a]pp-server' || true"
+        'mkfifo /tmp/in; "$@" </tmp/in >/dev/null 2>&1 & p=$!; exec 3>/tmp/in; '
+        "for i in $(seq 600); do ps -eo args | grep -q '[a]pp-server' && break; sleep 0.05; done; "
+        "before=$(ps -eo args | grep -c '[a]pp-server'); "
+        "s=$(date +%s%N); exec 3>&-; wait $p; e=$(date +%s%N); "
+        "echo $(( (e - s) / 1000000 )) $before; ps -eo args | grep -c '[a]pp-server' || true"
     )
     name = f"arena-test-codex-eof-{time.time_ns()}"
     try:
@@ -113,16 +118,17 @@ def _exit_after_eof(command: list[str]) -> tuple[float, int]:
         )
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
-    elapsed_ms, left = done.stdout.split()
-    return int(elapsed_ms) / 1000, int(left)
+    elapsed_ms, before, left = done.stdout.split()
+    return int(elapsed_ms) / 1000, int(before), int(left)
 
 
 @pytest.mark.docker
 def test_codex_acp_exits_on_stdin_eof_with_the_preload_and_waits_without_it() -> None:
     # The wait is codex-acp's un-cleared 2 s timer plus Codex's own ~2 s exit; the preload cuts both.
-    seconds, codex_left = _exit_after_eof(codex.exit_on_eof_command(_verifiers_command()))
-    assert seconds < 1.0 and codex_left == 0
-    assert _exit_after_eof(_verifiers_command())[0] >= 1.9
+    seconds, codex_before, codex_left = _exit_after_eof(codex.exit_on_eof_command(_verifiers_command()))
+    assert codex_before >= 1 and seconds < 1.0 and codex_left == 0
+    seconds, codex_before, _ = _exit_after_eof(_verifiers_command())
+    assert codex_before >= 1 and seconds >= 1.9
 
 
 @pytest.mark.docker

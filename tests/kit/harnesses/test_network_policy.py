@@ -9,7 +9,7 @@ import pytest
 from arena_kit.scripted import ScriptedPolicy
 from arena_kit.policy import Answer, RunShell
 from arena.server import start_in_thread
-from arena_testkit.rollouts import docker_gateway, http_listener, smoke_eval, tool_results
+from arena_testkit.rollouts import docker_gateway, http_listener, outside_reach, smoke_eval, tool_results
 
 pytestmark = pytest.mark.docker
 
@@ -46,7 +46,8 @@ def test_restricted_policy_blocks_outside_hosts_and_host_ports(images, tmp_path)
     assert seen["HOSTPORT"] == "000"  # the host's own ports are cut too
 
 
-def test_open_policy_reaches_the_host_port_as_a_control(images, tmp_path):
-    seen = probe(images, tmp_path, {})
+def test_open_policy_reaches_the_host_port_as_a_control(images, tmp_path, egress_lock):
+    with outside_reach(egress_lock):  # no other worker's egress cut while the box reaches out
+        seen = probe(images, tmp_path, {})
     assert seen["HOSTPORT"] == "200"
     assert seen["OUTSIDE-DIRECT"] == "200"

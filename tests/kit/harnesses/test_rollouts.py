@@ -27,8 +27,8 @@ SCRIPT = ScriptedPolicy(
 
 
 @pytest.mark.parametrize("harness", ["bash", "claude_code", "codex"])
-def test_harness_rollout_runs_offline_uses_mcp_and_honours_a_denial(harness, images, tmp_path):
-    with start_in_thread(policies={"arena/smoke": SCRIPT}) as server, container_egress_cut():
+def test_harness_rollout_runs_offline_uses_mcp_and_honours_a_denial(harness, images, tmp_path, egress_lock):
+    with start_in_thread(policies={"arena/smoke": SCRIPT}) as server, container_egress_cut(egress_lock):
         outcome = smoke_eval(server.url, harness, "arena/smoke", images["harness"], tmp_path)
 
     outcome.raise_for_failures()

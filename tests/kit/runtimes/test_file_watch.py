@@ -113,16 +113,33 @@ def test_a_look_kills_the_process_past_its_share_and_leaves_its_neighbour(tmp_pa
 def test_the_watch_reads_only_the_host_s_count_until_it_rises_by_the_headroom(tmp_path, monkeypatch):
     count = tmp_path / "file-nr"
     count.write_text("5000\t0\t100000\n")
+    reads: list[int] = []
+    read = file_watch.host_files
+
+    def recorded(path: Path = file_watch.FILE_NR) -> int:
+        level = read(path)
+        reads.append(level)
+        return level
+
+    def decided(level: int, times: int = 2) -> None:
+        """Wait until the watch has read `level` and then read again: it decided on `level` (no fixed
+        sleep, which a starved watch thread can outlast: it then never saw a level the test relies on)."""
+        end = time.monotonic() + 10
+        while reads.count(level) < times and time.monotonic() < end:
+            time.sleep(0.01)
+        assert reads.count(level) >= times, reads[-20:]
+
+    monkeypatch.setattr(file_watch, "host_files", recorded)
     watch = FileTableWatch(1000, interval_s=0.02, rescan_s=3600, file_nr=count)
     watch.start()
     try:
-        time.sleep(0.3)
+        decided(5000, 3)  # the first read is the floor's, before the first tick
         assert watch.looks == 0  # idle: one read of the count a tick, nothing else
         count.write_text("5499\t0\t100000\n")
-        time.sleep(0.3)
+        decided(5499)
         assert watch.looks == 0  # under half a share above the lowest count seen
         count.write_text("4000\t0\t100000\n")  # others freed files: the floor follows
-        time.sleep(0.3)
+        decided(4000)
         count.write_text("4500\t0\t100000\n")
         end = time.monotonic() + 10
         while watch.looks == 0 and time.monotonic() < end:

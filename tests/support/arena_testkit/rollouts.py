@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import http.server
 import json
 import subprocess
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,14 +33,16 @@ _CUT_RULE = [
 
 
 def smoke_eval(base_url: str, harness: str, model: str, image: str, output_dir: Path, **kwargs) -> EvalOutcome:
-    """Run the one-task `arena-smoke` taskset (tests/support/arena_smoke) with one harness."""
+    """Run the one-task `arena-smoke` taskset (tests/support/arena_smoke) with one harness, under a
+    run name of its own: the eval's leftover sweep removes every box of its run name created since it
+    started, so two tests' evals under one name (on two workers) could remove each other's live boxes."""
     request = EvalRequest(
         taskset="arena-smoke",
         harness=harness,
         model=model,
         image=image,
         base_url=base_url,  # type: ignore[arg-type]
-        run_name=f"smoke-{harness}-{model.rsplit('/', 1)[-1]}",
+        run_name=f"smoke-{harness}-{model.rsplit('/', 1)[-1]}-{uuid.uuid4().hex[:8]}",
         output_dir=output_dir,
         max_concurrent=1,
         env={"PYTHONPATH": str(SUPPORT)},
@@ -64,18 +68,40 @@ def tool_results(run_dir: Path, runtime_id: str | None = None) -> list[str]:
 
 
 @contextlib.contextmanager
-def container_egress_cut() -> Iterator[None]:
+def _held(lock: Path, mode: int) -> Iterator[None]:
+    """`flock` on `lock` in `mode` (LOCK_SH or LOCK_EX) across processes, e.g. xdist workers."""
+    with lock.open("a") as handle:
+        fcntl.flock(handle, mode)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def container_egress_cut(lock: Path) -> Iterator[None]:
     """Drop every container's forwarded traffic (DNS included) while the block runs.
 
-    Rules are inserted once per user and deleted once per user, so overlapping users (parallel
-    test workers) keep the cut in place until the last one leaves. The interception and MCP
-    callbacks of verifiers' docker runtime do not use forwarded traffic, so rollouts still work.
+    The rule is host-wide, so it is held under a shared hold on `lock` (the `egress_lock` fixture):
+    a test that needs the way out (`outside_reach`) waits until no cut is in force. Rules are
+    inserted once per user and deleted once per user, so overlapping users (parallel test workers)
+    keep the cut in place until the last one leaves. The interception and MCP callbacks of
+    verifiers' docker runtime do not use forwarded traffic, so rollouts still work.
     """
-    subprocess.run(["iptables", "-I", *_CUT_RULE], check=True, capture_output=True)
-    try:
+    with _held(lock, fcntl.LOCK_SH):
+        subprocess.run(["iptables", "-I", *_CUT_RULE], check=True, capture_output=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["iptables", "-D", *_CUT_RULE], check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def outside_reach(lock: Path) -> Iterator[None]:
+    """Held while a test needs containers' traffic to leave the bridge: no `container_egress_cut`
+    (on any worker) is in force meanwhile, and none starts."""
+    with _held(lock, fcntl.LOCK_EX):
         yield
-    finally:
-        subprocess.run(["iptables", "-D", *_CUT_RULE], check=True, capture_output=True)
 
 
 @contextlib.contextmanager

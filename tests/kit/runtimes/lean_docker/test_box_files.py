@@ -239,5 +239,7 @@ def test_the_exec_s_read_is_bounded_in_bytes_and_time_and_leaves_the_event_loop_
     messages, ticks, left = asyncio.run(scenario())
     assert "not read within 3 s" in messages[0]
     assert all("over the 1048576 byte limit" in m for m in messages[1:]), messages
-    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 1.0  # the loop never waited on a read
+    # The loop never waited on a read: a read on the loop would stall it for the FIFO's whole READ_S (3 s), which
+    # 2.5 s still catches, while a loaded machine's scheduling hiccups (which broke a 1 s bound) stay under it.
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 2.5
     assert left == 0  # nothing of a read lingers in the box

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -375,13 +376,14 @@ class SlowCreate(FakeEngine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.entered, self.release = threading.Event(), threading.Event()
+        self.entered, self.release, self.created = threading.Event(), threading.Event(), threading.Event()
         self.existing: set[str] = set()
 
     def create_container(self, *_args: Any, name: str, **_kwargs: Any) -> dict[str, str]:
         self.entered.set()
         self.release.wait(10)
         self.existing.add(name)
+        self.created.set()
         return {"Id": BOX}
 
     def start(self, name: str) -> None:
@@ -407,10 +409,14 @@ def test_a_start_cancelled_while_the_engine_creates_the_box_leaves_no_box(monkey
             await starting
         box.cleanup()  # what `LeanEnv.run`'s finally does: the box does not exist yet
         engine.release.set()
-        await asyncio.sleep(0.5)  # the executor thread finishes the create on its own meanwhile
+        # The executor thread finishes the create on its own meanwhile; wait (to a deadline, not a fixed
+        # sleep a loaded machine can outrun) until the box was created and is gone again.
+        deadline = time.monotonic() + 10
+        while not (engine.created.is_set() and not engine.existing) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     asyncio.run(scenario())
-    assert engine.existing == set()
+    assert engine.created.is_set() and engine.existing == set()  # created, then removed
 
 
 def test_a_box_whose_init_exits_at_once_says_so_at_start(monkeypatch):

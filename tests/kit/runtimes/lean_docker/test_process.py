@@ -8,6 +8,7 @@ import asyncio
 import json
 import socket
 import subprocess
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -322,14 +323,12 @@ def test_the_wrapper_prints_the_targets_pid_first_then_execs_it_as_leader_of_its
 
 
 @pytest.mark.docker
-def test_a_live_process_in_a_lean_box_talks_is_killed_with_its_group_and_ends_with_its_box(images):
-    import os
-
+def test_a_live_process_in_a_lean_box_talks_is_killed_with_its_group_and_ends_with_its_box(images, monkeypatch):
     import verifiers.v1 as vf
 
     from arena_kit.runtimes.lean_docker.runtime import LeanDockerRuntime, engine_client
 
-    os.environ.setdefault("VF_RUN_ID", "lean-process-test")
+    monkeypatch.setenv("VF_RUN_ID", f"lean-process-test-{uuid.uuid4().hex[:8]}")  # not left to the worker's later tests
 
     async def scenario() -> tuple[bytes, int, str, int, str]:
         box = LeanDockerRuntime(vf.DockerConfig(image=images["harness"], allow=[]))

@@ -56,20 +56,23 @@ def test_a_lean_box_runs_without_any_docker_cli_process_or_helper_container(imag
     monkeypatch.setattr(asyncio, "create_subprocess_exec", no_process)
     monkeypatch.setattr(subprocess, "run", no_process)
 
-    async def scenario() -> list[dict[str, Any]]:
+    def ours() -> set[str]:
+        """Names of the containers under this process's run scope (which other tests of the worker share)."""
+        listed = engine_client().api.containers(all=True, filters={"label": f"verifiers.run={run_scope()}"})
+        return {name.lstrip("/") for container in listed for name in container["Names"]}
+
+    async def scenario() -> tuple[set[str], str]:
+        before = ours()
         async with started(LeanDockerRuntime(vf.DockerConfig(image=images["harness"], **RESTRICTED))) as box:
             await box.write("a/b.txt", b"x")
             assert await box.read("a/b.txt") == b"x"
             assert (await box.run(["true"], {})).exit_code == 0
             await box.run_background(["sleep", "5"], {}, "/tmp/bg.log")
             await box.prepare_execution(["http://127.0.0.1:1/v1"])
-            ours: list[dict[str, Any]] = engine_client().api.containers(
-                all=True, filters={"label": f"verifiers.run={run_scope()}"}
-            )
-            return ours
+            return ours() - before, str(box.container)
 
-    ours = asyncio.run(scenario())
-    assert len(ours) == 1  # the box itself: no listener or iptables helper beside it
+    new, box = asyncio.run(scenario())
+    assert new == {box}  # the box itself: no listener or iptables helper beside it
 
 
 def test_the_stock_runtime_spends_cli_processes_and_a_helper_container_where_the_lean_one_spends_none(
