@@ -35,7 +35,13 @@ def ctrl_c_deliverable() -> None:
 
 
 def put_vf_eval_on_path(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Install `source` (a script template with `{python}`) as `vf-eval` first on PATH; its directory."""
+    """Install `source` (a script template with `{python}`) as `vf-eval` first on PATH; its directory.
+
+    A fake eval starts no box, so the leftover sweep after it (in this process) is switched off: it would only
+    find the live boxes of a docker test on another worker whose evals share its run name, and remove them."""
+    from arena import evalrun
+
+    monkeypatch.setattr(evalrun, "_reap_leftovers", lambda request, launched: ())
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "vf-eval"
