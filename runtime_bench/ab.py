@@ -16,11 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
 from scipy import stats as scipy_stats
 
 from arena.errors import UsageError
 from runtime_bench.model import BenchReport, LevelResult
+from runtime_bench.report import read_report
 
 __all__ = ["FIGURES", "MIN_PAIRS", "Comparison", "Figure", "Outcome", "compare", "load_reports", "render"]
 
@@ -218,17 +218,7 @@ def load_reports(folder: Path) -> list[BenchReport]:
     paths = sorted(folder.rglob("report.json")) if folder.is_dir() else []
     if not paths:
         raise UsageError(f"{folder}: no bench report.json under it (give the folder holding one run's folder per run)")
-    reports = []
-    for path in paths:
-        try:
-            reports.append(BenchReport.model_validate_json(path.read_bytes()))
-        except OSError as exc:
-            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except ValidationError as exc:
-            raise UsageError(
-                f"{path} is not a bench report.json ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})"
-            ) from None
-    return sorted(reports, key=lambda report: report.meta.started or "")
+    return sorted((read_report(path) for path in paths), key=lambda report: report.meta.started or "")
 
 
 def render(outcome: Outcome, limit: float, confidence: float) -> str:

@@ -192,17 +192,9 @@ def render_saved(path: Path) -> ReportPaths:
     Raises:
         UsageError: the file is missing or is not a bench report.
     """
-    from runtime_bench.model import BenchReport
-    from runtime_bench.report import build_report, write_report
+    from runtime_bench.report import build_report, read_report, write_report
 
-    try:
-        saved = BenchReport.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValidationError as exc:
-        raise UsageError(
-            f"{path} is not a bench report.json ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})"
-        ) from None
+    saved = read_report(path)
     report = build_report(saved.meta, saved.floor, saved.configs, saved.skipped)
     report.totals.leaked = max(report.totals.leaked, saved.totals.leaked)  # late reaps are only in the saved totals
     return write_report(report, path.parent)

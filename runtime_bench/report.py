@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import ValidationError
+
+from arena.errors import UsageError
 from runtime_bench.config import PATH_TITLES
 from runtime_bench.model import (
     BenchReport,
@@ -35,6 +38,7 @@ __all__ = [
     "build_report",
     "capacity_rows",
     "dominant_phase",
+    "read_report",
     "render_capacity_plot",
     "render_markdown",
     "render_plot",
@@ -482,3 +486,19 @@ def write_report(report: BenchReport, out_dir: Path) -> ReportPaths:
     render_plot(report, paths.png)
     render_capacity_plot(report, paths.capacity_png)
     return paths
+
+
+def read_report(path: Path) -> BenchReport:
+    """A saved report.json.
+
+    Raises:
+        UsageError: the file cannot be read or is not a bench report.
+    """
+    try:
+        return BenchReport.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        raise UsageError(
+            f"{path} is not a bench report.json ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})"
+        ) from None
